@@ -1,0 +1,146 @@
+"""Reference extraction speed, side by side with its floor and a naive peer.
+
+* floor: ``bzcat`` of the dump (decompression alone);
+* naive peer: mwxml over the dump and ``mwparserfromhell.parse`` of every whole page,
+  then its file links;
+* ours: :class:`builder.dump.DumpReader` + :func:`builder.wikitext.extract_images`
+  on one core, and the local engine's extraction with 1 and 2 workers over a
+  multistream copy of the dump (100 pages per bz2 stream, as Wikimedia cuts them).
+
+All timings are taken in this one run (best of ``--repeat``), so the ratios compare
+like with like on a noisy machine. Usage::
+
+    python benchmarks/extract_speed.py [DUMP] [--repeat 3]
+
+Without DUMP it uses the real English Wikipedia excerpt shipped in the gensim wheel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import bz2
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from builder.dump import iter_pages  # noqa: E402
+from builder.local import extract_references  # noqa: E402
+from builder.wikitext import extract_images  # noqa: E402
+
+PAGES_PER_STREAM = 100
+
+
+def gensim_excerpt() -> Path:
+    import gensim
+
+    folder = Path(gensim.__file__).parent / "test" / "test_data"
+    return folder / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+
+
+def best_of(repeat: int, run: Callable[[], object]) -> tuple[float, object]:
+    """Fastest wall time of ``repeat`` runs, and the last run's result."""
+    times = []
+    result = None
+    for _ in range(repeat):
+        started = time.perf_counter()
+        result = run()
+        times.append(time.perf_counter() - started)
+    return min(times), result
+
+
+def bzcat(path: Path) -> int:
+    with open(path, "rb") as source:
+        return subprocess.run(["bzcat"], stdin=source, stdout=subprocess.DEVNULL, check=True).returncode
+
+
+def naive(path: Path) -> int:
+    """What most mining scripts do: parse every page in full, then look for file links."""
+    import mwparserfromhell
+    import mwxml
+
+    found = 0
+    dump = mwxml.Dump.from_file(bz2.open(path))
+    for page in dump:
+        if page.namespace != 0 or page.redirect:
+            continue
+        for revision in page:
+            code = mwparserfromhell.parse(revision.text or "")
+            found += sum(
+                1 for link in code.filter_wikilinks() if str(link.title).strip().lower().startswith(("file:", "image:"))
+            )
+    return found
+
+
+def ours(path: Path) -> int:
+    return sum(len(extract_images(page.text, page.title)) for page in iter_pages(path))
+
+
+def multistream_copy(path: Path, folder: Path) -> Path:
+    """Recompress a dump as Wikimedia's multistream files are cut: header, then 100 pages per stream."""
+    text = bz2.open(path, "rt", encoding="utf-8").read()
+    head, _, rest = text.partition("<page>")
+    body, _, _ = ("<page>" + rest).rpartition("</mediawiki>")
+    pages = body.split("<page>")[1:]
+    streams = [head] + [
+        "".join("<page>" + page for page in pages[i : i + PAGES_PER_STREAM]) for i in range(0, len(pages), PAGES_PER_STREAM)
+    ]
+    streams.append("</mediawiki>\n")
+    target = folder / "benchmark-pages-articles-multistream.xml.bz2"
+    target.write_bytes(b"".join(bz2.compress(stream.encode("utf-8"), 9) for stream in streams))
+    return target
+
+
+def engine(path: Path, workers: int, folder: Path) -> int:
+    shards = folder / f"shards-{workers}"
+    shutil.rmtree(shards, ignore_errors=True)
+    return extract_references([path], shards, workers=workers, show_progress=False).extract.references
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("dump", nargs="?", type=Path, help="a .xml.bz2 dump (default: gensim's enwiki excerpt)")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--copies", type=int, default=8, help="times the dump is repeated in the multistream copy")
+    arguments = parser.parse_args()
+    dump = arguments.dump or gensim_excerpt()
+    print(f"dump: {dump.name} ({dump.stat().st_size / 1e6:.1f} MB bz2)\n")
+
+    floor, _ = best_of(arguments.repeat, lambda: bzcat(dump))
+    naive_time, naive_found = best_of(arguments.repeat, lambda: naive(dump))
+    ours_time, ours_found = best_of(arguments.repeat, lambda: ours(dump))
+    print("| run | seconds | × bzcat | references |")
+    print("|---|---:|---:|---:|")
+    print(f"| bzcat (floor) | {floor:.3f} | 1.00 | – |")
+    print(f"| naive: mwxml + mwparserfromhell.parse per page | {naive_time:.3f} | {naive_time / floor:.2f} | {naive_found} |")
+    print(f"| ours: DumpReader + extract_images, 1 core | {ours_time:.3f} | {ours_time / floor:.2f} | {ours_found} |")
+    print(f"\nours vs naive: {naive_time / ours_time:.1f}× faster; ours vs bzcat: {ours_time / floor:.2f}×\n")
+
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        copies = bz2.open(dump, "rt", encoding="utf-8").read()
+        head, _, rest = copies.partition("<page>")
+        body = ("<page>" + rest).rpartition("</mediawiki>")[0]
+        big = folder / "repeated.xml.bz2"
+        big.write_bytes(bz2.compress((head + body * arguments.copies + "</mediawiki>\n").encode("utf-8"), 9))
+        multi = multistream_copy(big, folder)
+        multi_floor, _ = best_of(arguments.repeat, lambda: bzcat(multi))
+        one, found_one = best_of(arguments.repeat, lambda: engine(multi, 1, folder))
+        two, found_two = best_of(arguments.repeat, lambda: engine(multi, 2, folder))
+        assert found_one == found_two, "workers must find the same references"
+        print(f"multistream copy: {arguments.copies}× the dump, {multi.stat().st_size / 1e6:.1f} MB bz2\n")
+        print("| run | seconds | × bzcat | references |")
+        print("|---|---:|---:|---:|")
+        print(f"| bzcat (floor) | {multi_floor:.3f} | 1.00 | – |")
+        print(f"| engine, 1 worker (writes parquet shards) | {one:.3f} | {one / multi_floor:.2f} | {found_one} |")
+        print(f"| engine, 2 workers | {two:.3f} | {two / multi_floor:.2f} | {found_two} |")
+        print(f"\nspeed-up with 2 workers: {one / two:.2f}×")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""Image clustering, the image filter, and paraphrase construction.
+
+All references to the same normalized ``File:`` title form one cluster (image
+equivalence by resource identity, paper section 3). The image filter bounds the
+number of references per cluster; paraphrase candidates are all unordered pairs
+of texts of the same caption type within a cluster.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Callable, Iterable, Iterator
+
+CAPTION_TYPES = ("caption", "alt")
+
+
+@dataclasses.dataclass(frozen=True)
+class Reference:
+    """One use of an image on one page (revision), with its cleaned texts."""
+
+    page: str
+    page_id: int
+    revision_id: int
+    position: int
+    source: str
+    caption: str
+    alt: str
+
+    def text(self, caption_type: str) -> str:
+        return self.caption if caption_type == "caption" else self.alt
+
+    def texts(self) -> list[tuple[str, str]]:
+        """The non-empty ``(caption_type, text)`` pairs of this reference."""
+        return [(kind, self.text(kind)) for kind in CAPTION_TYPES if self.text(kind)]
+
+
+@dataclasses.dataclass(frozen=True)
+class Cluster:
+    """All references to one image."""
+
+    image: str
+    references: tuple[Reference, ...]
+
+    def with_references(self, references: Iterable[Reference]) -> Cluster:
+        return Cluster(self.image, tuple(references))
+
+
+@dataclasses.dataclass(frozen=True)
+class Pair:
+    """A paraphrase candidate: two texts of one caption type for one image."""
+
+    image: str
+    caption_type: str
+    first: Reference
+    second: Reference
+
+    @property
+    def sentence1(self) -> str:
+        return self.first.text(self.caption_type)
+
+    @property
+    def sentence2(self) -> str:
+        return self.second.text(self.caption_type)
+
+
+def group_by_image(rows: Iterable[dict[str, object]]) -> Iterator[Cluster]:
+    """Turn reference rows sorted by image into clusters, one image at a time."""
+    for image, group in itertools.groupby(rows, key=lambda row: row["image"]):
+        references = tuple(
+            Reference(
+                page=str(row["page"]),
+                page_id=int(row["page_id"]),  # type: ignore[call-overload]
+                revision_id=int(row["revision_id"]),  # type: ignore[call-overload]
+                position=int(row["position"]),  # type: ignore[call-overload]
+                source=str(row["source"]),
+                caption=str(row["caption"] or ""),
+                alt=str(row["alt"] or ""),
+            )
+            for row in group
+        )
+        yield Cluster(str(image), references)
+
+
+def min_references(bound: int) -> Callable[[Cluster], Cluster | None]:
+    """Image filter: an image needs ``bound`` references to yield any pair."""
+
+    def keep(cluster: Cluster) -> Cluster | None:
+        return cluster if len(cluster.references) >= bound else None
+
+    return keep
+
+
+def max_references(bound: int) -> Callable[[Cluster], Cluster | None]:
+    """Image filter: icons, flags and pictograms are referenced far more often than pictures."""
+
+    def keep(cluster: Cluster) -> Cluster | None:
+        return cluster if len(cluster.references) <= bound else None
+
+    return keep
+
+
+def filter_texts(cluster: Cluster, keep_text: Callable[[str], bool]) -> Cluster | None:
+    """Blank the texts that fail ``keep_text``; drop references left without any text."""
+    kept = []
+    for reference in cluster.references:
+        caption = reference.caption if reference.caption and keep_text(reference.caption) else ""
+        alt = reference.alt if reference.alt and keep_text(reference.alt) else ""
+        if caption or alt:
+            kept.append(dataclasses.replace(reference, caption=caption, alt=alt))
+    return cluster.with_references(kept) if kept else None
+
+
+def has_caption(cluster: Cluster) -> Cluster | None:
+    """Keep the references that carry a caption or an alternative text."""
+    return filter_texts(cluster, bool)
+
+
+def count_pairs(cluster: Cluster) -> int:
+    """Number of candidate pairs the cluster would give: C(n, 2) per caption type."""
+    total = 0
+    for kind in CAPTION_TYPES:
+        n = sum(1 for reference in cluster.references if reference.text(kind))
+        total += n * (n - 1) // 2
+    return total
+
+
+def build_pairs(cluster: Cluster) -> list[Pair]:
+    """All unordered pairs of texts of the same caption type, in reference order."""
+    pairs = []
+    for kind in CAPTION_TYPES:
+        holders = [reference for reference in cluster.references if reference.text(kind)]
+        pairs.extend(Pair(cluster.image, kind, a, b) for a, b in itertools.combinations(holders, 2))
+    return pairs

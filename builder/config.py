@@ -1,0 +1,61 @@
+"""The pipeline's parameters in one place, with the paper's three presets.
+
+Every number here comes from section 3 of Gohsen et al. (EACL 2023): the
+reference bounds of the image filter (Table 3, steps 1–2 and 6), the minimum
+caption length (step 4), the caption rule (step 5, Table 4) and the dump kind
+that separates gold/silver (pages-articles) from bronze (full edit history).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Literal
+
+CaptionRule = Literal["sentence", "verb"]
+DumpKind = Literal["articles", "history"]
+SOURCES = ("link", "infobox", "gallery")
+
+
+@dataclasses.dataclass(frozen=True)
+class PipelineConfig:
+    """Parameters of one Wikipedia-IPC quality level."""
+
+    name: str
+    min_references: int = 2
+    max_references: int = 10
+    min_words: int = 6
+    caption_rule: CaptionRule = "sentence"
+    dump_kind: DumpKind = "articles"
+    namespaces: tuple[int, ...] = (0,)
+    sources: tuple[str, ...] = SOURCES
+
+    def __post_init__(self) -> None:
+        if self.caption_rule not in ("sentence", "verb"):
+            raise ValueError(f"caption_rule must be 'sentence' or 'verb', not {self.caption_rule!r}")
+        if self.dump_kind not in ("articles", "history"):
+            raise ValueError(f"dump_kind must be 'articles' or 'history', not {self.dump_kind!r}")
+        if not 1 <= self.min_references <= self.max_references:
+            raise ValueError("need 1 <= min_references <= max_references")
+        unknown = set(self.sources) - set(SOURCES)
+        if unknown:
+            raise ValueError(f"unknown reference sources {sorted(unknown)}; known: {list(SOURCES)}")
+
+    def parameters(self) -> dict[str, object]:
+        """The parameters as plain data, for the dataset card and funnel.json."""
+        return dataclasses.asdict(self)
+
+
+GOLD = PipelineConfig(name="gold", caption_rule="sentence")
+SILVER = PipelineConfig(name="silver", caption_rule="verb")
+# Bronze: 18 revisions per page on average x 10 references = 180 (paper, section 3).
+BRONZE = PipelineConfig(name="bronze", caption_rule="verb", max_references=180, dump_kind="history")
+
+PRESETS: dict[str, PipelineConfig] = {c.name: c for c in (GOLD, SILVER, BRONZE)}
+
+
+def preset(name: str) -> PipelineConfig:
+    """Look up a preset by name with an error that lists the choices."""
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise ValueError(f"unknown config {name!r}; choose from {sorted(PRESETS)}") from None

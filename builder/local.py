@@ -1,0 +1,404 @@
+"""The local engine: drives the stages on one machine with worker processes and DuckDB.
+
+1. extraction – dump byte ranges (multistream) or whole files go to worker
+   processes; each writes its image references to a parquet shard;
+2. grouping – DuckDB sorts the shards by image (spilling to disk), and the
+   sorted stream is cut into clusters, one image at a time;
+3. steps 0–4 of Table 3 per cluster; survivors are written as candidates;
+4. tagging – every unique surviving text is POS-tagged once, in batches;
+5. steps 5–9 per cluster, then the pairs go to the dataset folder.
+
+Memory stays flat: only one cluster and one batch are held at a time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.metadata
+import itertools
+import multiprocessing
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+from tqdm.auto import tqdm
+
+from builder.captions import satisfies, tag_captions
+from builder.clusters import Cluster, Reference
+from builder.config import PipelineConfig
+from builder.dump import DumpReader, ReadStats, read_siteinfo, split_ranges
+from builder.output import PairWriter, write_card, write_funnel
+from builder.pipeline import FilterChain
+from builder.tagging import Tagger, get_tagger
+from builder.wikitext import DEFAULT_FILE_ALIASES, ExtractStats, extract_images
+
+REFERENCE_SCHEMA = pa.schema(
+    [
+        ("image", pa.string()),
+        ("page", pa.string()),
+        ("page_id", pa.int64()),
+        ("revision_id", pa.int64()),
+        ("position", pa.int64()),
+        ("source", pa.string()),
+        ("caption", pa.string()),
+        ("alt", pa.string()),
+    ]
+)
+TAG_SCHEMA = pa.schema([("text", pa.string()), ("tags", pa.list_(pa.list_(pa.string())))])
+SORT_KEY = "image, page_id, revision_id, position"
+BATCH_ROWS = 50_000
+TAG_BATCH = 512
+RANGES_PER_WORKER = 4
+_DUMP_DATE = re.compile(r"-(\d{8}|latest)-")
+
+
+@dataclasses.dataclass(frozen=True)
+class ExtractTask:
+    """One unit of extraction work: a dump file, or a byte range of a multistream dump."""
+
+    index: int
+    dump: str
+    byte_range: tuple[int, int] | None
+    aliases: tuple[str, ...]
+    namespaces: tuple[int, ...]
+    shard: str
+
+
+@dataclasses.dataclass
+class ExtractResult:
+    """What one task read, found and skipped."""
+
+    read: ReadStats
+    extract: ExtractStats
+
+
+def _reference_rows(page_title: str, page_id: int, revision_id: int, references: Iterable) -> list[dict]:
+    return [
+        {
+            "image": reference.file,
+            "page": page_title,
+            "page_id": page_id,
+            "revision_id": revision_id,
+            "position": reference.position,
+            "source": reference.source,
+            "caption": reference.caption,
+            "alt": reference.alt,
+        }
+        for reference in references
+    ]
+
+
+def run_extract_task(task: ExtractTask, progress: tqdm | None = None) -> ExtractResult:
+    """Read the task's pages, extract their image references, write them to the task's shard."""
+    reader = DumpReader(task.dump, namespaces=task.namespaces, byte_range=task.byte_range)
+    extract = ExtractStats()
+    rows: list[dict] = []
+    with pq.ParquetWriter(task.shard, REFERENCE_SCHEMA, compression="zstd") as writer:
+        for page in reader:
+            references = extract_images(page.text, page.title, task.aliases, extract)
+            rows.extend(_reference_rows(page.title, page.page_id, page.revision_id, references))
+            if len(rows) >= BATCH_ROWS:
+                writer.write_table(pa.Table.from_pylist(rows, schema=REFERENCE_SCHEMA))
+                rows.clear()
+            if progress is not None:
+                progress.update(1)
+                progress.set_postfix(references=f"{extract.references:,}", refresh=False)
+        writer.write_table(pa.Table.from_pylist(rows, schema=REFERENCE_SCHEMA))
+    return ExtractResult(reader.stats, extract)
+
+
+def dump_date(path: str | Path) -> str:
+    """The date in a Wikimedia dump file name (``enwiki-20220901-…``), or ``unknown``."""
+    match = _DUMP_DATE.search(Path(path).name)
+    return match.group(1) if match else "unknown"
+
+
+@dataclasses.dataclass
+class Extraction:
+    """All reference shards of a build and what reading the dumps cost."""
+
+    shards: list[Path]
+    read: ReadStats
+    extract: ExtractStats
+    dumps: list[dict[str, str]]
+    seconds: float
+
+
+def plan_tasks(dumps: Sequence[str | Path], workers: int, namespaces: tuple[int, ...], shard_dir: Path) -> tuple[list[ExtractTask], list[dict[str, str]]]:
+    """Cut the dumps into tasks: multistream files into ranges, other files whole."""
+    tasks: list[ExtractTask] = []
+    described = []
+    for dump in dumps:
+        path = Path(dump)
+        siteinfo = read_siteinfo(path)
+        aliases = tuple(dict.fromkeys(DEFAULT_FILE_ALIASES + tuple(filter(None, [siteinfo.namespaces.get(6, "")]))))
+        described.append({"name": path.name, "dbname": siteinfo.dbname or "unknown", "date": dump_date(path)})
+        ranges: list[tuple[int, int] | None] = [None]
+        if workers > 1:
+            cut = split_ranges(path, workers * RANGES_PER_WORKER)
+            ranges = list(cut) if len(cut) > 1 else [None]
+        for byte_range in ranges:
+            shard = shard_dir / f"references-{len(tasks):05d}.parquet"
+            tasks.append(ExtractTask(len(tasks), str(path), byte_range, aliases, namespaces, str(shard)))
+    return tasks, described
+
+
+def extract_references(dumps: Sequence[str | Path], shard_dir: Path, workers: int = 1, namespaces: tuple[int, ...] = (0,), show_progress: bool = True) -> Extraction:
+    """Stage 1–3 over all dumps: pages → image references with cleaned texts, as parquet shards."""
+    shard_dir.mkdir(parents=True, exist_ok=True)
+    tasks, described = plan_tasks(dumps, workers, namespaces, shard_dir)
+    read, extract = ReadStats(), ExtractStats()
+    started = time.perf_counter()
+    if workers <= 1 or len(tasks) == 1:
+        with tqdm(desc="pages", unit=" pages", disable=not show_progress) as progress:
+            for task in tasks:
+                result = run_extract_task(task, progress)
+                read.add(result.read)
+                extract.add(result.extract)
+    else:
+        context = multiprocessing.get_context("spawn" if sys.platform == "darwin" else "fork")
+        with context.Pool(workers) as pool, tqdm(total=len(tasks), desc="dump ranges", disable=not show_progress) as progress:
+            for result in pool.imap_unordered(run_extract_task, tasks):
+                read.add(result.read)
+                extract.add(result.extract)
+                progress.update(1)
+                progress.set_postfix(pages=f"{read.pages:,}", references=f"{extract.references:,}", refresh=False)
+    seconds = time.perf_counter() - started
+    return Extraction([Path(task.shard) for task in tasks], read, extract, described, seconds)
+
+
+def _stream_rows(connection: duckdb.DuckDBPyConnection, query: str, parameters: list | None = None) -> Iterator[dict]:
+    """Rows of a query, fetched in record batches so that a huge result never sits in memory."""
+    reader = connection.sql(query).to_arrow_reader(BATCH_ROWS)
+    for batch in reader:
+        yield from batch.to_pylist()
+
+
+def _reference(row: dict) -> Reference:
+    return Reference(
+        page=row["page"],
+        page_id=row["page_id"],
+        revision_id=row["revision_id"],
+        position=row["position"],
+        source=row["source"],
+        caption=row["caption"] or "",
+        alt=row["alt"] or "",
+    )
+
+
+def _clusters(rows: Iterable[dict]) -> Iterator[tuple[Cluster, list[dict]]]:
+    for image, group in itertools.groupby(rows, key=lambda row: row["image"]):
+        members = list(group)
+        yield Cluster(image, tuple(_reference(row) for row in members)), members
+
+
+def _parquet_list(paths: Sequence[Path]) -> str:
+    return "[" + ", ".join("'" + str(path).replace("'", "''") + "'" for path in paths) + "]"
+
+
+def select_candidates(connection: duckdb.DuckDBPyConnection, shards: Sequence[Path], chain: FilterChain, out: Path) -> None:
+    """Steps 0–4 for one config over the image-sorted references; survivors go to ``out``."""
+    sources = ", ".join(f"'{source}'" for source in chain.config.sources)
+    query = (
+        f"SELECT * FROM read_parquet({_parquet_list(shards)}) WHERE source IN ({sources}) ORDER BY {SORT_KEY}"
+    )
+    rows: list[dict] = []
+    with pq.ParquetWriter(out, REFERENCE_SCHEMA, compression="zstd") as writer:
+        for cluster, _ in _clusters(_stream_rows(connection, query)):
+            survivor = chain.before_rule(cluster)
+            if survivor is None:
+                continue
+            rows.extend(
+                {"image": survivor.image, **dataclasses.asdict(reference)} for reference in survivor.references
+            )
+            if len(rows) >= BATCH_ROWS:
+                writer.write_table(pa.Table.from_pylist(rows, schema=REFERENCE_SCHEMA))
+                rows.clear()
+        writer.write_table(pa.Table.from_pylist(rows, schema=REFERENCE_SCHEMA))
+
+
+_worker_tagger: Tagger | None = None
+
+
+def _init_tag_worker(spec: str) -> None:
+    global _worker_tagger
+    _worker_tagger = get_tagger(spec)
+
+
+def _tag_in_worker(texts: list[str]) -> list[list[list[str]]]:
+    assert _worker_tagger is not None
+    return _tag_batch(texts, _worker_tagger)
+
+
+def _tag_batch(texts: list[str], tagger: Tagger) -> list[list[list[str]]]:
+    return [[[tag for _, tag in sentence] for sentence in tagged] for tagged in tag_captions(texts, tagger)]
+
+
+def tag_texts(
+    connection: duckdb.DuckDBPyConnection,
+    candidates: Sequence[Path],
+    out: Path,
+    tagger: Tagger,
+    by_name: bool,
+    workers: int,
+    show_progress: bool,
+) -> int:
+    """Tag every unique text of the candidates once; the tags go to ``out``."""
+    files = _parquet_list(candidates)
+    query = (
+        f"SELECT text FROM (SELECT caption AS text FROM read_parquet({files}) UNION "
+        f"SELECT alt AS text FROM read_parquet({files})) WHERE text <> '' ORDER BY text"
+    )
+    total = connection.sql(f"SELECT count(*) FROM ({query})").fetchall()[0][0]
+    batches = _text_batches(_stream_rows(connection, query))
+    with pq.ParquetWriter(out, TAG_SCHEMA, compression="zstd") as writer, tqdm(
+        total=total, desc="tagging", unit=" texts", disable=not show_progress
+    ) as progress:
+        for texts, tags in _tagged_batches(batches, tagger, by_name, workers):
+            writer.write_table(pa.Table.from_pydict({"text": texts, "tags": tags}, schema=TAG_SCHEMA))
+            progress.update(len(texts))
+    return total
+
+
+def _text_batches(rows: Iterable[dict]) -> Iterator[list[str]]:
+    batch: list[str] = []
+    for row in rows:
+        batch.append(row["text"])
+        if len(batch) >= TAG_BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _tagged_batches(batches: Iterator[list[str]], tagger: Tagger, by_name: bool, workers: int) -> Iterator[tuple[list[str], list]]:
+    """Tag batches in order; in worker processes when the tagger can be rebuilt there by name."""
+    if workers <= 1 or not by_name:
+        for batch in batches:
+            yield batch, _tag_batch(batch, tagger)
+        return
+    context = multiprocessing.get_context("spawn" if sys.platform == "darwin" else "fork")
+    with context.Pool(workers, initializer=_init_tag_worker, initargs=(tagger.name,)) as pool:
+        while window := list(itertools.islice(batches, workers * 4)):
+            yield from zip(window, pool.map(_tag_in_worker, window, chunksize=1))
+
+
+def write_pairs(connection: duckdb.DuckDBPyConnection, candidates: Path, tags: Path, chain: FilterChain, writer: PairWriter) -> None:
+    """Steps 5–9 for one config: caption rule from the stored tags, then pairs and pair filters."""
+    query = (
+        f"SELECT c.*, tc.tags AS caption_tags, ta.tags AS alt_tags FROM read_parquet({_parquet_list([candidates])}) c "
+        f"LEFT JOIN read_parquet({_parquet_list([tags])}) tc ON c.caption = tc.text "
+        f"LEFT JOIN read_parquet({_parquet_list([tags])}) ta ON c.alt = ta.text ORDER BY {SORT_KEY}"
+    )
+    rule = chain.config.caption_rule
+    for cluster, rows in _clusters(_stream_rows(connection, query)):
+        verdicts: dict[str, bool] = {}
+        for row in rows:
+            for text, tags in ((row["caption"], row["caption_tags"]), (row["alt"], row["alt_tags"])):
+                if text:
+                    verdicts[text] = satisfies(rule, tags or [])
+        writer.write(chain.after_rule(cluster, verdicts.__getitem__))
+
+
+def library_versions() -> dict[str, str]:
+    """Versions of the libraries that shape the output, for the dataset card."""
+    versions = {"python": sys.version.split()[0]}
+    for package in ("mwparserfromhell", "nltk", "stanza", "duckdb", "pyarrow", "datasets"):
+        try:
+            versions[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+@dataclasses.dataclass
+class BuildReport:
+    """What a build produced, per config."""
+
+    output: Path
+    rows: dict[str, int]
+    funnels: dict[str, FilterChain]
+    extraction: Extraction
+
+
+def build(
+    dumps: Sequence[str | Path],
+    configs: Sequence[PipelineConfig],
+    output: str | Path,
+    tagger: str | Tagger = "auto",
+    workers: int = 1,
+    work_dir: str | Path | None = None,
+    show_progress: bool = True,
+) -> BuildReport:
+    """Build the given configs from the given dumps into a Hub-ready dataset folder."""
+    if not dumps:
+        raise ValueError("no dump files given")
+    if not configs:
+        raise ValueError("no configs given")
+    for dump in dumps:
+        if not Path(dump).is_file():
+            raise FileNotFoundError(f"dump file not found: {dump}")
+    tagger_instance = get_tagger(tagger)  # fail early, before hours of extraction, if no model
+    output = Path(output)
+    output.mkdir(parents=True, exist_ok=True)
+    work = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="wikipedia-ipc-"))
+    try:
+        extraction = extract_references(dumps, work / "references", workers, configs[0].namespaces, show_progress)
+        connection = duckdb.connect()
+        connection.execute(f"SET temp_directory = '{work / 'duckdb'}'")
+        connection.execute(f"SET threads = {max(1, workers)}")
+        chains = {config.name: FilterChain(config) for config in configs}
+        candidates = {name: work / f"candidates-{name}.parquet" for name in chains}
+        for name, chain in chains.items():
+            select_candidates(connection, extraction.shards, chain, candidates[name])
+        tags = work / "tags.parquet"
+        tag_texts(
+            connection, list(candidates.values()), tags, tagger_instance, isinstance(tagger, str), workers, show_progress
+        )
+        rows = {}
+        for name, chain in chains.items():
+            writer = PairWriter(output / name)
+            write_pairs(connection, candidates[name], tags, chain, writer)
+            writer.close()
+            rows[name] = writer.rows
+            write_funnel(output / name, _funnel_record(chain, writer.rows, extraction, tagger_instance))
+        connection.close()
+        write_card(output)
+    finally:
+        if not work_dir:
+            shutil.rmtree(work, ignore_errors=True)
+    return BuildReport(output, rows, chains, extraction)
+
+
+def _funnel_record(chain: FilterChain, rows: int, extraction: Extraction, tagger: Tagger) -> dict[str, object]:
+    skipped = {
+        "redirects": extraction.read.skipped_redirect,
+        "other_namespaces": extraction.read.skipped_namespace,
+        "invalid_utf8_bytes": extraction.read.invalid_utf8_bytes,
+        "unclosed_image_markup": extraction.extract.unclosed,
+        "unparsable_image_references": extraction.extract.unparsed,
+    }
+    return {
+        "config": chain.config.name,
+        "rows": rows,
+        "parameters": chain.config.parameters(),
+        "dumps": extraction.dumps,
+        "tagger": tagger.signature(),
+        "versions": library_versions(),
+        "pages": extraction.read.pages,
+        "revisions": extraction.read.revisions,
+        "skipped": skipped,
+        "funnel": chain.funnel.to_list(),
+    }
+
+
+def default_workers() -> int:
+    return max(1, min(os.cpu_count() or 1, 8))

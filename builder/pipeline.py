@@ -1,0 +1,164 @@
+"""The filter pipeline of Table 3, step by step, with a counter after every step.
+
+Steps 0–4 and 6 act on image clusters, step 5 applies the caption rule (whose
+verdicts come from a batch tagging pass over the unique texts), and steps 7–9
+act on the paraphrase candidates built from each cluster. Engines call
+:meth:`FilterChain.before_rule` and :meth:`FilterChain.after_rule` per cluster;
+the :class:`Funnel` adds up what remains after every step.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from builder.captions import word_count
+from builder.clusters import Cluster, Pair, build_pairs, count_pairs, filter_texts, has_caption, max_references, min_references
+from builder.config import PipelineConfig
+from builder.pairs import divergent_captions, significant_difference, unique_candidates
+
+ClusterStep = Callable[[Cluster], Cluster | None]
+PairStep = Callable[[list[Pair]], list[Pair]]
+
+
+@dataclasses.dataclass
+class FunnelRow:
+    """What remains after one step (the columns of Table 3)."""
+
+    step: int
+    name: str
+    images: int = 0
+    references: int = 0
+    captions: int = 0
+    pairs: int = 0
+    images_refs_ge2: int = 0
+    images_refs_ge5: int = 0
+
+    def count_cluster(self, cluster: Cluster) -> None:
+        n = len(cluster.references)
+        self.images += 1
+        self.references += n
+        self.captions += sum(len(reference.texts()) for reference in cluster.references)
+        self.pairs += count_pairs(cluster)
+        self.images_refs_ge2 += n >= 2
+        self.images_refs_ge5 += n >= 5
+
+    def count_pairs(self, pairs: list[Pair]) -> None:
+        """After pair filters, an image, reference or text counts while some pair still uses it."""
+        if not pairs:
+            return
+        references = {id(pair.first) for pair in pairs} | {id(pair.second) for pair in pairs}
+        texts = {(id(p.first), p.caption_type) for p in pairs} | {(id(p.second), p.caption_type) for p in pairs}
+        self.images += 1
+        self.references += len(references)
+        self.captions += len(texts)
+        self.pairs += len(pairs)
+        self.images_refs_ge2 += len(references) >= 2
+        self.images_refs_ge5 += len(references) >= 5
+
+    def add(self, other: FunnelRow) -> None:
+        for field in ("images", "references", "captions", "pairs", "images_refs_ge2", "images_refs_ge5"):
+            setattr(self, field, getattr(self, field) + getattr(other, field))
+
+
+class Funnel:
+    """The rows of Table 3 for one build."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.rows = [FunnelRow(step, name) for step, name in enumerate(names)]
+
+    def add(self, other: Funnel) -> None:
+        for mine, theirs in zip(self.rows, other.rows, strict=True):
+            mine.add(theirs)
+
+    def to_list(self) -> list[dict[str, object]]:
+        return [dataclasses.asdict(row) for row in self.rows]
+
+    @classmethod
+    def from_list(cls, rows: list[dict[str, object]]) -> Funnel:
+        funnel = cls([str(row["name"]) for row in rows])
+        funnel.rows = [FunnelRow(**row) for row in rows]  # type: ignore[arg-type]
+        return funnel
+
+    def markdown(self) -> str:
+        """Table 3's layout: remaining counts and the change against the previous step."""
+        header = (
+            "| Step | Filter | Images | Δ | Refs. ≥ 2 | Refs. ≥ 5 | References | Δ | μ_img | Captions | Δ | Pairs | Δ |\n"
+            "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        )
+        lines = []
+        previous: FunnelRow | None = None
+        for row in self.rows:
+            mean = f"{row.references / row.images:.2f}" if row.images else "–"
+            lines.append(
+                f"| {row.step} | {row.name} | {row.images:,} | {_change(previous, row, 'images')} "
+                f"| {row.images_refs_ge2:,} | {row.images_refs_ge5:,} "
+                f"| {row.references:,} | {_change(previous, row, 'references')} | {mean} "
+                f"| {row.captions:,} | {_change(previous, row, 'captions')} "
+                f"| {row.pairs:,} | {_change(previous, row, 'pairs')} |"
+            )
+            previous = row
+        return header + "\n".join(lines) + "\n"
+
+
+def _change(previous: FunnelRow | None, row: FunnelRow, field: str) -> str:
+    if previous is None:
+        return "–"
+    before = getattr(previous, field)
+    if before == 0:
+        return "0%"
+    return f"{(getattr(row, field) - before) / before:+.0%}"
+
+
+class FilterChain:
+    """Table 3's steps for one config, each under its paper name, each counted."""
+
+    def __init__(self, config: PipelineConfig) -> None:
+        self.config = config
+        rule_name = "Caption is sentence" if config.caption_rule == "sentence" else "Caption has verb"
+        self.cluster_steps: list[tuple[str, ClusterStep]] = [
+            ("No filter", lambda cluster: cluster),
+            (f"References ≥ {config.min_references}", min_references(config.min_references)),
+            (f"References ≤ {config.max_references}", max_references(config.max_references)),
+            ("Has caption", has_caption),
+            (f"Caption words ≥ {config.min_words}", self._min_words),
+        ]
+        self.pair_steps: list[tuple[str, PairStep]] = [
+            ("Unique candidates", unique_candidates),
+            ("Divergent captions", divergent_captions),
+            ("Significant caption diff", significant_difference),
+        ]
+        names = [name for name, _ in self.cluster_steps]
+        names += [rule_name, f"References ≥ {config.min_references}"]
+        names += [name for name, _ in self.pair_steps]
+        self.funnel = Funnel(names)
+
+    def _min_words(self, cluster: Cluster) -> Cluster | None:
+        return filter_texts(cluster, lambda text: word_count(text) >= self.config.min_words)
+
+    def before_rule(self, cluster: Cluster) -> Cluster | None:
+        """Steps 0–4; the surviving texts then go to the tagger."""
+        current: Cluster | None = cluster
+        for row, (_, step) in zip(self.funnel.rows, self.cluster_steps):
+            current = step(current)  # type: ignore[arg-type]
+            if current is None:
+                return None
+            row.count_cluster(current)
+        return current
+
+    def after_rule(self, cluster: Cluster, passes_rule: Callable[[str], bool]) -> list[Pair]:
+        """Steps 5–9: caption rule, references bound again, pairs and the pair filters."""
+        rule_row, bound_row, *pair_rows = self.funnel.rows[len(self.cluster_steps) :]
+        current = filter_texts(cluster, passes_rule)
+        if current is None:
+            return []
+        rule_row.count_cluster(current)
+        current = min_references(self.config.min_references)(current)
+        if current is None:
+            return []
+        bound_row.count_cluster(current)
+        pairs = build_pairs(current)
+        for row, (_, step) in zip(pair_rows, self.pair_steps, strict=True):
+            pairs = step(pairs)
+            row.count_pairs(pairs)
+        return pairs

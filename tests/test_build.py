@@ -1,0 +1,159 @@
+"""The local engine end to end: dataset folder, card, load_dataset, CLI, builder class, determinism."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import datasets
+import pyarrow.parquet as pq
+import pytest
+from conftest import page_xml
+
+import wikipedia_ipc
+from builder.config import GOLD, SILVER
+from builder.local import build
+
+POSTCARD = "Easter Bunny Postcard 1907.jpg"
+FLAG = "Flag of France.svg"
+PAGES = [
+    page_xml(
+        "Easter Bunny",
+        f"The '''Easter Bunny''' is a folkloric figure.\n[[File:{POSTCARD}|thumb|alt=A hare stands on its hind legs and "
+        "carries several branches.|The 1907 postcard shows the Easter Bunny with a basket.<ref>{{cite web|url=x}}</ref>]]"
+        f"\n[[File:{FLAG}|20px]] Rabbits are popular.",
+        1,
+    ),
+    page_xml(
+        "Ēostre",
+        f"'''Ēostre''' is a goddess.\n[[Image:{POSTCARD.replace(' ', '_')}|thumb|alt=A drawing shows an Easter bunny "
+        "that carries branches.|A rabbit is depicted on an [[Easter]] postcard from 1907.]]",
+        2,
+    ),
+    page_xml(
+        "Postcard",
+        f"A '''postcard''' is a card.\n[[file:{POSTCARD}|thumb|upright|A postcard featuring the Easter Bunny in 1907]]\n"
+        f"[[File:{POSTCARD}|thumb|The 1907 postcard shows the Easter Bunny with a basket (detail).]]",
+        3,
+    ),
+    *(page_xml(f"Commune {n}", f"[[File:{FLAG}|20px|The flag of France flies over the town hall.]]", 10 + n) for n in range(11)),
+    page_xml("Lonely", "[[File:Lonely.jpg|thumb|This picture is used on one page only.]]", 30),
+]
+
+
+@pytest.fixture(scope="module")
+def dump(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from conftest import dump_xml
+
+    path = tmp_path_factory.mktemp("dump") / "enwiki-20240101-pages-articles.xml"
+    path.write_text(dump_xml(PAGES), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def built(dump: Path, tmp_path_factory: pytest.TempPathFactory, perceptron_available: None) -> Path:
+    out = tmp_path_factory.mktemp("built") / "wikipedia_ipc"
+    build([dump], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)
+    return out
+
+
+def pairs_of(folder: Path) -> set[tuple[str, str, frozenset[str]]]:
+    table = pq.read_table(sorted(folder.glob("*.parquet")))
+    return {(r["image"], r["caption_type"], frozenset((r["sentence1"], r["sentence2"]))) for r in table.to_pylist()}
+
+
+def test_gold_and_silver_pairs(built: Path) -> None:
+    image = f"File:{POSTCARD}"
+    gold_caption = frozenset(
+        {"The 1907 postcard shows the Easter Bunny with a basket.", "A rabbit is depicted on an Easter postcard from 1907."}
+    )
+    alt = frozenset(
+        {"A hare stands on its hind legs and carries several branches.", "A drawing shows an Easter bunny that carries branches."}
+    )
+    detail = frozenset(
+        {"A rabbit is depicted on an Easter postcard from 1907.", "The 1907 postcard shows the Easter Bunny with a basket (detail)."}
+    )
+    assert pairs_of(built / "gold") == {(image, "caption", gold_caption), (image, "caption", detail), (image, "alt", alt)}
+    silver = pairs_of(built / "silver")
+    assert (image, "caption", gold_caption) in silver
+    assert (
+        image,
+        "caption",
+        frozenset({"A postcard featuring the Easter Bunny in 1907", "A rabbit is depicted on an Easter postcard from 1907."}),
+    ) in silver
+    # "… with a basket (detail)." differs from "… with a basket." only by a bracketed expression.
+    near_duplicate = frozenset(
+        {"The 1907 postcard shows the Easter Bunny with a basket.", "The 1907 postcard shows the Easter Bunny with a basket (detail)."}
+    )
+    assert all(texts != near_duplicate for _, _, texts in silver)
+
+
+def test_funnel_counts_the_paper_steps(built: Path) -> None:
+    record = json.loads((built / "gold" / "funnel.json").read_text())
+    rows = {row["name"]: row for row in record["funnel"]}
+    assert [row["name"] for row in record["funnel"]] == [
+        "No filter", "References ≥ 2", "References ≤ 10", "Has caption", "Caption words ≥ 6", "Caption is sentence",
+        "References ≥ 2", "Unique candidates", "Divergent captions", "Significant caption diff",
+    ]  # fmt: skip
+    # Postcard: 4 references; flag: 12 (1 + 11 communes); lonely: 1.
+    assert (rows["No filter"]["images"], rows["No filter"]["references"]) == (3, 17)
+    assert rows["No filter"]["images_refs_ge5"] == 1
+    assert record["funnel"][1]["images"] == 2  # the lonely image is gone
+    assert record["funnel"][2]["images"] == 1  # the flag (12 references) is gone
+    assert record["funnel"][2]["references"] == 4
+    assert record["funnel"][-2]["pairs"] == 4  # the near-duplicate pair is still there
+    assert record["funnel"][-1]["pairs"] == record["rows"] == 3
+    assert record["skipped"]["redirects"] == 0
+    assert record["tagger"].startswith("perceptron|nltk-")
+
+
+def test_card_and_load_dataset_offline(built: Path) -> None:
+    card = (built / "README.md").read_text()
+    assert "config_name: gold" in card and "config_name: silver" in card
+    assert "license: cc-by-sa-4.0" in card and "Caption is sentence" in card
+    assert "enwiki-20240101-pages-articles.xml" in card and "dump date 20240101" in card
+    gold = datasets.load_dataset(str(built), "gold", split="train")
+    assert gold.column_names == [
+        "id", "image", "caption_type", "sentence1", "sentence2", "page1", "page2", "source1", "source2",
+        "revision1", "revision2",
+    ]  # fmt: skip
+    assert len(gold) == 3
+    assert {gold[0]["page1"], gold[0]["page2"]} == {"Easter Bunny", "Ēostre"}
+
+
+def test_same_dump_gives_byte_identical_parquet(dump: Path, built: Path, tmp_path: Path) -> None:
+    again = tmp_path / "again"
+    build([dump], [GOLD], again, tagger="perceptron", show_progress=False)
+    first = sorted((built / "gold").glob("*.parquet"))
+    second = sorted((again / "gold").glob("*.parquet"))
+    assert [p.name for p in first] == [p.name for p in second] == ["train-00000-of-00001.parquet"]
+    assert first[0].read_bytes() == second[0].read_bytes()
+
+
+def test_two_workers_on_a_multistream_dump_give_the_same_rows(write_dump, built: Path, tmp_path: Path) -> None:
+    multi = write_dump(PAGES, name="enwiki-20240101-pages-articles-multistream.xml.bz2", multistream=True)
+    out = tmp_path / "parallel"
+    build([multi], [SILVER], out, tagger="perceptron", workers=2, show_progress=False)
+    assert pairs_of(out / "silver") == pairs_of(built / "silver")
+
+
+def test_cli_prints_the_funnel(dump: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], perceptron_available: None) -> None:
+    out = tmp_path / "cli"
+    code = wikipedia_ipc.main(["build", str(dump), "--configs", "gold", "--output", str(out), "--tagger", "perceptron", "--workers", "1", "--quiet"])
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert "| 9 | Significant caption diff |" in printed
+    assert f'load_dataset("{out}", "gold")' in printed
+
+
+def test_cli_reports_a_missing_dump(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = wikipedia_ipc.main(["build", str(tmp_path / "missing.xml.bz2"), "--output", str(tmp_path / "o"), "--quiet"])
+    assert code == 2
+    assert "missing.xml.bz2" in capsys.readouterr().err
+
+
+def test_datasets_builder_class(dump: Path, built: Path, tmp_path: Path) -> None:
+    builder = wikipedia_ipc.WikipediaIPC(config_name="gold", dump_paths=[str(dump)], tagger="perceptron", cache_dir=str(tmp_path))
+    builder.download_and_prepare()
+    rows = builder.as_dataset(split="train")
+    assert {(r["image"], r["caption_type"], frozenset((r["sentence1"], r["sentence2"]))) for r in rows} == pairs_of(built / "gold")

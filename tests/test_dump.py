@@ -1,0 +1,106 @@
+"""Stage 1: reading dumps, including the bad ones."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+from pathlib import Path
+
+import pytest
+from conftest import page_xml
+
+from builder.dump import DumpError, DumpReader, iter_pages, read_siteinfo, split_ranges, stream_offsets
+
+PAGES = [
+    page_xml("Alpha", "Alpha text [[File:A.jpg|thumb|An alpha]]", 1),
+    page_xml("Talk:Alpha", "talk", 2, namespace=1),
+    page_xml("Beta", "#REDIRECT [[Alpha]]", 3, redirect="Alpha"),
+    page_xml("Gamma", "Gamma & <b>bold</b> text", 4),
+    page_xml("Delta", "Delta text", 5),
+]
+
+
+def test_reads_articles_and_counts_what_it_skips(write_dump) -> None:
+    reader = DumpReader(write_dump(PAGES))
+    pages = list(reader)
+    assert [page.title for page in pages] == ["Alpha", "Gamma", "Delta"]
+    assert pages[1].text == "Gamma & <b>bold</b> text"
+    assert (pages[0].page_id, pages[0].revision_id, pages[0].namespace) == (1, 100, 0)
+    assert (reader.stats.pages, reader.stats.skipped_namespace, reader.stats.skipped_redirect) == (5, 1, 1)
+
+
+def test_namespace_choice_and_redirects_on_request(write_dump) -> None:
+    path = write_dump(PAGES)
+    titles = [page.title for page in iter_pages(path, namespaces=None, skip_redirects=False)]
+    assert titles == ["Alpha", "Talk:Alpha", "Beta", "Gamma", "Delta"]
+
+
+def test_plain_and_gzip_files(write_dump, tmp_path: Path) -> None:
+    plain = write_dump(PAGES, name="dump.xml")
+    packed = tmp_path / "dump.xml.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert [p.title for p in iter_pages(plain)] == [p.title for p in iter_pages(packed)] == ["Alpha", "Gamma", "Delta"]
+
+
+def test_history_dump_gives_one_record_per_revision(write_dump) -> None:
+    path = write_dump([page_xml("Alpha", "text", 1, revisions=3)])
+    assert [page.revision_id for page in iter_pages(path)] == [100, 101, 102]
+
+
+def test_siteinfo_gives_localized_file_namespace(write_dump) -> None:
+    info = read_siteinfo(write_dump(PAGES, file_namespace="Datei"))
+    assert info.dbname == "enwiki"
+    assert info.namespaces[6] == "Datei"
+
+
+def test_missing_file_names_the_path(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="nope.xml.bz2"):
+        list(iter_pages(tmp_path / "nope.xml.bz2"))
+
+
+def test_truncated_bz2_is_an_error_naming_file_and_last_page(write_dump) -> None:
+    path = write_dump(PAGES * 40)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(DumpError, match=r"pages-articles\.xml\.bz2: truncated bz2 stream.*last complete page"):
+        list(iter_pages(path))
+
+
+def test_malformed_xml_names_line_and_column(write_dump) -> None:
+    broken = page_xml("Alpha", "text", 1).replace("</title>", "</titel>")
+    with pytest.raises(DumpError, match=r"malformed XML at line \d+, column \d+: mismatched tag"):
+        list(iter_pages(write_dump([broken])))
+
+
+def test_invalid_utf8_is_replaced_and_counted(write_dump) -> None:
+    path = write_dump(PAGES, name="dump.xml")
+    path.write_bytes(path.read_bytes().replace(b"Gamma &amp;", b"Gamma \xff\xfe &amp;"))
+    reader = DumpReader(path)
+    texts = {page.title: page.text for page in reader}
+    assert texts["Gamma"].startswith("Gamma \ufffd\ufffd &")
+    assert reader.stats.invalid_utf8_bytes == 2
+
+
+def test_multistream_ranges_give_the_same_pages(write_dump) -> None:
+    pages = [page_xml(f"Page {n}", f"text {n}", n) for n in range(1, 30)]
+    path = write_dump(pages, multistream=True)
+    offsets = stream_offsets(path)
+    assert len(offsets) == 31  # header, 29 pages, closing tag
+    ranges = split_ranges(path, 4)
+    assert len(ranges) > 1 and ranges[0][0] == 0 and ranges[-1][1] == path.stat().st_size
+    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
+    whole = [page.title for page in iter_pages(path)]
+    pieces = [page.title for byte_range in ranges for page in iter_pages(path, byte_range=byte_range)]
+    assert pieces == whole == [f"Page {n}" for n in range(1, 30)]
+
+
+def test_multistream_index_file_is_used(write_dump, tmp_path: Path) -> None:
+    pages = [page_xml(f"Page {n}", f"text {n}", n) for n in range(1, 6)]
+    path = write_dump(pages, name="enwiki-20240101-pages-articles-multistream.xml.bz2", multistream=True)
+    scanned = stream_offsets(path)
+    index = tmp_path / "enwiki-20240101-pages-articles-multistream-index.txt.bz2"
+    index.write_bytes(bz2.compress("".join(f"{o}:{n}:Page {n}\n" for n, o in enumerate(scanned[1:-1], 1)).encode()))
+    assert stream_offsets(path) == scanned[:-1]  # the index lists page streams only
+    index.write_bytes(bz2.compress(b"garbage line\n"))
+    with pytest.raises(DumpError, match=r"index\.txt\.bz2:1: expected 'offset:page_id:title'"):
+        stream_offsets(path)
