@@ -56,7 +56,8 @@ _DESCRIPTION = (
 _CITATION = """@inproceedings{gohsen-etal-2023-paraphrase,
   title = {Paraphrase Acquisition from Image Captions},
   author = {Gohsen, Marcel and Hagen, Matthias and Potthast, Martin and Stein, Benno},
-  booktitle = {Proceedings of the 17th Conference of the European Chapter of the Association for Computational Linguistics},
+  booktitle = {Proceedings of the 17th Conference of the European Chapter
+               of the Association for Computational Linguistics},
   year = {2023},
 }"""
 
@@ -112,7 +113,10 @@ def _parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     run.add_argument("--configs", nargs="+", default=["gold", "silver"], choices=sorted(PRESETS), help="quality levels")
     run.add_argument("--output", default="wikipedia_ipc", help="dataset folder to write (default: wikipedia_ipc)")
     run.add_argument(
-        "--tagger", default="auto", choices=["auto", "stanza", "perceptron"], help="POS tagger (auto: stanza if installed)"
+        "--tagger",
+        default="auto",
+        choices=["auto", "stanza", "perceptron"],
+        help="POS tagger (auto: stanza if installed)",
     )
     run.add_argument("--workers", type=int, default=default_workers(), help="worker processes (default: CPU count)")
     run.add_argument("--work-dir", help="keep intermediate files here instead of a temporary folder")

@@ -132,7 +132,9 @@ class Extraction:
     seconds: float
 
 
-def plan_tasks(dumps: Sequence[str | Path], workers: int, namespaces: tuple[int, ...], shard_dir: Path) -> tuple[list[ExtractTask], list[dict[str, str]]]:
+def plan_tasks(
+    dumps: Sequence[str | Path], workers: int, namespaces: tuple[int, ...], shard_dir: Path
+) -> tuple[list[ExtractTask], list[dict[str, str]]]:
     """Cut the dumps into tasks: multistream files into ranges, other files whole."""
     tasks: list[ExtractTask] = []
     described = []
@@ -151,7 +153,13 @@ def plan_tasks(dumps: Sequence[str | Path], workers: int, namespaces: tuple[int,
     return tasks, described
 
 
-def extract_references(dumps: Sequence[str | Path], shard_dir: Path, workers: int = 1, namespaces: tuple[int, ...] = (0,), show_progress: bool = True) -> Extraction:
+def extract_references(
+    dumps: Sequence[str | Path],
+    shard_dir: Path,
+    workers: int = 1,
+    namespaces: tuple[int, ...] = (0,),
+    show_progress: bool = True,
+) -> Extraction:
     """Stage 1–3 over all dumps: pages → image references with cleaned texts, as parquet shards."""
     shard_dir.mkdir(parents=True, exist_ok=True)
     tasks, described = plan_tasks(dumps, workers, namespaces, shard_dir)
@@ -165,7 +173,10 @@ def extract_references(dumps: Sequence[str | Path], shard_dir: Path, workers: in
                 extract.add(result.extract)
     else:
         context = multiprocessing.get_context("spawn" if sys.platform == "darwin" else "fork")
-        with context.Pool(workers) as pool, tqdm(total=len(tasks), desc="dump ranges", disable=not show_progress) as progress:
+        with (
+            context.Pool(workers) as pool,
+            tqdm(total=len(tasks), desc="dump ranges", disable=not show_progress) as progress,
+        ):
             for result in pool.imap_unordered(run_extract_task, tasks):
                 read.add(result.read)
                 extract.add(result.extract)
@@ -204,21 +215,19 @@ def _parquet_list(paths: Sequence[Path]) -> str:
     return "[" + ", ".join("'" + str(path).replace("'", "''") + "'" for path in paths) + "]"
 
 
-def select_candidates(connection: duckdb.DuckDBPyConnection, shards: Sequence[Path], chain: FilterChain, out: Path) -> None:
+def select_candidates(
+    connection: duckdb.DuckDBPyConnection, shards: Sequence[Path], chain: FilterChain, out: Path
+) -> None:
     """Steps 0–4 for one config over the image-sorted references; survivors go to ``out``."""
     sources = ", ".join(f"'{source}'" for source in chain.config.sources)
-    query = (
-        f"SELECT * FROM read_parquet({_parquet_list(shards)}) WHERE source IN ({sources}) ORDER BY {SORT_KEY}"
-    )
+    query = f"SELECT * FROM read_parquet({_parquet_list(shards)}) WHERE source IN ({sources}) ORDER BY {SORT_KEY}"
     rows: list[dict] = []
     with pq.ParquetWriter(out, REFERENCE_SCHEMA, compression="zstd") as writer:
         for cluster, _ in _clusters(_stream_rows(connection, query)):
             survivor = chain.before_rule(cluster)
             if survivor is None:
                 continue
-            rows.extend(
-                {"image": survivor.image, **dataclasses.asdict(reference)} for reference in survivor.references
-            )
+            rows.extend({"image": survivor.image, **dataclasses.asdict(reference)} for reference in survivor.references)
             if len(rows) >= BATCH_ROWS:
                 writer.write_table(pa.Table.from_pylist(rows, schema=REFERENCE_SCHEMA))
                 rows.clear()
@@ -259,9 +268,10 @@ def tag_texts(
     )
     total = connection.sql(f"SELECT count(*) FROM ({query})").fetchall()[0][0]
     batches = _text_batches(_stream_rows(connection, query))
-    with pq.ParquetWriter(out, TAG_SCHEMA, compression="zstd") as writer, tqdm(
-        total=total, desc="tagging", unit=" texts", disable=not show_progress
-    ) as progress:
+    with (
+        pq.ParquetWriter(out, TAG_SCHEMA, compression="zstd") as writer,
+        tqdm(total=total, desc="tagging", unit=" texts", disable=not show_progress) as progress,
+    ):
         for texts, tags in _tagged_batches(batches, tagger, by_name, workers):
             writer.write_table(pa.Table.from_pydict({"text": texts, "tags": tags}, schema=TAG_SCHEMA))
             progress.update(len(texts))
@@ -279,7 +289,9 @@ def _text_batches(rows: Iterable[dict]) -> Iterator[list[str]]:
         yield batch
 
 
-def _tagged_batches(batches: Iterator[list[str]], tagger: Tagger, by_name: bool, workers: int) -> Iterator[tuple[list[str], list]]:
+def _tagged_batches(
+    batches: Iterator[list[str]], tagger: Tagger, by_name: bool, workers: int
+) -> Iterator[tuple[list[str], list]]:
     """Tag batches in order; in worker processes when the tagger can be rebuilt there by name."""
     if workers <= 1 or not by_name:
         for batch in batches:
@@ -288,10 +300,12 @@ def _tagged_batches(batches: Iterator[list[str]], tagger: Tagger, by_name: bool,
     context = multiprocessing.get_context("spawn" if sys.platform == "darwin" else "fork")
     with context.Pool(workers, initializer=_init_tag_worker, initargs=(tagger.name,)) as pool:
         while window := list(itertools.islice(batches, workers * 4)):
-            yield from zip(window, pool.map(_tag_in_worker, window, chunksize=1))
+            yield from zip(window, pool.map(_tag_in_worker, window, chunksize=1), strict=True)
 
 
-def write_pairs(connection: duckdb.DuckDBPyConnection, candidates: Path, tags: Path, chain: FilterChain, writer: PairWriter) -> None:
+def write_pairs(
+    connection: duckdb.DuckDBPyConnection, candidates: Path, tags: Path, chain: FilterChain, writer: PairWriter
+) -> None:
     """Steps 5–9 for one config: caption rule from the stored tags, then pairs and pair filters."""
     query = (
         f"SELECT c.*, tc.tags AS caption_tags, ta.tags AS alt_tags FROM read_parquet({_parquet_list([candidates])}) c "
@@ -361,7 +375,13 @@ def build(
             select_candidates(connection, extraction.shards, chain, candidates[name])
         tags = work / "tags.parquet"
         tag_texts(
-            connection, list(candidates.values()), tags, tagger_instance, isinstance(tagger, str), workers, show_progress
+            connection,
+            list(candidates.values()),
+            tags,
+            tagger_instance,
+            isinstance(tagger, str),
+            workers,
+            show_progress,
         )
         rows = {}
         for name, chain in chains.items():

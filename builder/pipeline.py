@@ -13,7 +13,16 @@ import dataclasses
 from collections.abc import Callable
 
 from builder.captions import word_count
-from builder.clusters import Cluster, Pair, build_pairs, count_pairs, filter_texts, has_caption, max_references, min_references
+from builder.clusters import (
+    Cluster,
+    Pair,
+    build_pairs,
+    count_pairs,
+    filter_texts,
+    has_caption,
+    max_references,
+    min_references,
+)
 from builder.config import PipelineConfig
 from builder.pairs import divergent_captions, significant_difference, unique_candidates
 
@@ -83,8 +92,8 @@ class Funnel:
     def markdown(self) -> str:
         """Table 3's layout: remaining counts and the change against the previous step."""
         header = (
-            "| Step | Filter | Images | Δ | Refs. ≥ 2 | Refs. ≥ 5 | References | Δ | μ_img | Captions | Δ | Pairs | Δ |\n"
-            "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+            "| Step | Filter | Images | Δ | Refs. ≥ 2 | Refs. ≥ 5 | References | Δ | μ_img "
+            "| Captions | Δ | Pairs | Δ |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
         )
         lines = []
         previous: FunnelRow | None = None
@@ -139,7 +148,7 @@ class FilterChain:
     def before_rule(self, cluster: Cluster) -> Cluster | None:
         """Steps 0–4; the surviving texts then go to the tagger."""
         current: Cluster | None = cluster
-        for row, (_, step) in zip(self.funnel.rows, self.cluster_steps):
+        for row, (_, step) in zip(self.funnel.rows, self.cluster_steps, strict=False):
             current = step(current)  # type: ignore[arg-type]
             if current is None:
                 return None

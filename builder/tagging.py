@@ -28,9 +28,9 @@ TaggedText = list[TaggedSentence]
 
 # Abbreviations that end in a period inside captions but do not end a sentence.
 ABBREVIATIONS = frozenset(
-    "c ca cca fl b d r st mt ft dr mr mrs ms jr sr prof gen col lt capt sgt maj adm cmdr rev hon "
-    "no nos vol vols fig figs approx est inc ltd co corp bros dept univ ave blvd rd hwy "
-    "jan feb mar apr jun jul aug sep sept oct nov dec e.g i.e etc vs cf al u.s u.k".split()
+    "c ca cca fl b d r st mt ft dr mr mrs ms jr sr prof gen col lt capt sgt maj adm cmdr rev hon no nos "
+    "vol vols fig figs approx est inc ltd co corp bros dept univ ave blvd rd hwy jan feb mar apr jun jul "
+    "aug sep sept oct nov dec e.g i.e etc vs cf al u.s u.k".split()
 )
 
 
@@ -90,7 +90,7 @@ class PerceptronTagger:
         spec = importlib.util.find_spec("textblob_aptagger")
         if spec is None or spec.origin is None:
             raise TaggerUnavailable(
-                "the perceptron tagger has no model: run python -c \"import nltk; "
+                'the perceptron tagger has no model: run python -c "import nltk; '
                 "nltk.download('averaged_perceptron_tagger_eng')\" (or point NLTK_DATA at a folder "
                 "holding taggers/averaged_perceptron_tagger_eng), or pip install textblob-aptagger"
             )
@@ -176,4 +176,3 @@ def get_tagger(spec: str | Tagger = "auto") -> Tagger:
     if spec == "perceptron":
         return PerceptronTagger()
     raise ValueError(f"unknown tagger {spec!r}; choose 'auto', 'stanza' or 'perceptron'")
-

@@ -37,7 +37,9 @@ _KEYED_OPTION = re.compile(r"^\s*([a-z]+)\s*=", re.IGNORECASE)
 _INFOBOX_KEY = re.compile(r"^(image|caption|alt)(\d*)$")
 _FILE_EXTENSION = re.compile(r"\.[A-Za-z0-9]{2,5}$")
 _BRACKETS = re.compile(r"\[\[|\]{2,}|\{\{|\}\}")
-_HIDDEN = re.compile(r"<!--.*?(?:-->|\Z)|<(nowiki|pre|math|syntaxhighlight|source)\b[^>]*?>.*?(?:</\1\s*>|\Z)", re.S | re.I)
+_HIDDEN = re.compile(
+    r"<!--.*?(?:-->|\Z)|<(nowiki|pre|math|syntaxhighlight|source)\b[^>]*?>.*?(?:</\1\s*>|\Z)", re.S | re.I
+)
 _GALLERY = re.compile(r"<gallery\b[^>]*>(.*?)</gallery\s*>", re.S | re.I)
 _PIPES_AND_BRACKETS = re.compile(r"\[\[|\]{2,}|\{\{|\}\}|\|")
 _INFOBOX_START = re.compile(r"\{\{\s*infobox\b", re.I)

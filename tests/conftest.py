@@ -26,7 +26,9 @@ SITEINFO = """  <siteinfo>
 """
 
 
-def page_xml(title: str, text: str, page_id: int, namespace: int = 0, redirect: str | None = None, revisions: int = 1) -> str:
+def page_xml(
+    title: str, text: str, page_id: int, namespace: int = 0, redirect: str | None = None, revisions: int = 1
+) -> str:
     """One ``<page>`` element in the export format, with ``revisions`` revisions of ``text``."""
     redirect_xml = f"    <redirect title={quoteattr(redirect)} />\n" if redirect else ""
     revision_xml = "".join(
@@ -61,7 +63,12 @@ def dump_xml(pages: list[str], file_namespace: str = "File") -> str:
 def write_dump(tmp_path: Path) -> Callable[..., Path]:
     """Write pages as a dump file; ``.bz2``/``.xml`` by name, ``multistream`` writes one bz2 stream per page."""
 
-    def write(pages: list[str], name: str = "enwiki-20240101-pages-articles.xml.bz2", multistream: bool = False, file_namespace: str = "File") -> Path:
+    def write(
+        pages: list[str],
+        name: str = "enwiki-20240101-pages-articles.xml.bz2",
+        multistream: bool = False,
+        file_namespace: str = "File",
+    ) -> Path:
         path = tmp_path / name
         xml = dump_xml(pages, file_namespace)
         if multistream:

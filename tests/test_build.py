@@ -16,27 +16,30 @@ from builder.local import build
 
 POSTCARD = "Easter Bunny Postcard 1907.jpg"
 FLAG = "Flag of France.svg"
+EASTER_BUNNY = (
+    "The '''Easter Bunny''' is a folkloric figure.\n"
+    f"[[File:{POSTCARD}|thumb|alt=A hare stands on its hind legs and carries several branches."
+    "|The 1907 postcard shows the Easter Bunny with a basket.<ref>{{cite web|url=x}}</ref>]]\n"
+    f"[[File:{FLAG}|20px]] Rabbits are popular."
+)
+EOSTRE = (
+    "'''Ēostre''' is a goddess.\n"
+    f"[[Image:{POSTCARD.replace(' ', '_')}|thumb|alt=A drawing shows an Easter bunny that carries branches."
+    "|A rabbit is depicted on an [[Easter]] postcard from 1907.]]"
+)
+POSTCARD_PAGE = (
+    "A '''postcard''' is a card.\n"
+    f"[[file:{POSTCARD}|thumb|upright|A postcard featuring the Easter Bunny in 1907]]\n"
+    f"[[File:{POSTCARD}|thumb|The 1907 postcard shows the Easter Bunny with a basket (detail).]]"
+)
 PAGES = [
-    page_xml(
-        "Easter Bunny",
-        f"The '''Easter Bunny''' is a folkloric figure.\n[[File:{POSTCARD}|thumb|alt=A hare stands on its hind legs and "
-        "carries several branches.|The 1907 postcard shows the Easter Bunny with a basket.<ref>{{cite web|url=x}}</ref>]]"
-        f"\n[[File:{FLAG}|20px]] Rabbits are popular.",
-        1,
+    page_xml("Easter Bunny", EASTER_BUNNY, 1),
+    page_xml("Ēostre", EOSTRE, 2),
+    page_xml("Postcard", POSTCARD_PAGE, 3),
+    *(
+        page_xml(f"Commune {n}", f"[[File:{FLAG}|20px|The flag of France flies over the town hall.]]", 10 + n)
+        for n in range(11)
     ),
-    page_xml(
-        "Ēostre",
-        f"'''Ēostre''' is a goddess.\n[[Image:{POSTCARD.replace(' ', '_')}|thumb|alt=A drawing shows an Easter bunny "
-        "that carries branches.|A rabbit is depicted on an [[Easter]] postcard from 1907.]]",
-        2,
-    ),
-    page_xml(
-        "Postcard",
-        f"A '''postcard''' is a card.\n[[file:{POSTCARD}|thumb|upright|A postcard featuring the Easter Bunny in 1907]]\n"
-        f"[[File:{POSTCARD}|thumb|The 1907 postcard shows the Easter Bunny with a basket (detail).]]",
-        3,
-    ),
-    *(page_xml(f"Commune {n}", f"[[File:{FLAG}|20px|The flag of France flies over the town hall.]]", 10 + n) for n in range(11)),
     page_xml("Lonely", "[[File:Lonely.jpg|thumb|This picture is used on one page only.]]", 30),
 ]
 
@@ -65,25 +68,43 @@ def pairs_of(folder: Path) -> set[tuple[str, str, frozenset[str]]]:
 def test_gold_and_silver_pairs(built: Path) -> None:
     image = f"File:{POSTCARD}"
     gold_caption = frozenset(
-        {"The 1907 postcard shows the Easter Bunny with a basket.", "A rabbit is depicted on an Easter postcard from 1907."}
+        {
+            "The 1907 postcard shows the Easter Bunny with a basket.",
+            "A rabbit is depicted on an Easter postcard from 1907.",
+        }
     )
     alt = frozenset(
-        {"A hare stands on its hind legs and carries several branches.", "A drawing shows an Easter bunny that carries branches."}
+        {
+            "A hare stands on its hind legs and carries several branches.",
+            "A drawing shows an Easter bunny that carries branches.",
+        }
     )
     detail = frozenset(
-        {"A rabbit is depicted on an Easter postcard from 1907.", "The 1907 postcard shows the Easter Bunny with a basket (detail)."}
+        {
+            "A rabbit is depicted on an Easter postcard from 1907.",
+            "The 1907 postcard shows the Easter Bunny with a basket (detail).",
+        }
     )
-    assert pairs_of(built / "gold") == {(image, "caption", gold_caption), (image, "caption", detail), (image, "alt", alt)}
+    assert pairs_of(built / "gold") == {
+        (image, "caption", gold_caption),
+        (image, "caption", detail),
+        (image, "alt", alt),
+    }
     silver = pairs_of(built / "silver")
     assert (image, "caption", gold_caption) in silver
     assert (
         image,
         "caption",
-        frozenset({"A postcard featuring the Easter Bunny in 1907", "A rabbit is depicted on an Easter postcard from 1907."}),
+        frozenset(
+            {"A postcard featuring the Easter Bunny in 1907", "A rabbit is depicted on an Easter postcard from 1907."}
+        ),
     ) in silver
     # "… with a basket (detail)." differs from "… with a basket." only by a bracketed expression.
     near_duplicate = frozenset(
-        {"The 1907 postcard shows the Easter Bunny with a basket.", "The 1907 postcard shows the Easter Bunny with a basket (detail)."}
+        {
+            "The 1907 postcard shows the Easter Bunny with a basket.",
+            "The 1907 postcard shows the Easter Bunny with a basket (detail).",
+        }
     )
     assert all(texts != near_duplicate for _, _, texts in silver)
 
@@ -137,9 +158,25 @@ def test_two_workers_on_a_multistream_dump_give_the_same_rows(write_dump, built:
     assert pairs_of(out / "silver") == pairs_of(built / "silver")
 
 
-def test_cli_prints_the_funnel(dump: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], perceptron_available: None) -> None:
+def test_cli_prints_the_funnel(
+    dump: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], perceptron_available: None
+) -> None:
     out = tmp_path / "cli"
-    code = wikipedia_ipc.main(["build", str(dump), "--configs", "gold", "--output", str(out), "--tagger", "perceptron", "--workers", "1", "--quiet"])
+    code = wikipedia_ipc.main(
+        [
+            "build",
+            str(dump),
+            "--configs",
+            "gold",
+            "--output",
+            str(out),
+            "--tagger",
+            "perceptron",
+            "--workers",
+            "1",
+            "--quiet",
+        ]
+    )
     printed = capsys.readouterr().out
     assert code == 0
     assert "| 9 | Significant caption diff |" in printed
@@ -153,7 +190,11 @@ def test_cli_reports_a_missing_dump(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 def test_datasets_builder_class(dump: Path, built: Path, tmp_path: Path) -> None:
-    builder = wikipedia_ipc.WikipediaIPC(config_name="gold", dump_paths=[str(dump)], tagger="perceptron", cache_dir=str(tmp_path))
+    builder = wikipedia_ipc.WikipediaIPC(
+        config_name="gold", dump_paths=[str(dump)], tagger="perceptron", cache_dir=str(tmp_path)
+    )
     builder.download_and_prepare()
     rows = builder.as_dataset(split="train")
-    assert {(r["image"], r["caption_type"], frozenset((r["sentence1"], r["sentence2"]))) for r in rows} == pairs_of(built / "gold")
+    assert {(r["image"], r["caption_type"], frozenset((r["sentence1"], r["sentence2"]))) for r in rows} == pairs_of(
+        built / "gold"
+    )

@@ -14,7 +14,12 @@ from builder.dump import DumpReader
 from builder.local import build
 from builder.wikitext import ExtractStats, extract_images, normalize_title
 
-EXCERPT = Path(gensim.__file__).parent / "test" / "test_data" / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+EXCERPT = (
+    Path(gensim.__file__).parent
+    / "test"
+    / "test_data"
+    / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+)
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +33,9 @@ def pages() -> list:
 
 def test_reference_counts_by_source(pages: list) -> None:
     stats = ExtractStats()
-    sources = collections.Counter(r.source for page in pages for r in extract_images(page.text, page.title, stats=stats))
+    sources = collections.Counter(
+        r.source for page in pages for r in extract_images(page.text, page.title, stats=stats)
+    )
     assert len(pages) == 106
     assert sources == {"link": 1046, "gallery": 97, "infobox": 28}
     assert (stats.references, stats.unclosed, stats.unparsed) == (1171, 0, 0)

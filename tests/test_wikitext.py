@@ -37,7 +37,12 @@ def test_extended_image_syntax_options_and_caption() -> None:
         "|A 1907 postcard featuring the [[Easter Bunny]]]] more text"
     )
     assert refs(text) == [
-        ("File:Easter Bunny Postcard 1907.jpg", "A 1907 postcard featuring the Easter Bunny", "A hare carrying branches", "link")
+        (
+            "File:Easter Bunny Postcard 1907.jpg",
+            "A 1907 postcard featuring the Easter Bunny",
+            "A hare carrying branches",
+            "link",
+        )
     ]
 
 
