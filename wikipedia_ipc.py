@@ -138,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             work_dir=arguments.work_dir,
             show_progress=not arguments.quiet,
         )
-    except (FileNotFoundError, IsADirectoryError, DumpError, TaggerUnavailable) as error:
+    except (FileNotFoundError, IsADirectoryError, ValueError, DumpError, TaggerUnavailable) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     extraction = report.extraction

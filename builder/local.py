@@ -297,7 +297,8 @@ def _tagged_batches(
         for batch in batches:
             yield batch, _tag_batch(batch, tagger)
         return
-    context = multiprocessing.get_context("spawn" if sys.platform == "darwin" else "fork")
+    # spawn, not fork: the parent holds a DuckDB connection with live threads.
+    context = multiprocessing.get_context("spawn")
     with context.Pool(workers, initializer=_init_tag_worker, initargs=(tagger.name,)) as pool:
         while window := list(itertools.islice(batches, workers * 4)):
             yield from zip(window, pool.map(_tag_in_worker, window, chunksize=1), strict=True)
@@ -357,6 +358,9 @@ def build(
         raise ValueError("no dump files given")
     if not configs:
         raise ValueError("no configs given")
+    history = [config.name for config in configs if config.dump_kind == "history"]
+    if history:
+        raise ValueError(f"config(s) {history} mine edit-history dumps, which this version cannot build yet")
     for dump in dumps:
         if not Path(dump).is_file():
             raise FileNotFoundError(f"dump file not found: {dump}")
