@@ -30,6 +30,8 @@ from mwparserfromhell.wikicode import Wikicode
 
 MAX_DEPTH = 50
 _MARKUP = re.compile(r"[\[\]{}<>'&]")
+_SIMPLE_LINK = re.compile(r"\[\[([^\[\]{}|<>'&]+)(?:\|([^\[\]{}|<>'&]*))?\]\]")
+_ONLY_LINKS = re.compile(r"(?:[^\[\]{}<>'&]|'(?!')|" + _SIMPLE_LINK.pattern + r")*")
 _SPACE_BEFORE = re.compile(r" +([,.;:!?)])")
 _SPACE_AFTER = re.compile(r"\( +")
 _HIDDEN_LINK_NAMESPACES = frozenset({"file", "image", "media", "category"})
@@ -43,15 +45,20 @@ Renderer = Callable[[list[str], dict[str, str]], str]
 
 def normalize_text(text: str) -> str:
     """One line of printable text with single spaces, as the paper's pre-processing leaves it."""
-    characters = []
-    for char in text:
-        category = unicodedata.category(char)
-        if char in "\r\n\t" or category == "Zs":
-            characters.append(" ")
-        elif category[0] != "C":
-            characters.append(char)
-    collapsed = " ".join("".join(characters).split())
-    return _SPACE_AFTER.sub("(", _SPACE_BEFORE.sub(r"\1", collapsed))
+    if not text.isprintable():
+        text = "".join(_printable(char) for char in text)
+    collapsed = " ".join(text.split())
+    if " " in collapsed:
+        collapsed = _SPACE_AFTER.sub("(", _SPACE_BEFORE.sub(r"\1", collapsed))
+    return collapsed
+
+
+def _printable(char: str) -> str:
+    """Line breaks, tabs and Unicode spaces become a space; control and format characters go."""
+    category = unicodedata.category(char)
+    if category == "Zs" or category in ("Zl", "Zp") or char in "\r\n\t":
+        return " "
+    return "" if category[0] == "C" else char
 
 
 def clean_caption(wikitext: str | Wikicode) -> str:
@@ -59,8 +66,30 @@ def clean_caption(wikitext: str | Wikicode) -> str:
     if isinstance(wikitext, str):
         if not _MARKUP.search(wikitext):
             return normalize_text(wikitext)
+        simple = _render_links_only(wikitext)
+        if simple is not None:
+            return normalize_text(simple)
         wikitext = mwparserfromhell.parse(wikitext)
     return normalize_text(_render(wikitext, 0))
+
+
+def _render_links_only(text: str) -> str | None:
+    """Plain links are most captions' only markup: render those without a full parse.
+
+    Returns None when anything else is there (templates, tags, entities, quotes,
+    nested or external links), and the full renderer takes over.
+    """
+    if not _ONLY_LINKS.fullmatch(text):
+        return None
+    return _SIMPLE_LINK.sub(_simple_link, text)
+
+
+def _simple_link(match: re.Match[str]) -> str:
+    target, label = match.group(1), match.group(2)
+    visible = target.strip().startswith(":")
+    if not visible and target.partition(":")[0].strip().casefold() in _HIDDEN_LINK_NAMESPACES and ":" in target:
+        return ""
+    return label if label is not None else target.strip().lstrip(":")
 
 
 def _render(code: Wikicode, depth: int) -> str:
