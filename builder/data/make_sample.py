@@ -1,0 +1,426 @@
+"""Writes the embedded sample dump ``enwiki-20240101-sample-pages-articles.xml.bz2``.
+
+The pages are written for the project (not copied from Wikipedia) to exercise
+every stage: images reused across pages with differing captions, alt texts,
+infoboxes, galleries, templates and references in captions, near-duplicates,
+an icon used on more than ten pages, redirects, other namespaces, commented-out
+and unclosed image markup. Run ``python builder/data/make_sample.py`` after
+editing the pages; the output is byte-for-byte reproducible.
+"""
+
+from __future__ import annotations
+
+import bz2
+import hashlib
+from pathlib import Path
+from xml.sax.saxutils import escape, quoteattr
+
+OUTPUT = Path(__file__).resolve().parent / "enwiki-20240101-sample-pages-articles.xml.bz2"
+
+HEADER = """<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" \
+xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" \
+xsi:schemaLocation="http://www.mediawiki.org/xml/export-0.10/ http://www.mediawiki.org/xml/export-0.10.xsd" \
+version="0.10" xml:lang="en">
+  <siteinfo>
+    <sitename>Wikipedia</sitename>
+    <dbname>enwiki</dbname>
+    <base>https://en.wikipedia.org/wiki/Main_Page</base>
+    <generator>MediaWiki 1.42.0-wmf.10</generator>
+    <case>first-letter</case>
+    <namespaces>
+      <namespace key="-2" case="first-letter">Media</namespace>
+      <namespace key="-1" case="first-letter">Special</namespace>
+      <namespace key="0" case="first-letter" />
+      <namespace key="1" case="first-letter">Talk</namespace>
+      <namespace key="2" case="first-letter">User</namespace>
+      <namespace key="4" case="first-letter">Wikipedia</namespace>
+      <namespace key="6" case="first-letter">File</namespace>
+      <namespace key="10" case="first-letter">Template</namespace>
+      <namespace key="14" case="first-letter">Category</namespace>
+    </namespaces>
+  </siteinfo>
+"""
+
+FRENCH_CITIES = ["Lyon", "Marseille", "Toulouse", "Nice", "Nantes", "Strasbourg", "Montpellier", "Bordeaux", "Lille",
+                 "Rennes", "Reims", "Le Havre"]  # fmt: skip
+
+# (title, namespace, redirect target or None, wikitext)
+PAGES: list[tuple[str, int, str | None, str]] = [
+    (
+        "Easter Bunny",
+        0,
+        None,
+        """{{Short description|Folkloric figure and symbol of Easter}}
+[[File:Easter Bunny Postcard 1907.jpg|thumb|upright=1.1|alt=A hare stands on its hind legs and carries several branches.|The Easter Bunny brings eggs to the children in this postcard from 1907.<ref>{{cite web|url=https://example.org/postcards|title=Early Easter postcards|access-date=2023-04-01}}</ref>]]
+The '''Easter Bunny''' (also called the '''Easter Rabbit''' or '''Easter Hare''') is a folkloric figure and symbol of [[Easter]], depicted as a [[rabbit]] bringing [[Easter egg]]s.
+
+== Origins ==
+The custom was first mentioned in a German text of 1682.<ref>{{cite book|title=De ovis paschalibus|year=1682}}</ref>
+<!-- [[File:Old Easter card.jpg|thumb|An old card was removed from the article in 2019.]] -->
+See also [[:File:Easter Bunny Postcard 1907.jpg]] for the full-size scan.
+
+[[Category:Easter traditions]]
+[[Category:Fictional rabbits and hares]]""",
+    ),
+    (
+        "Ēostre",
+        0,
+        None,
+        """'''Ēostre''' is a West Germanic spring goddess whose name is connected with [[Easter]].
+
+== Connection to hares ==
+[[Image:Easter_Bunny_Postcard_1907.jpg|thumb|left|alt=A drawing shows an Easter bunny that carries branches.|A rabbit is depicted on an Easter postcard from 1907.]]
+In the 19th century, scholars began to link the goddess with [[hare]]s.
+
+[[Category:Anglo-Saxon paganism]]""",
+    ),
+    (
+        "Easter postcard",
+        0,
+        None,
+        """{{Infobox artifact
+| name = Easter postcard
+| image = easter_Bunny_Postcard_1907.jpg
+| alt = A postcard shows a hare with a basket of colored eggs.
+| caption = A postcard featuring the Easter Bunny and a basket of eggs
+| material = Card
+}}
+An '''Easter postcard''' is a [[postcard]] sent around [[Easter]].
+
+[[Category:Postcards]]""",
+    ),
+    (
+        "Hare",
+        0,
+        None,
+        """[[File:Lepus europaeus (Causse Méjean).jpg|thumb|A European hare sits in a dry meadow in the Causse Méjean.]]
+'''Hares''' are mammals of the genus ''[[Lepus]]''.
+
+== In folklore ==
+[[File:Broken hare.jpg|thumb|A hare sits in a field and the markup is never closed
+Hares appear in the folklore of many cultures.
+
+<gallery mode="packed">
+File:Easter Bunny Postcard 1907.jpg|Postcard, 1907
+File:Hare in snow.jpg|A mountain hare changes its coat to white in winter.|alt=A white hare in snow
+</gallery>
+
+[[Category:Hares]]""",
+    ),
+    (
+        "Easter Rabbit",
+        0,
+        "Easter Bunny",
+        "#REDIRECT [[Easter Bunny]]\n[[File:Easter Bunny Postcard 1907.jpg|thumb|This redirect page should never be mined.]]",
+    ),
+    (
+        "Easter Hare",
+        0,
+        "Easter Bunny",
+        "#REDIRECT [[Easter Bunny]] {{R from alternative name}}",
+    ),
+    (
+        "Belfast Blitz",
+        0,
+        None,
+        """{{Infobox military conflict
+| conflict = Belfast Blitz
+| partof = the [[Strategic bombing during World War II|Second World War]]
+| image = [[File:Belfast Blitz rubble 1941.jpg|300px|alt=Soldiers with shovels stand among ruined houses.]]
+| caption = Troops clearing rubble after the May air raid on Belfast
+| date = 7 April – 6 May 1941
+}}
+The '''Belfast Blitz''' consisted of four German air raids on [[Belfast]] in 1941.
+
+[[Category:1941 in Northern Ireland]]""",
+    ),
+    (
+        "Belfast",
+        0,
+        None,
+        """'''Belfast''' is the capital city of [[Northern Ireland]].
+
+== Second World War ==
+[[File:Belfast_Blitz_rubble_1941.jpg|thumb|alt=Soldiers with shovels stand among ruined houses.|Soldiers clearing rubble after the May air raid on Belfast]]
+The city was bombed in April and May 1941.
+
+[[Category:Belfast]]""",
+    ),
+    (
+        "Northern Ireland in the Second World War",
+        0,
+        None,
+        """[[File:Belfast Blitz rubble 1941.jpg|thumb|Soldiers cleared the rubble after the German air raid of May 1941.]]
+'''Northern Ireland''' was part of the [[United Kingdom]] during the [[Second World War]].
+
+[[Category:Northern Ireland in World War II]]""",
+    ),
+    (
+        "Wetting",
+        0,
+        None,
+        """'''Wetting''' is the ability of a liquid to keep contact with a solid surface.
+[[File:Water droplet on fabric.jpg|thumb|Water bead on a fabric that has been made non-wetting by chemical treatment.]]
+
+[[Category:Fluid mechanics]]""",
+    ),
+    (
+        "Durable water repellent",
+        0,
+        None,
+        """[[File:Water droplet on fabric.jpg|thumb|Fluorine-containing durable water repellent makes a fabric water-resistant.]]
+'''Durable water repellent''' is a coating added to fabrics at the factory to make them water-resistant.
+
+[[Category:Textile treatments]]""",
+    ),
+    (
+        "USS Monterey (BM-6)",
+        0,
+        None,
+        """{{Infobox ship begin}}
+'''USS ''Monterey'' (BM-6)''' was a [[monitor (warship)|monitor]] of the [[United States Navy]].
+[[File:USS Monterey (BM-6) at Mare Island.jpg|thumb|{{USS|Monterey|BM-6|6}} lies at anchor off [[Mare Island Naval Shipyard|Mare Island]], {{circa|1900}}.<ref>{{cite web|url=https://example.org/danfs|title=Monterey}}</ref>]]
+
+[[Category:Monitors of the United States Navy]]""",
+    ),
+    (
+        "Mare Island Naval Shipyard",
+        0,
+        None,
+        """The '''Mare Island Naval Shipyard''' was the first [[United States Navy]] base on the Pacific Ocean.
+[[File:USS_Monterey_(BM-6)_at_Mare_Island.jpg|thumb|right|250px|The monitor {{USS|Monterey|BM-6}} was photographed at the yard in 1898.]]
+
+[[Category:Shipyards of the United States Navy]]""",
+    ),
+    (
+        "Tower Bridge",
+        0,
+        None,
+        """[[File:Tower Bridge at dusk.jpg|thumb|'''Tower Bridge''' is lit up at dusk over the [[River Thames]].]]
+'''Tower Bridge''' is a combined [[bascule bridge|bascule]] and [[suspension bridge]] in [[London]].
+
+[[Category:Bridges in London]]""",
+    ),
+    (
+        "River Thames",
+        0,
+        None,
+        """The '''River Thames''' flows through southern England, including [[London]].
+[[File:Tower Bridge at dusk.jpg|thumb|Tower Bridge is lit up at dusk over the river Thames]]
+
+[[Category:Rivers of England]]""",
+    ),
+    (
+        "Bridges in London",
+        0,
+        None,
+        """There are more than 200 '''bridges in London'''.
+[[File:Tower%20Bridge%20at%20dusk.jpg|thumb|Tower Bridge is lit up at dusk over the River Thames (2015).]]
+
+[[Category:Bridges in London|*]]""",
+    ),
+    (
+        "Bascule bridge",
+        0,
+        None,
+        """A '''bascule bridge''' is a moveable bridge with a counterweight.
+[[File:Tower Bridge at dusk.jpg|thumb|Tower Bridge is lit up at dusk over the River Thames.]]
+[[File:Tower Bridge bascules raised.jpg|thumb|The bascules of Tower Bridge are raised for a passing ship.]]
+
+[[Category:Bascule bridges]]""",
+    ),
+    (
+        "Victorian engineering",
+        0,
+        None,
+        """'''Victorian engineering''' produced many of Britain's landmarks.
+[[File:Tower Bridge at dusk.jpg|thumb|The bridge was completed in 1894 and is lit every evening.]]
+[[File:Tower Bridge bascules raised.jpg|thumb|Both bascules are open while a ship passes through the bridge.]]
+
+[[Category:Victorian architecture]]""",
+    ),
+    (
+        "Dieric Bouts",
+        0,
+        None,
+        """{{Infobox artist
+| name = Dieric Bouts
+| image = [[File:Dieric Bouts self portrait.jpg|220px|alt=A man in a red hat looks out of a window.]]
+| caption = Bouts may have painted himself as a servant in the ''Last Supper''.
+| birth_date = {{circa|1415}}
+}}
+'''Dieric Bouts''' was an [[Early Netherlandish painting|Early Netherlandish]] painter.
+[[File:Last Supper Bouts.jpg|thumb|Last Supper by Dieric Bouts]]
+
+[[Category:Early Netherlandish painters]]""",
+    ),
+    (
+        "Last Supper (Bouts)",
+        0,
+        None,
+        """[[File:Last Supper Bouts.jpg|thumb|The Last Supper was painted by Dieric Bouts for a church in Leuven.]]
+[[File:Dieric Bouts self portrait.jpg|thumb|upright|alt=A man in a red hat stands in a doorway.|The servant in the doorway is often identified as the painter himself.]]
+The '''''Last Supper''''' is an altarpiece in [[Leuven]].
+
+[[Category:Paintings by Dieric Bouts]]""",
+    ),
+    (
+        "Leuven",
+        0,
+        None,
+        """{{Infobox settlement
+| name = Leuven
+| image1 = Leuven Town Hall.jpg
+| caption1 = The Gothic town hall was built between 1448 and 1469.
+| image2 = Saint Peter's Church Leuven.jpg
+| caption2 = Saint Peter's Church stands opposite the town hall.
+}}
+'''Leuven''' is the capital of the province of [[Flemish Brabant]].
+
+== Gallery ==
+<gallery>
+File:Leuven Town Hall.jpg|The late Gothic town hall stands on the Grote Markt.|alt=A stone facade with many statues and towers
+File:Saint Peter's Church Leuven.jpg|Saint Peter's Church is the home of the Last Supper by Dieric Bouts.
+Old Leuven map.png|A map of the city in 1600
+</gallery>
+
+[[Category:Cities in Flemish Brabant]]""",
+    ),
+    (
+        "Town hall",
+        0,
+        None,
+        """A '''town hall''' is the chief administrative building of a municipality.
+[[File:Leuven Town Hall.jpg|thumb|Leuven Town Hall]]
+
+[[Category:Town halls]]""",
+    ),
+    (
+        "Brussels tram network",
+        0,
+        None,
+        """The '''Brussels tram network''' is operated by [[STIB]].
+[[File:Brussels tram map.png|thumb|The route, marked by [[File:Tram icon.svg|15px]] icons, runs along the inner ring boulevard.]]
+
+[[Category:Tram transport in Belgium]]""",
+    ),
+    (
+        "Mount Fuji",
+        0,
+        None,
+        """[[File:Mount Fuji from Lake Kawaguchi.jpg|thumb|alt=A snow-capped volcano is seen above a lake.|{{nihongo|Mount Fuji|富士山|Fuji-san}} rises {{convert|3776|m|ft}} above the sea.]]
+'''Mount Fuji''' is the highest mountain in [[Japan]].
+
+[[Category:Volcanoes of Japan]]""",
+    ),
+    (
+        "Fujikawaguchiko",
+        0,
+        None,
+        """'''Fujikawaguchiko''' is a town in [[Yamanashi Prefecture]].
+[[File:Mount Fuji from Lake Kawaguchi.jpg|thumb|alt=A snow-capped volcano is reflected in a calm lake.|The volcano is reflected in Lake Kawaguchi on a&nbsp;clear<br />winter morning.]]
+
+[[Category:Towns in Yamanashi Prefecture]]""",
+    ),
+    (
+        "Paris",
+        0,
+        None,
+        """[[File:Seine at Pont Neuf.jpg|thumb|The {{lang|fr|Pont Neuf}} crosses the [[Seine]] at the western tip of the Île de la Cité.]]
+'''Paris''' is the capital of [[France]].
+[[File:Flag of France.svg|20px|border|The national flag flies over public buildings in the city.]]
+
+[[Category:Paris]]""",
+    ),
+    (
+        "Pont Neuf",
+        0,
+        None,
+        """The '''Pont Neuf''' is the oldest standing bridge across the [[Seine]] in [[Paris]].
+[[File:Seine at Pont Neuf.jpg|thumb|The oldest bridge of Paris was finished under King Henry IV.]]
+
+[[Category:Bridges in Paris]]""",
+    ),
+    *(
+        (
+            city,
+            0,
+            None,
+            f"""'''{city}''' is a city in [[France]].
+[[File:Flag of France.svg|20px|border|The national flag flies over the town hall of {city}.]]
+{{{{France-geo-stub}}}}""",
+        )
+        for city in FRENCH_CITIES
+    ),
+    (
+        "Talk:Easter Bunny",
+        1,
+        None,
+        """== Image ==
+Should we use [[File:Easter Bunny Postcard 1907.jpg|thumb|A talk page caption does not describe the image in an article.]] instead? ~~~~""",
+    ),
+    (
+        "User:Example",
+        2,
+        None,
+        "[[File:Tower Bridge at dusk.jpg|thumb|My own photograph of the bridge was taken in 2015.]]",
+    ),
+    (
+        "Template:Infobox artifact",
+        10,
+        None,
+        "{{Infobox\n| image = {{{image|}}}\n| caption = {{{caption|}}}\n}}<noinclude>[[File:Example.jpg|thumb|The template is shown with an example image.]]</noinclude>",
+    ),
+    (
+        "File:Easter Bunny Postcard 1907.jpg",
+        6,
+        None,
+        "== Summary ==\n{{Information|description=An Easter postcard from 1907 shows a hare.}}\n[[File:Easter Bunny Postcard 1907.jpg|thumb|The description page shows the file itself.]]",
+    ),
+    (
+        "Category:Easter traditions",
+        14,
+        None,
+        "[[File:Easter Bunny Postcard 1907.jpg|thumb|Category pages are not articles either.]]",
+    ),
+]
+
+
+def page_xml(number: int, title: str, namespace: int, redirect: str | None, text: str) -> str:
+    """One page in the export format, with ids and a sha1 derived from its position and text."""
+    page_id = 1000 + number
+    redirect_xml = f"    <redirect title={quoteattr(redirect)} />\n" if redirect else ""
+    sha1 = hashlib.sha1(text.encode("utf-8")).hexdigest()
+    return f"""  <page>
+    <title>{escape(title)}</title>
+    <ns>{namespace}</ns>
+    <id>{page_id}</id>
+{redirect_xml}    <revision>
+      <id>{50000 + number}</id>
+      <parentid>{40000 + number}</parentid>
+      <timestamp>2024-01-01T00:{number // 60:02d}:{number % 60:02d}Z</timestamp>
+      <contributor>
+        <username>Sample editor</username>
+        <id>42</id>
+      </contributor>
+      <model>wikitext</model>
+      <format>text/x-wiki</format>
+      <text bytes="{len(text.encode("utf-8"))}" xml:space="preserve">{escape(text)}</text>
+      <sha1>{sha1}</sha1>
+    </revision>
+  </page>
+"""
+
+
+def sample_xml() -> str:
+    pages = "".join(page_xml(number, *page) for number, page in enumerate(PAGES))
+    return HEADER + pages + "</mediawiki>\n"
+
+
+def main() -> None:
+    OUTPUT.write_bytes(bz2.compress(sample_xml().encode("utf-8"), compresslevel=9))
+    print(f"wrote {OUTPUT} ({len(PAGES)} pages)")
+
+
+if __name__ == "__main__":
+    main()
