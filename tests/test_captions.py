@@ -102,3 +102,13 @@ def test_stanza_without_models_says_how_to_get_them(tmp_path) -> None:
 def test_unknown_tagger_name() -> None:
     with pytest.raises(ValueError, match="unknown tagger 'corenlp'"):
         get_tagger("corenlp")
+
+
+def test_textblob_aptagger_model_is_a_working_fallback() -> None:
+    """The model file that ships with textblob-aptagger loads into NLTK's perceptron and tags."""
+    from nltk.tag.perceptron import PerceptronTagger as NLTKPerceptron
+
+    from builder.tagging import PerceptronTagger
+
+    tagger = PerceptronTagger._textblob_model(NLTKPerceptron)
+    assert [tag for _, tag in tagger.tag("Soldiers cleared the rubble .".split())] == ["NNS", "VBD", "DT", "NN", "."]
