@@ -8,10 +8,10 @@ from pathlib import Path
 import datasets
 import pyarrow.parquet as pq
 import pytest
-from conftest import page_xml
 
 import wikipedia_ipc
 from builder.config import GOLD, SILVER
+from builder.data.make_sample import dump_xml, page_xml
 from builder.local import build
 
 POSTCARD = "Easter Bunny Postcard 1907.jpg"
@@ -46,8 +46,6 @@ PAGES = [
 
 @pytest.fixture(scope="module")
 def dump(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from conftest import dump_xml
-
     path = tmp_path_factory.mktemp("dump") / "enwiki-20240101-pages-articles.xml"
     path.write_text(dump_xml(PAGES), encoding="utf-8")
     return path

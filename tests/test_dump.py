@@ -7,8 +7,8 @@ import gzip
 from pathlib import Path
 
 import pytest
-from conftest import page_xml
 
+from builder.data.make_sample import page_xml
 from builder.dump import DumpError, DumpReader, iter_pages, read_siteinfo, split_ranges, stream_offsets
 
 PAGES = [

@@ -34,7 +34,7 @@ version="0.10" xml:lang="en">
       <namespace key="1" case="first-letter">Talk</namespace>
       <namespace key="2" case="first-letter">User</namespace>
       <namespace key="4" case="first-letter">Wikipedia</namespace>
-      <namespace key="6" case="first-letter">File</namespace>
+      <namespace key="6" case="first-letter">{file_namespace}</namespace>
       <namespace key="10" case="first-letter">Template</namespace>
       <namespace key="14" case="first-letter">Category</namespace>
     </namespaces>
@@ -386,19 +386,16 @@ Should we use [[File:Easter Bunny Postcard 1907.jpg|thumb|A talk page caption do
 ]
 
 
-def page_xml(number: int, title: str, namespace: int, redirect: str | None, text: str) -> str:
-    """One page in the export format, with ids and a sha1 derived from its position and text."""
-    page_id = 1000 + number
+def page_xml(
+    title: str, text: str, page_id: int, namespace: int = 0, redirect: str | None = None, revisions: int = 1
+) -> str:
+    """One ``<page>`` in the export format, with ``revisions`` revisions of ``text`` (ids derive from page_id)."""
     redirect_xml = f"    <redirect title={quoteattr(redirect)} />\n" if redirect else ""
     sha1 = hashlib.sha1(text.encode("utf-8")).hexdigest()
-    return f"""  <page>
-    <title>{escape(title)}</title>
-    <ns>{namespace}</ns>
-    <id>{page_id}</id>
-{redirect_xml}    <revision>
-      <id>{50000 + number}</id>
-      <parentid>{40000 + number}</parentid>
-      <timestamp>2024-01-01T00:{number // 60:02d}:{number % 60:02d}Z</timestamp>
+    revision_xml = "".join(
+        f"""    <revision>
+      <id>{page_id * 100 + number}</id>
+      <timestamp>2024-01-01T00:00:{number:02d}Z</timestamp>
       <contributor>
         <username>Sample editor</username>
         <id>42</id>
@@ -408,13 +405,28 @@ def page_xml(number: int, title: str, namespace: int, redirect: str | None, text
       <text bytes="{len(text.encode("utf-8"))}" xml:space="preserve">{escape(text)}</text>
       <sha1>{sha1}</sha1>
     </revision>
-  </page>
+"""
+        for number in range(revisions)
+    )
+    return f"""  <page>
+    <title>{escape(title)}</title>
+    <ns>{namespace}</ns>
+    <id>{page_id}</id>
+{redirect_xml}{revision_xml}  </page>
 """
 
 
+def dump_xml(pages: list[str], file_namespace: str = "File") -> str:
+    """A whole dump: the header with its namespaces, the pages, the closing tag."""
+    return HEADER.replace("{file_namespace}", file_namespace) + "".join(pages) + "</mediawiki>\n"
+
+
 def sample_xml() -> str:
-    pages = "".join(page_xml(number, *page) for number, page in enumerate(PAGES))
-    return HEADER + pages + "</mediawiki>\n"
+    pages = [
+        page_xml(title, text, 1000 + n, namespace, redirect)
+        for n, (title, namespace, redirect, text) in enumerate(PAGES)
+    ]
+    return dump_xml(pages)
 
 
 def main() -> None:
