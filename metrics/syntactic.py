@@ -15,17 +15,42 @@ from functools import cached_property
 
 from nltk.stem.porter import PorterStemmer
 from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
-from rouge_score import rouge_scorer, tokenize
+from rouge_score import rouge_scorer, tokenize, tokenizers
 
 SYNTACTIC = ("rouge1", "rougeL", "bleu")
 
 
+class _CachingTokenizer:
+    """rouge_score's own tokenizer, remembering each text's tokens: corpora repeat sentences."""
+
+    def __init__(self, tokenizer: tokenizers.Tokenizer) -> None:
+        self._tokenizer = tokenizer
+        self._cache: dict[str, list[str]] = {}
+
+    def tokenize(self, text: str) -> list[str]:
+        if text not in self._cache:
+            self._cache[text] = self._tokenizer.tokenize(text)
+        return self._cache[text]
+
+
 class SyntacticScorer:
-    """Scores text pairs with the three syntactic measures; one instance can be reused."""
+    """Scores text pairs with the three syntactic measures; one instance can be reused.
+
+    Stemming dominates the cost of ROUGE and BLEU, so each text is tokenized once.
+    """
+
+    def __init__(self) -> None:
+        self._bleu_tokens: dict[str, list[str]] = {}
 
     @cached_property
     def _rouge(self) -> rouge_scorer.RougeScorer:
-        return rouge_scorer.RougeScorer(["rouge1", "rougeL"], use_stemmer=True)
+        tokenizer = _CachingTokenizer(tokenizers.DefaultTokenizer(use_stemmer=True))
+        return rouge_scorer.RougeScorer(["rouge1", "rougeL"], tokenizer=tokenizer)
+
+    def _tokens(self, text: str) -> list[str]:
+        if text not in self._bleu_tokens:
+            self._bleu_tokens[text] = tokenize.tokenize(text, self._stemmer)
+        return self._bleu_tokens[text]
 
     @cached_property
     def _stemmer(self) -> PorterStemmer:
@@ -37,8 +62,8 @@ class SyntacticScorer:
 
     def bleu(self, a: str, b: str) -> float:
         """Sentence BLEU both ways, averaged; empty texts score 0."""
-        tokens_a = tokenize.tokenize(a, self._stemmer)
-        tokens_b = tokenize.tokenize(b, self._stemmer)
+        tokens_a = self._tokens(a)
+        tokens_b = self._tokens(b)
         if not tokens_a or not tokens_b:
             return 0.0
         forward = sentence_bleu([tokens_b], tokens_a, smoothing_function=self._smoothing)

@@ -95,8 +95,7 @@ def test_wms_equals_gensim_word_movers_distance(table_5_scores: dict) -> None:
     mover = semantic_scorer(get_profile("minilm")).word_mover()
     for index, (a, b, _) in enumerate(TABLE_5):
         words_a, words_b = (
-            [w for w in re.findall(r"\w+", text.lower()) if w not in mover.stop_words]
-            for text in (a, b)
+            [w for w in re.findall(r"\w+", text.lower()) if w not in mover.stop_words] for text in (a, b)
         )
         words = sorted(set(words_a) | set(words_b))
         vectors = KeyedVectors(vector_size=mover.vectors.dimension)
@@ -122,7 +121,10 @@ def test_empty_long_and_bad_inputs() -> None:
 
 
 def test_paper_profile_without_its_models_says_how_to_get_them(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import huggingface_hub.constants
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)  # read at import time
     monkeypatch.setenv("HF_HOME", str(tmp_path))
     with pytest.raises(
         ModelUnavailable, match=r"profile 'paper': cannot load sentence model .*paraphrase-mpnet-base-v2.*internet"
@@ -163,3 +165,25 @@ def test_minilm_baseline_is_what_random_wikipedia_pairs_give() -> None:
     from metrics.baseline import estimate_baseline
 
     assert estimate_baseline(pairs=300, seed=1) == pytest.approx(MINILM_BASELINE, abs=0.03)
+
+
+def test_paper_profile_bertscore_without_roberta(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import huggingface_hub.constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    with pytest.raises(ModelUnavailable, match=r"profile 'paper': cannot load BERTScore model 'roberta-large'"):
+        score_pairs(["a b"], ["c d"], profile="paper", measures=["bert"])
+
+
+def test_word_vectors_from_a_local_file(tmp_path: Path) -> None:
+    """Any profile's WMS vectors can be a local word2vec-format file (e.g. a fastText .vec)."""
+    vectors = tmp_path / "tiny.vec"
+    vectors.write_text("4 2\nrabbit 1 0\nhare 0.8 0.6\npostcard 0 1\ncard 0.6 0.8\n", encoding="utf-8")
+    r = score_pairs(
+        ["A rabbit postcard"], ["A hare card"], profile="paper", measures=["wms"], word_vectors=str(vectors)
+    )
+    # rabbit→hare and postcard→card each move half the mass a distance of sqrt(0.4)
+    assert r["wms"][0] == pytest.approx(1 - math.sqrt(0.4) / 2)
+    assert "wms:tiny.vec" in r["signature"]
