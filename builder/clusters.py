@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 
 CAPTION_TYPES = ("caption", "alt")
 
@@ -62,24 +62,6 @@ class Pair:
     @property
     def sentence2(self) -> str:
         return self.second.text(self.caption_type)
-
-
-def group_by_image(rows: Iterable[dict[str, object]]) -> Iterator[Cluster]:
-    """Turn reference rows sorted by image into clusters, one image at a time."""
-    for image, group in itertools.groupby(rows, key=lambda row: row["image"]):
-        references = tuple(
-            Reference(
-                page=str(row["page"]),
-                page_id=int(row["page_id"]),  # type: ignore[call-overload]
-                revision_id=int(row["revision_id"]),  # type: ignore[call-overload]
-                position=int(row["position"]),  # type: ignore[call-overload]
-                source=str(row["source"]),
-                caption=str(row["caption"] or ""),
-                alt=str(row["alt"] or ""),
-            )
-            for row in group
-        )
-        yield Cluster(str(image), references)
 
 
 def min_references(bound: int) -> Callable[[Cluster], Cluster | None]:

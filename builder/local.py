@@ -23,6 +23,7 @@ import shutil
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
@@ -38,7 +39,7 @@ from builder.dump import DumpReader, ReadStats, read_siteinfo, split_ranges
 from builder.output import PairWriter, write_card, write_funnel
 from builder.pipeline import FilterChain
 from builder.tagging import Tagger, get_tagger
-from builder.wikitext import DEFAULT_FILE_ALIASES, ExtractStats, extract_images
+from builder.wikitext import DEFAULT_FILE_ALIASES, ExtractionError, ExtractStats, extract_images
 
 REFERENCE_SCHEMA = pa.schema(
     [
@@ -103,7 +104,12 @@ def run_extract_task(task: ExtractTask, progress: tqdm | None = None) -> Extract
     rows: list[dict] = []
     with pq.ParquetWriter(task.shard, REFERENCE_SCHEMA, compression="zstd") as writer:
         for page in reader:
-            references = extract_images(page.text, page.title, task.aliases, extract)
+            try:
+                references = extract_images(page.text, page.title, task.aliases, extract)
+            except ExtractionError as error:
+                warnings.warn(f"{task.dump}: {error}; page skipped", stacklevel=1)
+                extract.failed_pages += 1
+                continue
             rows.extend(_reference_rows(page.title, page.page_id, page.revision_id, references))
             if len(rows) >= BATCH_ROWS:
                 writer.write_table(pa.Table.from_pylist(rows, schema=REFERENCE_SCHEMA))
@@ -186,7 +192,7 @@ def extract_references(
     return Extraction([Path(task.shard) for task in tasks], read, extract, described, seconds)
 
 
-def _stream_rows(connection: duckdb.DuckDBPyConnection, query: str, parameters: list | None = None) -> Iterator[dict]:
+def _stream_rows(connection: duckdb.DuckDBPyConnection, query: str) -> Iterator[dict]:
     """Rows of a query, fetched in record batches so that a huge result never sits in memory."""
     reader = connection.sql(query).to_arrow_reader(BATCH_ROWS)
     for batch in reader:
@@ -409,6 +415,7 @@ def _funnel_record(chain: FilterChain, rows: int, extraction: Extraction, tagger
         "invalid_utf8_bytes": extraction.read.invalid_utf8_bytes,
         "unclosed_image_markup": extraction.extract.unclosed,
         "unparsable_image_references": extraction.extract.unparsed,
+        "pages_that_failed_to_parse": extraction.extract.failed_pages,
     }
     return {
         "config": chain.config.name,

@@ -67,6 +67,7 @@ class ExtractStats:
     references: int = 0
     unclosed: int = 0
     unparsed: int = 0
+    failed_pages: int = 0
 
     def add(self, other: ExtractStats) -> None:
         for field in dataclasses.fields(self):
@@ -278,5 +279,5 @@ def extract_images(
     extractor = _Extractor(wikitext, aliases, stats if stats is not None else ExtractStats())
     try:
         return extractor.run()
-    except RecursionError:
-        raise ExtractionError(f"page {title!r}: markup nested too deeply to parse") from None
+    except (RecursionError, ValueError, IndexError) as error:
+        raise ExtractionError(f"page {title!r}: cannot extract images ({type(error).__name__}: {error})") from error
