@@ -1,0 +1,295 @@
+"""Adapters for the paraphrase corpora of the paper's comparison (Table 7), each read as released.
+
+Every adapter yields :class:`PairRecord` s – ``(id, sentence1, sentence2, label, group)``,
+where ``group`` ties pairs that share a source (an image, a paraphrase set) – and
+fills a :class:`ReadReport` with the records it read and the ones it skipped, and
+why. A missing file or a malformed line raises :class:`CorpusError` naming the file
+and the line, unless the release itself is known to hold such lines (then they are
+skipped and counted).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import itertools
+import json
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+
+class CorpusError(ValueError):
+    """A corpus file that is missing or malformed; the message names the file and the line."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PairRecord:
+    id: str
+    sentence1: str
+    sentence2: str
+    label: int | None
+    group: str
+
+
+@dataclasses.dataclass
+class ReadReport:
+    """How many records an adapter read, and how many it skipped for which reason."""
+
+    read: int = 0
+    skipped: collections.Counter = dataclasses.field(default_factory=collections.Counter)
+
+    def skip(self, reason: str) -> None:
+        self.skipped[reason] += 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Corpus:
+    """A corpus of Table 7: its name, acquisition type (C, G, H) and how to read it."""
+
+    name: str
+    title: str
+    type: str
+    files: Callable[[Path], list[Path]]
+    read: Callable[[Path, ReadReport], Iterator[PairRecord]]
+
+
+def _need(path: Path, *names: str) -> list[Path]:
+    """The release files under ``path`` (or ``path`` itself); an error lists what was looked for."""
+    if path.is_file():
+        return [path]
+    found = [path / name for name in names if (path / name).is_file()]
+    if not found:
+        raise CorpusError(f"{path}: none of {', '.join(names)} found")
+    return found
+
+
+def _lines(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
+    if not path.is_file():
+        raise CorpusError(f"{path}: no such file")
+    with open(path, encoding=encoding, newline=None) as handle:
+        for number, line in enumerate(handle, 1):
+            yield number, line.rstrip("\n")
+
+
+def _within_groups(groups: dict[str, list[str]], prefix: str) -> Iterator[PairRecord]:
+    """All unordered pairs of texts inside each group (captions of an image, a paraphrase set)."""
+    for group, texts in groups.items():
+        for (i, a), (j, b) in itertools.combinations(enumerate(texts), 2):
+            yield PairRecord(f"{prefix}{group}-{i}-{j}", a, b, None, group)
+
+
+def read_msrpc(path: Path, report: ReadReport) -> Iterator[PairRecord]:
+    """``msr_paraphrase_{train,test}.txt``: UTF-8 with BOM, CRLF, ``Quality #1 ID #2 ID #1 String #2 String``."""
+    for file in _need(path, "msr_paraphrase_train.txt", "msr_paraphrase_test.txt"):
+        lines = _lines(file, encoding="utf-8-sig")
+        _, header = next(lines, (0, ""))
+        if not header.startswith("Quality\t#1 ID"):
+            raise CorpusError(f"{file}:1: expected the header 'Quality\\t#1 ID\\t#2 ID\\t#1 String\\t#2 String'")
+        for number, line in lines:
+            fields = line.split("\t")
+            if len(fields) != 5 or fields[0] not in ("0", "1"):
+                raise CorpusError(f"{file}:{number}: expected 5 tab-separated fields with quality 0 or 1")
+            report.read += 1
+            yield PairRecord(f"{file.stem}-{fields[1]}-{fields[2]}", fields[3], fields[4], int(fields[0]), fields[1])
+
+
+def read_paws(path: Path, report: ReadReport) -> Iterator[PairRecord]:
+    """PAWS-Wiki Labeled (Final): ``train.tsv``, ``dev.tsv``, ``test.tsv`` with ``id sentence1 sentence2 label``."""
+    for file in _need(path, "train.tsv", "dev.tsv", "test.tsv"):
+        lines = _lines(file)
+        _, header = next(lines, (0, ""))
+        if header.split("\t") != ["id", "sentence1", "sentence2", "label"]:
+            raise CorpusError(f"{file}:1: expected the header 'id\\tsentence1\\tsentence2\\tlabel'")
+        for number, line in lines:
+            fields = line.split("\t")
+            if len(fields) != 4 or fields[3] not in ("0", "1"):
+                raise CorpusError(f"{file}:{number}: expected 4 tab-separated fields with label 0 or 1")
+            report.read += 1
+            yield PairRecord(
+                f"{file.stem}-{fields[0]}", fields[1], fields[2], int(fields[3]), f"{file.stem}-{fields[0]}"
+            )
+
+
+def read_tapaco(path: Path, report: ReadReport) -> Iterator[PairRecord]:
+    """TaPaCo ``en.txt``: ``paraphrase_set_id  sentence_id  paraphrase  lists  tags``; pairs inside a set."""
+    groups: dict[str, list[str]] = collections.defaultdict(list)
+    for file in _need(path, "en.txt"):
+        for number, line in _lines(file):
+            fields = line.split("\t")
+            if number == 1 and fields[0] == "paraphrase_set_id":
+                continue
+            if len(fields) < 3 or not fields[0].isdigit():
+                raise CorpusError(f"{file}:{number}: expected 'paraphrase_set_id\\tsentence_id\\tparaphrase\\t…'")
+            report.read += 1
+            groups[fields[0]].append(fields[2])
+    yield from _within_groups(groups, "tapaco-")
+
+
+def read_ppdb(path: Path, report: ReadReport) -> Iterator[PairRecord]:
+    """PPDB 2.0: ``[LHS] ||| phrase1 ||| phrase2 ||| features ||| alignment ||| entailment``.
+
+    As in the paper, only phrasal pairs with at least 4 tokens on both sides and no
+    ``[X]`` non-terminals are kept; the others are counted as skipped.
+    """
+    for file in _need(path, *(f"ppdb-2.0-{size}-phrasal" for size in ("s", "m", "l", "xl", "xxl", "xxxl"))):
+        for number, line in _lines(file):
+            fields = line.split(" ||| ")
+            if len(fields) < 3:
+                raise CorpusError(f"{file}:{number}: expected '[LHS] ||| phrase1 ||| phrase2 ||| …'")
+            report.read += 1
+            first, second = fields[1].strip(), fields[2].strip()
+            if "[" in first + second or "]" in first + second:
+                report.skip("non-terminal")
+            elif len(first.split()) < 4 or len(second.split()) < 4:
+                report.skip("fewer than 4 tokens")
+            else:
+                yield PairRecord(f"ppdb-{number}", first, second, None, first)
+
+
+def read_paranmt(path: Path, report: ReadReport) -> Iterator[PairRecord]:
+    """ParaNMT: ``reference\\tparaphrase`` (the 50M release adds a score column)."""
+    for file in _need(path, "para-nmt-5m-processed.txt", "para-nmt-50m.txt"):
+        for number, line in _lines(file):
+            fields = line.split("\t")
+            if len(fields) not in (2, 3):
+                raise CorpusError(f"{file}:{number}: expected 'reference\\tparaphrase[\\tscore]'")
+            report.read += 1
+            yield PairRecord(f"paranmt-{number}", fields[0], fields[1], None, f"paranmt-{number}")
+
+
+def read_flickr8k(path: Path, report: ReadReport) -> Iterator[PairRecord]:
+    """``Flickr8k.token.txt``: ``image.jpg#N\\tcaption``; pairs of captions of one image."""
+    groups: dict[str, list[str]] = collections.defaultdict(list)
+    for file in _need(path, "Flickr8k.token.txt"):
+        for number, line in _lines(file):
+            key, tab, caption = line.partition("\t")
+            image, hash_sign, index = key.partition("#")
+            if not tab or not hash_sign or not index.isdigit():
+                raise CorpusError(f"{file}:{number}: expected 'image.jpg#N\\tcaption'")
+            report.read += 1
+            groups[image].append(caption.strip())
+    yield from _within_groups(groups, "")
+
+
+def read_pascal(path: Path, report: ReadReport) -> Iterator[PairRecord]:
+    """PASCAL sentences: ``sentence/<category>/<image>.txt``, one sentence a line; pairs within an image."""
+    root = path / "sentence" if (path / "sentence").is_dir() else path
+    files = sorted(root.glob("*/*.txt"))
+    if not files:
+        raise CorpusError(f"{path}: no sentence/<category>/<image>.txt files found")
+    groups: dict[str, list[str]] = {}
+    for file in files:
+        sentences = [line.strip() for _, line in _lines(file) if line.strip()]
+        report.read += len(sentences)
+        groups[f"{file.parent.name}/{file.stem}"] = sentences
+    yield from _within_groups(groups, "")
+
+
+def read_coco(path: Path, report: ReadReport) -> Iterator[PairRecord]:
+    """MS-COCO ``annotations/captions_{train,val}{2014,2017}.json``; pairs within an ``image_id``."""
+    names = [f"captions_{split}{year}.json" for year in (2014, 2017) for split in ("train", "val")]
+    folder = path / "annotations" if (path / "annotations").is_dir() else path
+    groups: dict[str, list[str]] = collections.defaultdict(list)
+    for file in _need(folder, *names):
+        try:
+            annotations = json.loads(file.read_text(encoding="utf-8"))["annotations"]
+        except (json.JSONDecodeError, KeyError, TypeError) as error:
+            raise CorpusError(f"{file}: not a COCO captions file ({error})") from None
+        for number, annotation in enumerate(annotations):
+            if not isinstance(annotation, dict) or "image_id" not in annotation or "caption" not in annotation:
+                raise CorpusError(f"{file}: annotation {number} has no image_id or caption")
+            report.read += 1
+            groups[f"{file.stem}-{annotation['image_id']}"].append(" ".join(str(annotation["caption"]).split()))
+    yield from _within_groups(groups, "")
+
+
+def read_wikipedia_ipc(path: Path, report: ReadReport) -> Iterator[PairRecord]:
+    """A config folder built by this toolkit, or the authors' released JSONL."""
+    if path.is_dir():
+        files = sorted(path.glob("*.parquet"))
+        if not files:
+            configs = sorted(p.parent.name for p in path.glob("*/funnel.json"))
+            hint = f"; name a config folder, e.g. {path / configs[0]}" if configs else ""
+            raise CorpusError(f"{path}: no parquet files{hint}")
+        for row in pq.read_table(files).to_pylist():
+            report.read += 1
+            yield PairRecord(row["id"], row["sentence1"], row["sentence2"], None, row["image"])
+        return
+    for number, line in _lines(path):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            yield PairRecord(
+                str(record["id"]),
+                record["first"]["caption-text"],
+                record["second"]["caption-text"],
+                None,
+                str(record.get("cluster-id", record.get("image", ""))),
+            )
+        except (json.JSONDecodeError, KeyError, TypeError) as error:
+            raise CorpusError(
+                f"{path}:{number}: not a Wikipedia-IPC record ({type(error).__name__}: {error})"
+            ) from None
+        report.read += 1
+
+
+def _release_files(*names: str) -> Callable[[Path], list[Path]]:
+    def files(path: Path) -> list[Path]:
+        if path.is_file():
+            return [path]
+        return sorted(file for name in names for file in path.rglob(name))
+
+    return files
+
+
+CORPORA: dict[str, Corpus] = {
+    corpus.name: corpus
+    for corpus in (
+        Corpus("wikipedia_ipc", "Wikipedia-IPC", "C", _release_files("*.parquet", "*.jsonl"), read_wikipedia_ipc),
+        Corpus("flickr8k", "Flickr8k", "C", _release_files("Flickr8k.token.txt"), read_flickr8k),
+        Corpus("pascal", "PASCAL", "C", _release_files("*.txt"), read_pascal),
+        Corpus("coco", "MS-COCO", "C", _release_files("captions_*.json"), read_coco),
+        Corpus("paws", "PAWS", "G", _release_files("*.tsv"), read_paws),
+        Corpus("paranmt", "ParaNMT", "G", _release_files("para-nmt-*.txt"), read_paranmt),
+        Corpus("msrpc", "MSRPC", "H", _release_files("msr_paraphrase_*.txt"), read_msrpc),
+        Corpus("ppdb", "PPDB 2.0", "H", _release_files("ppdb-2.0-*"), read_ppdb),
+        Corpus("tapaco", "TaPaCo", "H", _release_files("en.txt"), read_tapaco),
+    )
+}
+
+
+def load(name: str, path: str | Path) -> tuple[list[PairRecord], ReadReport]:
+    """All pairs of a corpus, and the report of what was read and skipped."""
+    if name not in CORPORA:
+        raise CorpusError(f"unknown corpus {name!r}; choose from {', '.join(CORPORA)}")
+    path = Path(path)
+    if not path.exists():
+        raise CorpusError(f"{path}: no such file or folder (corpus {name})")
+    report = ReadReport()
+    return list(CORPORA[name].read(path, report)), report
+
+
+def sample(records: Iterable[PairRecord], size: int, seed: int = 0) -> list[PairRecord]:
+    """A seeded sample spread over groups: one pair from each group in turn, groups in random order."""
+    import random
+
+    groups: dict[str, list[PairRecord]] = collections.defaultdict(list)
+    for record in records:
+        groups[record.group].append(record)
+    generator = random.Random(seed)
+    order = sorted(groups)
+    generator.shuffle(order)
+    for name in order:
+        generator.shuffle(groups[name])
+    chosen: list[PairRecord] = []
+    for round_ in itertools.count():
+        taken = [groups[name][round_] for name in order if round_ < len(groups[name])]
+        if not taken:
+            break
+        chosen.extend(taken[: size - len(chosen)])
+        if len(chosen) >= size:
+            break
+    return chosen
