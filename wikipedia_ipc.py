@@ -47,6 +47,7 @@ _FEATURES = datasets.Features(
         "source2": datasets.Value("string"),
         "revision1": datasets.Value("int64"),
         "revision2": datasets.Value("int64"),
+        "same_page": datasets.Value("bool"),
     }
 )
 _DESCRIPTION = (

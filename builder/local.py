@@ -36,6 +36,7 @@ from builder.captions import satisfies, tag_captions
 from builder.clusters import Cluster, Reference
 from builder.config import PipelineConfig
 from builder.dump import DumpReader, ReadStats, read_siteinfo, split_ranges
+from builder.history import FirstSeenPerPage
 from builder.output import PairWriter, write_card, write_funnel
 from builder.pipeline import FilterChain
 from builder.tagging import Tagger, get_tagger
@@ -71,6 +72,7 @@ class ExtractTask:
     aliases: tuple[str, ...]
     namespaces: tuple[int, ...]
     shard: str
+    history: bool = False
 
 
 @dataclasses.dataclass
@@ -101,6 +103,7 @@ def run_extract_task(task: ExtractTask, progress: tqdm | None = None) -> Extract
     """Read the task's pages, extract their image references, write them to the task's shard."""
     reader = DumpReader(task.dump, namespaces=task.namespaces, byte_range=task.byte_range)
     extract = ExtractStats()
+    first_seen = FirstSeenPerPage()
     rows: list[dict] = []
     with pq.ParquetWriter(task.shard, REFERENCE_SCHEMA, compression="zstd") as writer:
         for page in reader:
@@ -110,6 +113,8 @@ def run_extract_task(task: ExtractTask, progress: tqdm | None = None) -> Extract
                 warnings.warn(f"{task.dump}: {error}; page skipped", stacklevel=1)
                 extract.failed_pages += 1
                 continue
+            if task.history:
+                references = first_seen.new_references(page.page_id, references)
             rows.extend(_reference_rows(page.title, page.page_id, page.revision_id, references))
             if len(rows) >= BATCH_ROWS:
                 writer.write_table(pa.Table.from_pylist(rows, schema=REFERENCE_SCHEMA))
@@ -118,6 +123,7 @@ def run_extract_task(task: ExtractTask, progress: tqdm | None = None) -> Extract
                 progress.update(1)
                 progress.set_postfix(references=f"{extract.references:,}", refresh=False)
         writer.write_table(pa.Table.from_pylist(rows, schema=REFERENCE_SCHEMA))
+    extract.repeated_in_history += first_seen.repeated
     return ExtractResult(reader.stats, extract)
 
 
@@ -139,7 +145,7 @@ class Extraction:
 
 
 def plan_tasks(
-    dumps: Sequence[str | Path], workers: int, namespaces: tuple[int, ...], shard_dir: Path
+    dumps: Sequence[str | Path], workers: int, namespaces: tuple[int, ...], shard_dir: Path, history: bool = False
 ) -> tuple[list[ExtractTask], list[dict[str, str]]]:
     """Cut the dumps into tasks: multistream files into ranges, other files whole."""
     tasks: list[ExtractTask] = []
@@ -155,7 +161,7 @@ def plan_tasks(
             ranges = list(cut) if len(cut) > 1 else [None]
         for byte_range in ranges:
             shard = shard_dir / f"references-{len(tasks):05d}.parquet"
-            tasks.append(ExtractTask(len(tasks), str(path), byte_range, aliases, namespaces, str(shard)))
+            tasks.append(ExtractTask(len(tasks), str(path), byte_range, aliases, namespaces, str(shard), history))
     return tasks, described
 
 
@@ -165,10 +171,15 @@ def extract_references(
     workers: int = 1,
     namespaces: tuple[int, ...] = (0,),
     show_progress: bool = True,
+    history: bool = False,
 ) -> Extraction:
-    """Stage 1–3 over all dumps: pages → image references with cleaned texts, as parquet shards."""
+    """Stage 1–3 over all dumps: pages → image references with cleaned texts, as parquet shards.
+
+    ``history``: the dumps hold every revision; a reference repeated by later revisions
+    of its page counts once (:mod:`builder.history`).
+    """
     shard_dir.mkdir(parents=True, exist_ok=True)
-    tasks, described = plan_tasks(dumps, workers, namespaces, shard_dir)
+    tasks, described = plan_tasks(dumps, workers, namespaces, shard_dir, history)
     read, extract = ReadStats(), ExtractStats()
     started = time.perf_counter()
     if workers <= 1 or len(tasks) == 1:
@@ -364,9 +375,10 @@ def build(
         raise ValueError("no dump files given")
     if not configs:
         raise ValueError("no configs given")
-    history = [config.name for config in configs if config.dump_kind == "history"]
-    if history:
-        raise ValueError(f"config(s) {history} mine edit-history dumps, which this version cannot build yet")
+    kinds = {config.dump_kind for config in configs}
+    if len(kinds) > 1:
+        names = ", ".join(f"{config.name} ({config.dump_kind})" for config in configs)
+        raise ValueError(f"configs of one build must read the same kind of dump; got {names}")
     for dump in dumps:
         if not Path(dump).is_file():
             raise FileNotFoundError(f"dump file not found: {dump}")
@@ -375,7 +387,10 @@ def build(
     output.mkdir(parents=True, exist_ok=True)
     work = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="wikipedia-ipc-"))
     try:
-        extraction = extract_references(dumps, work / "references", workers, configs[0].namespaces, show_progress)
+        history = configs[0].dump_kind == "history"
+        extraction = extract_references(
+            dumps, work / "references", workers, configs[0].namespaces, show_progress, history
+        )
         connection = duckdb.connect()
         connection.execute(f"SET temp_directory = '{work / 'duckdb'}'")
         connection.execute(f"SET threads = {max(1, workers)}")
@@ -416,6 +431,7 @@ def _funnel_record(chain: FilterChain, rows: int, extraction: Extraction, tagger
         "unclosed_image_markup": extraction.extract.unclosed,
         "unparsable_image_references": extraction.extract.unparsed,
         "pages_that_failed_to_parse": extraction.extract.failed_pages,
+        "references_repeated_by_later_revisions": extraction.extract.repeated_in_history,
     }
     return {
         "config": chain.config.name,

@@ -33,6 +33,7 @@ PAIR_SCHEMA = pa.schema(
         ("source2", pa.string()),
         ("revision1", pa.int64()),
         ("revision2", pa.int64()),
+        ("same_page", pa.bool_()),
     ]
 )
 CARD_TEMPLATE = Path(__file__).resolve().parent.parent / "dataset_card.md"
@@ -58,6 +59,7 @@ def pair_row(pair: Pair) -> dict[str, object]:
         "source2": pair.second.source,
         "revision1": pair.first.revision_id,
         "revision2": pair.second.revision_id,
+        "same_page": pair.first.page_id == pair.second.page_id,
     }
 
 

@@ -68,6 +68,7 @@ class ExtractStats:
     unclosed: int = 0
     unparsed: int = 0
     failed_pages: int = 0
+    repeated_in_history: int = 0
 
     def add(self, other: ExtractStats) -> None:
         for field in dataclasses.fields(self):

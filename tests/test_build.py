@@ -126,15 +126,15 @@ def test_funnel_counts_the_paper_steps(built: Path) -> None:
     assert record["tagger"].startswith("perceptron|nltk-")
 
 
-def test_card_and_load_dataset_offline(built: Path) -> None:
+def test_card_and_load_dataset_offline(built: Path, tmp_path: Path) -> None:
     card = (built / "README.md").read_text()
     assert "config_name: gold" in card and "config_name: silver" in card
     assert "license: cc-by-sa-4.0" in card and "Caption is sentence" in card
     assert "enwiki-20240101-pages-articles.xml" in card and "dump date 20240101" in card
-    gold = datasets.load_dataset(str(built), "gold", split="train")
+    gold = datasets.load_dataset(str(built), "gold", split="train", cache_dir=str(tmp_path))
     assert gold.column_names == [
         "id", "image", "caption_type", "sentence1", "sentence2", "page1", "page2", "source1", "source2",
-        "revision1", "revision2",
+        "revision1", "revision2", "same_page",
     ]  # fmt: skip
     assert len(gold) == 3
     assert {gold[0]["page1"], gold[0]["page2"]} == {"Easter Bunny", "Ēostre"}

@@ -387,11 +387,19 @@ Should we use [[File:Easter Bunny Postcard 1907.jpg|thumb|A talk page caption do
 
 
 def page_xml(
-    title: str, text: str, page_id: int, namespace: int = 0, redirect: str | None = None, revisions: int = 1
+    title: str,
+    text: str | list[str],
+    page_id: int,
+    namespace: int = 0,
+    redirect: str | None = None,
+    revisions: int = 1,
 ) -> str:
-    """One ``<page>`` in the export format, with ``revisions`` revisions of ``text`` (ids derive from page_id)."""
+    """One ``<page>`` in the export format (ids derive from page_id).
+
+    ``text`` is the text of each of ``revisions`` revisions, or a list: one revision per text.
+    """
     redirect_xml = f"    <redirect title={quoteattr(redirect)} />\n" if redirect else ""
-    sha1 = hashlib.sha1(text.encode("utf-8")).hexdigest()
+    texts = [text] * revisions if isinstance(text, str) else text
     revision_xml = "".join(
         f"""    <revision>
       <id>{page_id * 100 + number}</id>
@@ -403,10 +411,10 @@ def page_xml(
       <model>wikitext</model>
       <format>text/x-wiki</format>
       <text bytes="{len(text.encode("utf-8"))}" xml:space="preserve">{escape(text)}</text>
-      <sha1>{sha1}</sha1>
+      <sha1>{hashlib.sha1(text.encode("utf-8")).hexdigest()}</sha1>
     </revision>
 """
-        for number in range(revisions)
+        for number, text in enumerate(texts)
     )
     return f"""  <page>
     <title>{escape(title)}</title>
