@@ -121,6 +121,9 @@ def _parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     run.add_argument("--workers", type=int, default=default_workers(), help="worker processes (default: CPU count)")
     run.add_argument("--work-dir", help="keep intermediate files here instead of a temporary folder")
+    run.add_argument(
+        "--engine", choices=["local", "spark"], default="local", help="local processes, or PySpark (local[N] master)"
+    )
     run.add_argument("--quiet", action="store_true", help="no progress bars")
     return parser.parse_args(argv)
 
@@ -130,15 +133,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     dumps = arguments.dumps or [str(SAMPLE_DUMP)]
     configs = [preset(name) for name in arguments.configs]
     try:
-        report = build(
-            dumps,
-            configs,
-            arguments.output,
-            tagger=arguments.tagger,
-            workers=max(1, arguments.workers),
-            work_dir=arguments.work_dir,
-            show_progress=not arguments.quiet,
-        )
+        if arguments.engine == "spark":
+            from builder.spark import build_spark
+
+            report = build_spark(dumps, configs, arguments.output, arguments.tagger, max(1, arguments.workers))
+        else:
+            report = build(
+                dumps,
+                configs,
+                arguments.output,
+                tagger=arguments.tagger,
+                workers=max(1, arguments.workers),
+                work_dir=arguments.work_dir,
+                show_progress=not arguments.quiet,
+            )
     except (FileNotFoundError, IsADirectoryError, ValueError, DumpError, TaggerUnavailable) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

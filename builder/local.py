@@ -99,32 +99,39 @@ def _reference_rows(page_title: str, page_id: int, revision_id: int, references:
     ]
 
 
-def run_extract_task(task: ExtractTask, progress: tqdm | None = None) -> ExtractResult:
-    """Read the task's pages, extract their image references, write them to the task's shard."""
+def iter_task_references(task: ExtractTask, result: ExtractResult, progress: tqdm | None = None) -> Iterator[dict]:
+    """Stages 1–3 for one task: its pages' image references as rows; ``result`` counts as it goes."""
     reader = DumpReader(task.dump, namespaces=task.namespaces, byte_range=task.byte_range)
-    extract = ExtractStats()
+    reader.stats = result.read
     first_seen = FirstSeenPerPage()
+    for page in reader:
+        try:
+            references = extract_images(page.text, page.title, task.aliases, result.extract)
+        except ExtractionError as error:
+            warnings.warn(f"{task.dump}: {error}; page skipped", stacklevel=1)
+            result.extract.failed_pages += 1
+            continue
+        if task.history:
+            references = first_seen.new_references(page.page_id, references)
+        yield from _reference_rows(page.title, page.page_id, page.revision_id, references)
+        if progress is not None:
+            progress.update(1)
+            progress.set_postfix(references=f"{result.extract.references:,}", refresh=False)
+    result.extract.repeated_in_history += first_seen.repeated
+
+
+def run_extract_task(task: ExtractTask, progress: tqdm | None = None) -> ExtractResult:
+    """Extract one task's references into its parquet shard."""
+    result = ExtractResult(ReadStats(), ExtractStats())
     rows: list[dict] = []
     with pq.ParquetWriter(task.shard, REFERENCE_SCHEMA, compression="zstd") as writer:
-        for page in reader:
-            try:
-                references = extract_images(page.text, page.title, task.aliases, extract)
-            except ExtractionError as error:
-                warnings.warn(f"{task.dump}: {error}; page skipped", stacklevel=1)
-                extract.failed_pages += 1
-                continue
-            if task.history:
-                references = first_seen.new_references(page.page_id, references)
-            rows.extend(_reference_rows(page.title, page.page_id, page.revision_id, references))
+        for row in iter_task_references(task, result, progress):
+            rows.append(row)
             if len(rows) >= BATCH_ROWS:
                 writer.write_table(pa.Table.from_pylist(rows, schema=REFERENCE_SCHEMA))
                 rows.clear()
-            if progress is not None:
-                progress.update(1)
-                progress.set_postfix(references=f"{extract.references:,}", refresh=False)
         writer.write_table(pa.Table.from_pylist(rows, schema=REFERENCE_SCHEMA))
-    extract.repeated_in_history += first_seen.repeated
-    return ExtractResult(reader.stats, extract)
+    return result
 
 
 def dump_date(path: str | Path) -> str:
@@ -222,10 +229,30 @@ def _reference(row: dict) -> Reference:
     )
 
 
+def cluster_from_rows(image: str, rows: list[dict]) -> Cluster:
+    """A cluster from its reference rows, already in :data:`SORT_KEY` order."""
+    return Cluster(image, tuple(_reference(row) for row in rows))
+
+
 def _clusters(rows: Iterable[dict]) -> Iterator[tuple[Cluster, list[dict]]]:
     for image, group in itertools.groupby(rows, key=lambda row: row["image"]):
         members = list(group)
-        yield Cluster(image, tuple(_reference(row) for row in members)), members
+        yield cluster_from_rows(image, members), members
+
+
+def sort_key(row: dict) -> tuple:
+    """:data:`SORT_KEY` in Python, for engines that group without sorting."""
+    return (row["image"], row["page_id"], row["revision_id"], row["position"])
+
+
+def rule_verdicts(rows: Iterable[dict], rule: str) -> dict[str, bool]:
+    """Each text of a cluster's rows, judged by the caption rule from its stored tags."""
+    verdicts: dict[str, bool] = {}
+    for row in rows:
+        for text, tags in ((row["caption"], row["caption_tags"]), (row["alt"], row["alt_tags"])):
+            if text:
+                verdicts[text] = satisfies(rule, tags or [])
+    return verdicts
 
 
 def _parquet_list(paths: Sequence[Path]) -> str:
@@ -261,10 +288,10 @@ def _init_tag_worker(spec: str) -> None:
 
 def _tag_in_worker(texts: list[str]) -> list[list[list[str]]]:
     assert _worker_tagger is not None
-    return _tag_batch(texts, _worker_tagger)
+    return tag_batch(texts, _worker_tagger)
 
 
-def _tag_batch(texts: list[str], tagger: Tagger) -> list[list[list[str]]]:
+def tag_batch(texts: list[str], tagger: Tagger) -> list[list[list[str]]]:
     return [[[tag for _, tag in sentence] for sentence in tagged] for tagged in tag_captions(texts, tagger)]
 
 
@@ -312,7 +339,7 @@ def _tagged_batches(
     """Tag batches in order; in worker processes when the tagger can be rebuilt there by name."""
     if workers <= 1 or not by_name:
         for batch in batches:
-            yield batch, _tag_batch(batch, tagger)
+            yield batch, tag_batch(batch, tagger)
         return
     # spawn, not fork: the parent holds a DuckDB connection with live threads.
     context = multiprocessing.get_context("spawn")
@@ -330,14 +357,8 @@ def write_pairs(
         f"LEFT JOIN read_parquet({_parquet_list([tags])}) tc ON c.caption = tc.text "
         f"LEFT JOIN read_parquet({_parquet_list([tags])}) ta ON c.alt = ta.text ORDER BY {SORT_KEY}"
     )
-    rule = chain.config.caption_rule
     for cluster, rows in _clusters(_stream_rows(connection, query)):
-        verdicts: dict[str, bool] = {}
-        for row in rows:
-            for text, tags in ((row["caption"], row["caption_tags"]), (row["alt"], row["alt_tags"])):
-                if text:
-                    verdicts[text] = satisfies(rule, tags or [])
-        writer.write(chain.after_rule(cluster, verdicts.__getitem__))
+        writer.write(chain.after_rule(cluster, rule_verdicts(rows, chain.config.caption_rule).__getitem__))
 
 
 def library_versions() -> dict[str, str]:
@@ -414,7 +435,7 @@ def build(
             write_pairs(connection, candidates[name], tags, chain, writer)
             writer.close()
             rows[name] = writer.rows
-            write_funnel(output / name, _funnel_record(chain, writer.rows, extraction, tagger_instance))
+            write_funnel(output / name, funnel_record(chain, writer.rows, extraction, tagger_instance))
         connection.close()
         write_card(output)
     finally:
@@ -423,7 +444,7 @@ def build(
     return BuildReport(output, rows, chains, extraction)
 
 
-def _funnel_record(chain: FilterChain, rows: int, extraction: Extraction, tagger: Tagger) -> dict[str, object]:
+def funnel_record(chain: FilterChain, rows: int, extraction: Extraction, tagger: Tagger) -> dict[str, object]:
     skipped = {
         "redirects": extraction.read.skipped_redirect,
         "other_namespaces": extraction.read.skipped_namespace,

@@ -80,8 +80,12 @@ class PairWriter:
             stale.unlink()
 
     def write(self, pairs: Iterable[Pair]) -> None:
-        for pair in pairs:
-            self._batch.append(pair_row(pair))
+        self.write_rows(pair_row(pair) for pair in pairs)
+
+    def write_rows(self, rows: Iterable[dict[str, object]]) -> None:
+        """Rows already made by :func:`pair_row` (engines that build them on workers)."""
+        for row in rows:
+            self._batch.append(row)
             if len(self._batch) >= self.batch_size:
                 self._flush()
 

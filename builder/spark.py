@@ -1,0 +1,167 @@
+"""The Spark engine: the same stages as :mod:`builder.local`, distributed with PySpark.
+
+* extraction – dump files and multistream byte ranges are the partitions of an RDD;
+  each runs :func:`builder.local.iter_task_references`;
+* grouping by image – Spark's shuffle, the references of one image sorted as the
+  local engine sorts them;
+* steps 0–4 and 5–9 – :class:`builder.pipeline.FilterChain` per cluster; each
+  partition's funnel is collected and added up on the driver;
+* tagging – each unique text once, one tagger per partition, joined back by text;
+* output – the pairs, in image order, through the same writer as the local engine,
+  so both engines give byte-identical parquet.
+
+Default master ``local[N]``; pass a ``SparkSession`` (or use ``spark-submit``) for a cluster.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+
+from builder.config import PipelineConfig
+from builder.dump import ReadStats
+from builder.local import (
+    BuildReport,
+    Extraction,
+    ExtractResult,
+    ExtractTask,
+    cluster_from_rows,
+    funnel_record,
+    iter_task_references,
+    plan_tasks,
+    rule_verdicts,
+    sort_key,
+    tag_batch,
+)
+from builder.output import PairWriter, pair_row, write_card, write_funnel
+from builder.pipeline import FilterChain, Funnel
+from builder.tagging import get_tagger
+from builder.wikitext import ExtractStats
+
+TAG_BATCH = 512
+
+
+def _extract_partition(tasks: Iterable[ExtractTask]) -> Iterator[tuple[str, object]]:
+    """Rows tagged ``("row", row)``, then one ``("stats", result)`` per task."""
+    for task in tasks:
+        result = ExtractResult(ReadStats(), ExtractStats())
+        for row in iter_task_references(task, result):
+            yield "row", row
+        yield "stats", result
+
+
+def _before_rule(config: PipelineConfig, groups: Iterable[tuple[str, Iterable[dict]]]) -> Iterator[tuple[str, object]]:
+    chain = FilterChain(config)
+    for image, rows in groups:
+        survivor = chain.before_rule(cluster_from_rows(image, sorted(rows, key=sort_key)))
+        if survivor is not None:
+            for row in _rows_of(image, survivor.references):
+                yield "row", row
+    yield "funnel", chain.funnel.to_list()
+
+
+def _rows_of(image: str, references: Sequence) -> list[dict]:
+    return [
+        {
+            "image": image,
+            "page": r.page,
+            "page_id": r.page_id,
+            "revision_id": r.revision_id,
+            "position": r.position,
+            "source": r.source,
+            "caption": r.caption,
+            "alt": r.alt,
+        }
+        for r in references
+    ]
+
+
+def _tag_partition(tagger_name: str, texts: Iterable[str]) -> Iterator[tuple[str, list]]:
+    """One tagger per partition, texts tagged in batches."""
+    tagger = get_tagger(tagger_name)
+    batch: list[str] = []
+    for text in texts:
+        batch.append(text)
+        if len(batch) >= TAG_BATCH:
+            yield from zip(batch, tag_batch(batch, tagger), strict=True)
+            batch = []
+    if batch:
+        yield from zip(batch, tag_batch(batch, tagger), strict=True)
+
+
+def _after_rule(config: PipelineConfig, groups: Iterable[tuple[str, Iterable[dict]]]) -> Iterator[tuple[str, object]]:
+    chain = FilterChain(config)
+    for image, rows in groups:
+        ordered = sorted(rows, key=sort_key)
+        pairs = chain.after_rule(
+            cluster_from_rows(image, ordered), rule_verdicts(ordered, config.caption_rule).__getitem__
+        )
+        for index, pair in enumerate(pairs):
+            yield "pair", ((image, index), pair_row(pair))
+    yield "funnel", chain.funnel.to_list()
+
+
+def _with_tags(rows, tags, column: str):  # noqa: ANN001, ANN202 - RDDs
+    """Attach the tags of each row's ``column`` text (empty texts get none)."""
+    keyed = rows.keyBy(lambda row: row[column])
+    joined = keyed.leftOuterJoin(tags)
+    return joined.map(lambda item: {**item[1][0], f"{column}_tags": item[1][1]})
+
+
+def build_spark(
+    dumps: Sequence[str | Path],
+    configs: Sequence[PipelineConfig],
+    output: str | Path,
+    tagger: str = "auto",
+    workers: int = 2,
+    spark=None,  # noqa: ANN001 - a pyspark.sql.SparkSession
+) -> BuildReport:
+    """Build configs with Spark into the same dataset folder layout as :func:`builder.local.build`."""
+    from pyspark.sql import SparkSession
+
+    if len({config.dump_kind for config in configs}) != 1:
+        raise ValueError("configs of one build must read the same kind of dump")
+    tagger_instance = get_tagger(tagger)
+    session = spark or SparkSession.builder.master(f"local[{workers}]").appName("wikipedia-ipc").getOrCreate()
+    context = session.sparkContext
+    output = Path(output)
+    output.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="wikipedia-ipc-spark-") as scratch:
+        history = configs[0].dump_kind == "history"
+        tasks, described = plan_tasks(dumps, workers, configs[0].namespaces, Path(scratch), history)
+        extracted = context.parallelize(tasks, len(tasks)).mapPartitions(_extract_partition).cache()
+        read, extract = ReadStats(), ExtractStats()
+        for result in extracted.filter(lambda item: item[0] == "stats").values().collect():
+            read.add(result.read)
+            extract.add(result.extract)
+        references = extracted.filter(lambda item: item[0] == "row").values()
+        extraction = Extraction([], read, extract, described, 0.0)
+        chains: dict[str, FilterChain] = {}
+        rows: dict[str, int] = {}
+        for config in configs:
+            chain = FilterChain(config)
+            sources = set(config.sources)
+            grouped = references.filter(lambda row, s=sources: row["source"] in s).groupBy(lambda row: row["image"])
+            before = grouped.mapPartitions(lambda part, c=config: _before_rule(c, part)).cache()
+            survivors = before.filter(lambda item: item[0] == "row").values()
+            texts = survivors.flatMap(lambda row: [row["caption"], row["alt"]]).filter(bool).distinct()
+            tags = texts.mapPartitions(lambda part, name=tagger_instance.name: _tag_partition(name, part))
+            tagged = _with_tags(_with_tags(survivors, tags, "caption"), tags, "alt")
+            after = tagged.groupBy(lambda row: row["image"]).mapPartitions(lambda part, c=config: _after_rule(c, part))
+            after = after.cache()
+            for funnel in before.filter(lambda item: item[0] == "funnel").values().collect():
+                chain.funnel.add(Funnel.from_list(funnel))
+            for funnel in after.filter(lambda item: item[0] == "funnel").values().collect():
+                chain.funnel.add(Funnel.from_list(funnel))
+            writer = PairWriter(output / config.name)
+            ordered = after.filter(lambda item: item[0] == "pair").values().sortByKey()
+            writer.write_rows(row for _, row in ordered.toLocalIterator())
+            writer.close()
+            rows[config.name] = writer.rows
+            chains[config.name] = chain
+            write_funnel(output / config.name, funnel_record(chain, writer.rows, extraction, tagger_instance))
+        write_card(output)
+    if spark is None:
+        session.stop()
+    return BuildReport(output, rows, chains, extraction)
