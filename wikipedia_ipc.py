@@ -121,6 +121,7 @@ def _parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     run.add_argument("--workers", type=int, default=default_workers(), help="worker processes (default: CPU count)")
     run.add_argument("--work-dir", help="keep intermediate files here instead of a temporary folder")
+    run.add_argument("--resume", action="store_true", help="reuse the finished dump parts in --work-dir")
     run.add_argument(
         "--engine", choices=["local", "spark"], default="local", help="local processes, or PySpark (local[N] master)"
     )
@@ -146,6 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 workers=max(1, arguments.workers),
                 work_dir=arguments.work_dir,
                 show_progress=not arguments.quiet,
+                resume=arguments.resume,
             )
     except (FileNotFoundError, IsADirectoryError, ValueError, DumpError, TaggerUnavailable) as error:
         print(f"error: {error}", file=sys.stderr)
@@ -160,6 +162,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"\n## {name}: {report.rows[name]:,} pairs\n")
         print(chain.funnel.markdown())
     print(f'Wrote {report.output}/ — load it with datasets.load_dataset("{report.output}", "{configs[0].name}")')
+    if extraction.failures:
+        print(f"\n{len(extraction.failures)} dump part(s) failed and are missing from the output:", file=sys.stderr)
+        for failure in extraction.failures:
+            print(f"  {failure}", file=sys.stderr)
+        return 3
     return 0
 
 

@@ -14,8 +14,10 @@ Memory stays flat: only one cluster and one batch are held at a time.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import importlib.metadata
 import itertools
+import json
 import multiprocessing
 import os
 import re
@@ -35,7 +37,7 @@ from tqdm.auto import tqdm
 from builder.captions import satisfies, tag_captions
 from builder.clusters import Cluster, Reference
 from builder.config import PipelineConfig
-from builder.dump import DumpReader, ReadStats, read_siteinfo, split_ranges
+from builder.dump import DumpError, DumpReader, ReadStats, SiteInfo, read_siteinfo, split_ranges
 from builder.history import FirstSeenPerPage
 from builder.output import PairWriter, write_card, write_funnel
 from builder.pipeline import FilterChain
@@ -77,10 +79,19 @@ class ExtractTask:
 
 @dataclasses.dataclass
 class ExtractResult:
-    """What one task read, found and skipped."""
+    """What one task read, found and skipped; ``error`` says why a task failed."""
 
     read: ReadStats
     extract: ExtractStats
+    error: str | None = None
+
+    def to_json(self) -> str:
+        return json.dumps({"read": dataclasses.asdict(self.read), "extract": dataclasses.asdict(self.extract)})
+
+    @classmethod
+    def from_json(cls, text: str) -> ExtractResult:
+        data = json.loads(text)
+        return cls(ReadStats(**data["read"]), ExtractStats(**data["extract"]))
 
 
 def _reference_rows(page_title: str, page_id: int, revision_id: int, references: Iterable) -> list[dict]:
@@ -121,16 +132,33 @@ def iter_task_references(task: ExtractTask, result: ExtractResult, progress: tqd
 
 
 def run_extract_task(task: ExtractTask, progress: tqdm | None = None) -> ExtractResult:
-    """Extract one task's references into its parquet shard."""
+    """Extract one task's references into its parquet shard.
+
+    The shard is written under a temporary name and renamed when complete, beside a
+    ``.json`` with the task's counts: a resumed build takes finished shards as they are.
+    A dump that cannot be read fails this task only; the error comes back in the result.
+    """
+    shard = Path(task.shard)
+    done = shard.with_suffix(".json")
+    if shard.is_file() and done.is_file():
+        return ExtractResult.from_json(done.read_text(encoding="utf-8"))
     result = ExtractResult(ReadStats(), ExtractStats())
+    partial = shard.with_suffix(".partial")
     rows: list[dict] = []
-    with pq.ParquetWriter(task.shard, REFERENCE_SCHEMA, compression="zstd") as writer:
-        for row in iter_task_references(task, result, progress):
-            rows.append(row)
-            if len(rows) >= BATCH_ROWS:
-                writer.write_table(pa.Table.from_pylist(rows, schema=REFERENCE_SCHEMA))
-                rows.clear()
-        writer.write_table(pa.Table.from_pylist(rows, schema=REFERENCE_SCHEMA))
+    try:
+        with pq.ParquetWriter(partial, REFERENCE_SCHEMA, compression="zstd") as writer:
+            for row in iter_task_references(task, result, progress):
+                rows.append(row)
+                if len(rows) >= BATCH_ROWS:
+                    writer.write_table(pa.Table.from_pylist(rows, schema=REFERENCE_SCHEMA))
+                    rows.clear()
+            writer.write_table(pa.Table.from_pylist(rows, schema=REFERENCE_SCHEMA))
+    except (DumpError, OSError) as error:
+        partial.unlink(missing_ok=True)
+        result.error = str(error)
+        return result
+    partial.rename(shard)
+    done.write_text(result.to_json(), encoding="utf-8")
     return result
 
 
@@ -149,6 +177,7 @@ class Extraction:
     extract: ExtractStats
     dumps: list[dict[str, str]]
     seconds: float
+    failures: list[str] = dataclasses.field(default_factory=list)
 
 
 def plan_tasks(
@@ -159,15 +188,20 @@ def plan_tasks(
     described = []
     for dump in dumps:
         path = Path(dump)
-        siteinfo = read_siteinfo(path)
+        readable = True
+        try:
+            siteinfo = read_siteinfo(path)
+        except DumpError:  # its extraction task will fail and report why; the other dumps go on
+            siteinfo, readable = SiteInfo(), False
         aliases = tuple(dict.fromkeys(DEFAULT_FILE_ALIASES + tuple(filter(None, [siteinfo.namespaces.get(6, "")]))))
         described.append({"name": path.name, "dbname": siteinfo.dbname or "unknown", "date": dump_date(path)})
         ranges: list[tuple[int, int] | None] = [None]
-        if workers > 1:
+        if workers > 1 and readable:
             cut = split_ranges(path, workers * RANGES_PER_WORKER)
             ranges = list(cut) if len(cut) > 1 else [None]
         for byte_range in ranges:
-            shard = shard_dir / f"references-{len(tasks):05d}.parquet"
+            identity = f"{path.resolve()}|{path.stat().st_size}|{byte_range}|{namespaces}|{history}"
+            shard = shard_dir / f"references-{hashlib.sha1(identity.encode()).hexdigest()[:16]}.parquet"
             tasks.append(ExtractTask(len(tasks), str(path), byte_range, aliases, namespaces, str(shard), history))
     return tasks, described
 
@@ -188,26 +222,32 @@ def extract_references(
     shard_dir.mkdir(parents=True, exist_ok=True)
     tasks, described = plan_tasks(dumps, workers, namespaces, shard_dir, history)
     read, extract = ReadStats(), ExtractStats()
+    failures: list[str] = []
     started = time.perf_counter()
     if workers <= 1 or len(tasks) == 1:
         with tqdm(desc="pages", unit=" pages", disable=not show_progress) as progress:
-            for task in tasks:
-                result = run_extract_task(task, progress)
-                read.add(result.read)
-                extract.add(result.extract)
+            results = [run_extract_task(task, progress) for task in tasks]
     else:
         context = multiprocessing.get_context("spawn" if sys.platform == "darwin" else "fork")
+        results = []
         with (
             context.Pool(workers) as pool,
             tqdm(total=len(tasks), desc="dump ranges", disable=not show_progress) as progress,
         ):
             for result in pool.imap_unordered(run_extract_task, tasks):
-                read.add(result.read)
-                extract.add(result.extract)
+                results.append(result)
                 progress.update(1)
-                progress.set_postfix(pages=f"{read.pages:,}", references=f"{extract.references:,}", refresh=False)
+                progress.set_postfix(references=f"{sum(r.extract.references for r in results):,}", refresh=False)
+    for result in results:
+        read.add(result.read)
+        extract.add(result.extract)
+        if result.error:
+            failures.append(result.error)
+    shards = [Path(task.shard) for task in tasks if Path(task.shard).is_file()]
+    if not shards:
+        raise DumpError("no dump could be read: " + "; ".join(failures))
     seconds = time.perf_counter() - started
-    return Extraction([Path(task.shard) for task in tasks], read, extract, described, seconds)
+    return Extraction(shards, read, extract, described, seconds, failures)
 
 
 def _stream_rows(connection: duckdb.DuckDBPyConnection, query: str) -> Iterator[dict]:
@@ -390,8 +430,15 @@ def build(
     workers: int = 1,
     work_dir: str | Path | None = None,
     show_progress: bool = True,
+    resume: bool = False,
 ) -> BuildReport:
-    """Build the given configs from the given dumps into a Hub-ready dataset folder."""
+    """Build the given configs from the given dumps into a Hub-ready dataset folder.
+
+    With ``work_dir`` and ``resume``, the reference shards that an interrupted build
+    finished are used as they are, and only the rest of the dumps is read again.
+    """
+    if resume and not work_dir:
+        raise ValueError("resume needs the work_dir of the interrupted build")
     if not dumps:
         raise ValueError("no dump files given")
     if not configs:
@@ -407,6 +454,8 @@ def build(
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
     work = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="wikipedia-ipc-"))
+    if not resume:
+        shutil.rmtree(work / "references", ignore_errors=True)
     try:
         history = configs[0].dump_kind == "history"
         extraction = extract_references(
@@ -453,6 +502,7 @@ def funnel_record(chain: FilterChain, rows: int, extraction: Extraction, tagger:
         "unparsable_image_references": extraction.extract.unparsed,
         "pages_that_failed_to_parse": extraction.extract.failed_pages,
         "references_repeated_by_later_revisions": extraction.extract.repeated_in_history,
+        "dump_parts_that_failed": len(extraction.failures),
     }
     return {
         "config": chain.config.name,
@@ -461,6 +511,7 @@ def funnel_record(chain: FilterChain, rows: int, extraction: Extraction, tagger:
         "dumps": extraction.dumps,
         "tagger": tagger.signature(),
         "versions": library_versions(),
+        "failures": extraction.failures,
         "pages": extraction.read.pages,
         "revisions": extraction.read.revisions,
         "skipped": skipped,

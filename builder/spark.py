@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from builder.config import PipelineConfig
-from builder.dump import ReadStats
+from builder.dump import DumpError, ReadStats
 from builder.local import (
     BuildReport,
     Extraction,
@@ -46,7 +46,12 @@ def _extract_partition(tasks: Iterable[ExtractTask]) -> Iterator[tuple[str, obje
     """Rows tagged ``("row", row)``, then one ``("stats", result)`` per task."""
     for task in tasks:
         result = ExtractResult(ReadStats(), ExtractStats())
-        for row in iter_task_references(task, result):
+        try:
+            rows = list(iter_task_references(task, result))
+        except (DumpError, OSError) as error:  # a bad dump part fails alone; the others go on
+            rows = []
+            result.error = str(error)
+        for row in rows:
             yield "row", row
         yield "stats", result
 
@@ -132,11 +137,14 @@ def build_spark(
         tasks, described = plan_tasks(dumps, workers, configs[0].namespaces, Path(scratch), history)
         extracted = context.parallelize(tasks, len(tasks)).mapPartitions(_extract_partition).cache()
         read, extract = ReadStats(), ExtractStats()
+        failures = []
         for result in extracted.filter(lambda item: item[0] == "stats").values().collect():
             read.add(result.read)
             extract.add(result.extract)
+            if result.error:
+                failures.append(result.error)
         references = extracted.filter(lambda item: item[0] == "row").values()
-        extraction = Extraction([], read, extract, described, 0.0)
+        extraction = Extraction([], read, extract, described, 0.0, failures)
         chains: dict[str, FilterChain] = {}
         rows: dict[str, int] = {}
         for config in configs:

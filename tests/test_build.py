@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bz2
 import json
 from pathlib import Path
 
@@ -196,3 +197,31 @@ def test_datasets_builder_class(dump: Path, built: Path, tmp_path: Path) -> None
     assert {(r["image"], r["caption_type"], frozenset((r["sentence1"], r["sentence2"]))) for r in rows} == pairs_of(
         built / "gold"
     )
+
+
+def test_a_failed_dump_is_reported_and_the_others_go_on(dump: Path, tmp_path: Path, perceptron_available: None) -> None:
+    broken = tmp_path / "enwiki-20240101-pages-articles2.xml.bz2"
+    broken.write_bytes(bz2.compress(dump.read_bytes())[:-40])
+    report = build([dump, broken], [SILVER], tmp_path / "out", tagger="perceptron", show_progress=False)
+    assert (
+        len(report.extraction.failures) == 1 and "pages-articles2.xml.bz2: truncated" in report.extraction.failures[0]
+    )
+    assert pairs_of(tmp_path / "out" / "silver")  # the good dump's pairs are there
+    record = json.loads((tmp_path / "out" / "silver" / "funnel.json").read_text())
+    assert record["skipped"]["dump_parts_that_failed"] == 1
+
+
+def test_resume_reuses_finished_parts(dump: Path, tmp_path: Path, perceptron_available: None) -> None:
+    work = tmp_path / "work"
+    first = build([dump], [GOLD], tmp_path / "one", tagger="perceptron", work_dir=work, show_progress=False)
+    shards = sorted((work / "references").glob("*.parquet"))
+    stamps = [shard.stat().st_mtime_ns for shard in shards]
+    second = build(
+        [dump], [GOLD], tmp_path / "two", tagger="perceptron", work_dir=work, show_progress=False, resume=True
+    )
+    assert [shard.stat().st_mtime_ns for shard in shards] == stamps  # not read again
+    assert second.rows == first.rows and second.extraction.read.pages == first.extraction.read.pages
+    one = sorted((tmp_path / "one" / "gold").glob("*.parquet"))[0].read_bytes()
+    assert one == sorted((tmp_path / "two" / "gold").glob("*.parquet"))[0].read_bytes()
+    with pytest.raises(ValueError, match="resume needs the work_dir"):
+        build([dump], [GOLD], tmp_path / "three", resume=True)
