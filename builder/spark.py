@@ -114,6 +114,17 @@ def _with_tags(rows, tags, column: str):  # noqa: ANN001, ANN202 - RDDs
     return joined.map(lambda item: {**item[1][0], f"{column}_tags": item[1][1]})
 
 
+def _session(workers: int):  # noqa: ANN202 - a pyspark.sql.SparkSession
+    """A session on the configured master (spark-submit sets it), else ``local[workers]``."""
+    from pyspark import SparkConf
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName("wikipedia-ipc")
+    if not SparkConf().contains("spark.master"):
+        builder = builder.master(f"local[{workers}]")
+    return builder.getOrCreate()
+
+
 def build_spark(
     dumps: Sequence[str | Path],
     configs: Sequence[PipelineConfig],
@@ -123,12 +134,10 @@ def build_spark(
     spark=None,  # noqa: ANN001 - a pyspark.sql.SparkSession
 ) -> BuildReport:
     """Build configs with Spark into the same dataset folder layout as :func:`builder.local.build`."""
-    from pyspark.sql import SparkSession
-
     if len({config.dump_kind for config in configs}) != 1:
         raise ValueError("configs of one build must read the same kind of dump")
     tagger_instance = get_tagger(tagger)
-    session = spark or SparkSession.builder.master(f"local[{workers}]").appName("wikipedia-ipc").getOrCreate()
+    session = spark if spark is not None else _session(workers)
     context = session.sparkContext
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
