@@ -269,6 +269,11 @@ def _reference(row: dict) -> Reference:
     )
 
 
+def cluster_rows(cluster: Cluster) -> list[dict]:
+    """The reference rows of a cluster: the inverse of :func:`cluster_from_rows`."""
+    return [{"image": cluster.image, **dataclasses.asdict(reference)} for reference in cluster.references]
+
+
 def cluster_from_rows(image: str, rows: list[dict]) -> Cluster:
     """A cluster from its reference rows, already in :data:`SORT_KEY` order."""
     return Cluster(image, tuple(_reference(row) for row in rows))
@@ -311,7 +316,7 @@ def select_candidates(
             survivor = chain.before_rule(cluster)
             if survivor is None:
                 continue
-            rows.extend({"image": survivor.image, **dataclasses.asdict(reference)} for reference in survivor.references)
+            rows.extend(cluster_rows(survivor))
             if len(rows) >= BATCH_ROWS:
                 writer.write_table(pa.Table.from_pylist(rows, schema=REFERENCE_SCHEMA))
                 rows.clear()

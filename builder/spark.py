@@ -27,6 +27,7 @@ from builder.local import (
     ExtractResult,
     ExtractTask,
     cluster_from_rows,
+    cluster_rows,
     funnel_record,
     iter_task_references,
     plan_tasks,
@@ -61,25 +62,9 @@ def _before_rule(config: PipelineConfig, groups: Iterable[tuple[str, Iterable[di
     for image, rows in groups:
         survivor = chain.before_rule(cluster_from_rows(image, sorted(rows, key=sort_key)))
         if survivor is not None:
-            for row in _rows_of(image, survivor.references):
+            for row in cluster_rows(survivor):
                 yield "row", row
     yield "funnel", chain.funnel.to_list()
-
-
-def _rows_of(image: str, references: Sequence) -> list[dict]:
-    return [
-        {
-            "image": image,
-            "page": r.page,
-            "page_id": r.page_id,
-            "revision_id": r.revision_id,
-            "position": r.position,
-            "source": r.source,
-            "caption": r.caption,
-            "alt": r.alt,
-        }
-        for r in references
-    ]
 
 
 def _tag_partition(tagger_name: str, texts: Iterable[str]) -> Iterator[tuple[str, list]]:
