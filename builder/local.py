@@ -75,6 +75,7 @@ class ExtractTask:
     namespaces: tuple[int, ...]
     shard: str
     history: bool = False
+    decompress_threads: int = 1
 
 
 @dataclasses.dataclass
@@ -112,7 +113,9 @@ def _reference_rows(page_title: str, page_id: int, revision_id: int, references:
 
 def iter_task_references(task: ExtractTask, result: ExtractResult, progress: tqdm | None = None) -> Iterator[dict]:
     """Stages 1–3 for one task: its pages' image references as rows; ``result`` counts as it goes."""
-    reader = DumpReader(task.dump, namespaces=task.namespaces, byte_range=task.byte_range)
+    reader = DumpReader(
+        task.dump, task.namespaces, byte_range=task.byte_range, decompress_threads=task.decompress_threads
+    )
     reader.stats = result.read
     first_seen = FirstSeenPerPage()
     for page in reader:
@@ -199,10 +202,13 @@ def plan_tasks(
         if workers > 1 and readable:
             cut = split_ranges(path, workers * RANGES_PER_WORKER)
             ranges = list(cut) if len(cut) > 1 else [None]
+        # a file that cannot be cut into ranges gets the workers as decompression threads instead
+        threads = workers if ranges == [None] else 1
         for byte_range in ranges:
             identity = f"{path.resolve()}|{path.stat().st_size}|{byte_range}|{namespaces}|{history}"
             shard = shard_dir / f"references-{hashlib.sha1(identity.encode()).hexdigest()[:16]}.parquet"
-            tasks.append(ExtractTask(len(tasks), str(path), byte_range, aliases, namespaces, str(shard), history))
+            task = ExtractTask(len(tasks), str(path), byte_range, aliases, namespaces, str(shard), history, threads)
+            tasks.append(task)
     return tasks, described
 
 

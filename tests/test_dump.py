@@ -104,3 +104,15 @@ def test_multistream_index_file_is_used(write_dump, tmp_path: Path) -> None:
     index.write_bytes(bz2.compress(b"garbage line\n"))
     with pytest.raises(DumpError, match=r"index\.txt\.bz2:1: expected 'offset:page_id:title'"):
         stream_offsets(path)
+
+
+def test_parallel_decompression_of_a_single_stream_file(write_dump) -> None:
+    pages = [page_xml(f"Page {n}", f"text {n} " * 200, n) for n in range(1, 200)]
+    path = write_dump(pages)
+    assert stream_offsets(path) == [0]
+    sequential = [(p.title, p.text) for p in iter_pages(path)]
+    assert [(p.title, p.text) for p in DumpReader(path, decompress_threads=2)] == sequential
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(DumpError, match=r"truncated or corrupt bz2 data"):
+        list(DumpReader(path, decompress_threads=2))
