@@ -1,4 +1,4 @@
-"""Stage 1: stream pages out of MediaWiki XML dumps.
+"""Stage 1: stream pages out of MediaWiki XML dumps (.xml, .xml.bz2, .xml.gz, .xml.7z).
 
 Dumps are read with the standard library's incremental XML parser (expat) over
 a decompressing byte stream, so memory stays flat however large the dump is.
@@ -19,7 +19,9 @@ import dataclasses
 import gzip
 import importlib.util
 import os
+import queue
 import re
+import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -186,7 +188,7 @@ def _open_binary(path: Path) -> BinaryIO:
 
 def _compression(path: Path) -> str:
     suffix = path.suffix.lower()
-    if suffix in (".bz2", ".gz"):
+    if suffix in (".bz2", ".gz", ".7z"):
         return suffix[1:]
     if suffix == ".xml":
         return "none"
@@ -237,9 +239,64 @@ def _parallel_bz2_chunks(path: Path, threads: int) -> Iterator[bytes]:
         raise DumpError(f"{path}: truncated or corrupt bz2 data ({error})") from None
 
 
+def _sevenzip_chunks(path: Path) -> Iterator[bytes]:
+    """A .7z dump, streamed: py7zr decompresses in a thread into a small queue that we drain.
+
+    py7zr pushes decompressed blocks into writer objects; the bounded queue turns that
+    into the pull of our parser without ever holding the whole file.
+    """
+    import py7zr
+    from py7zr.io import Py7zIO, WriterFactory
+
+    blocks: queue.Queue[bytes | None] = queue.Queue(maxsize=16)
+    failures: list[BaseException] = []
+
+    class QueueWriter(Py7zIO):
+        def write(self, data: bytes | bytearray) -> int:
+            blocks.put(bytes(data))
+            return len(data)
+
+        def read(self, size: int | None = None) -> bytes:
+            return b""
+
+        def seek(self, offset: int, whence: int = 0) -> int:
+            return 0
+
+        def flush(self) -> None:
+            return None
+
+        def size(self) -> int:
+            return 0
+
+    class QueueFactory(WriterFactory):
+        def create(self, filename: str) -> Py7zIO:
+            return QueueWriter()
+
+    def decompress() -> None:
+        try:
+            with py7zr.SevenZipFile(path) as archive:
+                archive.extract(factory=QueueFactory())
+        except Exception as error:  # py7zr raises many types for bad archives; all end this dump
+            failures.append(error)
+        finally:
+            blocks.put(None)
+
+    threading.Thread(target=decompress, name=f"7z:{path.name}", daemon=True).start()
+    while (block := blocks.get()) is not None:
+        yield block
+    if failures:
+        raise DumpError(f"{path}: cannot read the 7z archive ({type(failures[0]).__name__}: {failures[0]})")
+
+
 def _raw_chunks(path: Path, byte_range: tuple[int, int] | None, threads: int = 1) -> Iterator[bytes]:
     """The dump's decompressed bytes, chunk by chunk."""
     kind = _compression(path)
+    if kind == "7z":
+        if byte_range is not None:
+            raise ValueError(f"{path}: byte ranges need a bz2 multistream dump")
+        _open_binary(path).close()
+        yield from _sevenzip_chunks(path)
+        return
     if kind == "bz2" and byte_range is None and threads > 1 and importlib.util.find_spec("indexed_bzip2"):
         _open_binary(path).close()  # the same clear error as the sequential reader for a missing file
         yield from _parallel_bz2_chunks(path, threads)

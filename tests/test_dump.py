@@ -116,3 +116,17 @@ def test_parallel_decompression_of_a_single_stream_file(write_dump) -> None:
     path.write_bytes(data[: len(data) // 2])
     with pytest.raises(DumpError, match=r"truncated or corrupt bz2 data"):
         list(DumpReader(path, decompress_threads=2))
+
+
+def test_7z_history_dumps_are_streamed(write_dump, tmp_path: Path) -> None:
+    import py7zr
+
+    plain = write_dump([page_xml("Alpha", ["first text", "second text"], 1)], name="dump.xml")
+    archive = tmp_path / "enwiki-20240101-pages-meta-history1.xml.7z"
+    with py7zr.SevenZipFile(archive, "w") as writer:
+        writer.write(plain, arcname="enwiki-20240101-pages-meta-history1.xml")
+    assert [(p.revision_id, p.text) for p in iter_pages(archive)] == [(100, "first text"), (101, "second text")]
+    data = archive.read_bytes()
+    archive.write_bytes(data[: len(data) // 2])
+    with pytest.raises(DumpError, match=r"history1\.xml\.7z: cannot read the 7z archive"):
+        list(iter_pages(archive))
