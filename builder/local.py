@@ -68,7 +68,6 @@ _DUMP_DATE = re.compile(r"-(\d{8}|latest)-")
 class ExtractTask:
     """One unit of extraction work: a dump file, or a byte range of a multistream dump."""
 
-    index: int
     dump: str
     byte_range: tuple[int, int] | None
     aliases: tuple[str, ...]
@@ -207,7 +206,7 @@ def plan_tasks(
         for byte_range in ranges:
             identity = f"{path.resolve()}|{path.stat().st_size}|{byte_range}|{namespaces}|{history}"
             shard = shard_dir / f"references-{hashlib.sha1(identity.encode()).hexdigest()[:16]}.parquet"
-            task = ExtractTask(len(tasks), str(path), byte_range, aliases, namespaces, str(shard), history, threads)
+            task = ExtractTask(str(path), byte_range, aliases, namespaces, str(shard), history, threads)
             tasks.append(task)
     return tasks, described
 
@@ -362,7 +361,7 @@ def tag_texts(
         f"SELECT alt AS text FROM read_parquet({files})) WHERE text <> '' ORDER BY text"
     )
     total = connection.sql(f"SELECT count(*) FROM ({query})").fetchall()[0][0]
-    batches = _text_batches(_stream_rows(connection, query))
+    batches = text_batches(row["text"] for row in _stream_rows(connection, query))
     with (
         pq.ParquetWriter(out, TAG_SCHEMA, compression="zstd") as writer,
         tqdm(total=total, desc="tagging", unit=" texts", disable=not show_progress) as progress,
@@ -373,10 +372,11 @@ def tag_texts(
     return total
 
 
-def _text_batches(rows: Iterable[dict]) -> Iterator[list[str]]:
+def text_batches(texts: Iterable[str]) -> Iterator[list[str]]:
+    """Texts in lists of :data:`TAG_BATCH`, the unit in which taggers work."""
     batch: list[str] = []
-    for row in rows:
-        batch.append(row["text"])
+    for text in texts:
+        batch.append(text)
         if len(batch) >= TAG_BATCH:
             yield batch
             batch = []

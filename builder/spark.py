@@ -34,13 +34,12 @@ from builder.local import (
     rule_verdicts,
     sort_key,
     tag_batch,
+    text_batches,
 )
 from builder.output import PairWriter, pair_row, write_card, write_funnel
 from builder.pipeline import FilterChain, Funnel
 from builder.tagging import get_tagger
 from builder.wikitext import ExtractStats
-
-TAG_BATCH = 512
 
 
 def _extract_partition(tasks: Iterable[ExtractTask]) -> Iterator[tuple[str, object]]:
@@ -70,13 +69,7 @@ def _before_rule(config: PipelineConfig, groups: Iterable[tuple[str, Iterable[di
 def _tag_partition(tagger_name: str, texts: Iterable[str]) -> Iterator[tuple[str, list]]:
     """One tagger per partition, texts tagged in batches."""
     tagger = get_tagger(tagger_name)
-    batch: list[str] = []
-    for text in texts:
-        batch.append(text)
-        if len(batch) >= TAG_BATCH:
-            yield from zip(batch, tag_batch(batch, tagger), strict=True)
-            batch = []
-    if batch:
+    for batch in text_batches(texts):
         yield from zip(batch, tag_batch(batch, tagger), strict=True)
 
 
