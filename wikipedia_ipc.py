@@ -162,6 +162,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"\n## {name}: {report.rows[name]:,} pairs\n")
         print(chain.funnel.markdown())
     print(f'Wrote {report.output}/ — load it with datasets.load_dataset("{report.output}", "{configs[0].name}")')
+    stale = Path(datasets.config.HF_DATASETS_CACHE) / Path(report.output).name
+    if stale.exists():
+        print(
+            f"Note: datasets keeps a cache of an earlier folder named {Path(report.output).name!r} in {stale} and "
+            "would load that instead of this build; remove it first, or pass cache_dir= to load_dataset.",
+            file=sys.stderr,
+        )
     if extraction.failures:
         print(f"\n{len(extraction.failures)} dump part(s) failed and are missing from the output:", file=sys.stderr)
         for failure in extraction.failures:
