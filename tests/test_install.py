@@ -1,0 +1,51 @@
+"""The core install mines without the model stack: no PyTorch, no stanza, no sentence-transformers."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+ROOT = Path(__file__).resolve().parents[1]
+MODEL_STACK = ("torch", "stanza", "sentence_transformers", "transformers", "bert_score", "ot", "evaluate")
+
+# Run the command line as a user would, then report which parts of the model stack it imported.
+_RUN_AND_REPORT = """
+import json, runpy, sys
+sys.argv = ["wikipedia_ipc.py", *{argv!r}]
+try:
+    runpy.run_path({script!r}, run_name="__main__")
+except SystemExit as stop:
+    code = stop.code
+else:
+    code = 0
+print(json.dumps({{"code": code, "imported": sorted(set(sys.modules) & set({stack!r}))}}))
+"""
+
+
+def test_core_dependencies_leave_out_the_model_stack() -> None:
+    core = [
+        requirement
+        for requirement in importlib.metadata.requires("wikipedia-ipc") or []
+        if "extra ==" not in requirement
+    ]
+    names = {requirement.split(";")[0].split(">")[0].split("=")[0].split("[")[0].strip() for requirement in core}
+    assert names, "no core dependencies found"
+    assert not names & {"torch", "stanza", "sentence-transformers", "transformers", "bert-score", "pot"}
+
+
+def test_sample_builds_without_importing_the_model_stack(tmp_path: Path, perceptron_available: None) -> None:
+    output = tmp_path / "out"
+    argv = ["build", "--output", str(output), "--tagger", "perceptron", "--configs", "gold", "silver"]
+    code = _RUN_AND_REPORT.format(argv=argv, script=str(ROOT / "wikipedia_ipc.py"), stack=MODEL_STACK)
+    finished = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    report = json.loads(finished.stdout.strip().splitlines()[-1])
+    assert report["code"] in (0, None), finished.stderr[-2000:]
+    assert report["imported"] == []
+    for config in ("gold", "silver"):
+        rows = sum(pq.read_metadata(path).num_rows for path in (output / config).glob("*.parquet"))
+        assert rows > 0, f"{config}: no pairs"
