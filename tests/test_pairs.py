@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
 import pytest
 
 from builder.captions import word_count
 from builder.clusters import Cluster, Reference, build_pairs, count_pairs
 from builder.config import SILVER
+from builder.data.make_sample import page_xml
+from builder.local import build
 from builder.pairs import (
     UniqueCandidates,
     candidate_key,
@@ -146,3 +152,42 @@ def test_chain_counts_steps_7_to_9_with_state_across_clusters() -> None:
     assert [(p.first.page, p.second.page) for p in kept] == [("Harbour", "Coast"), ("Coast", "Piers")]
     steps = [(row.images, row.references, row.captions, row.pairs) for row in chain.funnel.rows[7:]]
     assert steps == [(2, 6, 6, 4), (2, 5, 5, 3), (2, 4, 4, 2)]
+
+
+MOORED = "Boats are moored in the old harbour at dawn."
+ANCHORED = "Fishing boats were anchored in the harbour in the early morning."
+PIER = "The lighthouse is at the end of the pier."
+REBUILT = "The Old Harbour was rebuilt after the storm of 1953."
+
+
+def link(file: str, caption: str = "", alt: str = "") -> str:
+    options = (f"|alt={alt}" if alt else "") + (f"|{caption}" if caption else "")
+    return f"[[File:{file}|thumb{options}]]\n"
+
+
+# The harbour photo's captions come first in the dump, but the anchorage photo comes first in
+# image order, and its alt texts are the same two wordings (case aside): that pair is the one kept.
+STEP_7_TO_9_PAGES = [
+    page_xml("Harbour", "Text.\n" + link("Harbour.jpg", MOORED), 1),
+    page_xml("Fishing", "Text.\n" + link("Harbour.jpg", ANCHORED), 2),
+    page_xml("Anchorage", "Text.\n" + link("Anchorage.jpg", alt=ANCHORED.lower()), 3),
+    page_xml("Moorings", "Text.\n" + link("Anchorage.jpg", alt=MOORED), 4),
+    page_xml("Lighthouse", "Text.\n" + link("Pier.jpg", PIER), 5),
+    page_xml("Piers", "Text.\n" + link("Pier.jpg", PIER[:-1] + ", 1890."), 6),  # contains the other
+    page_xml("Storm", "Text.\n" + link("Storm.jpg", REBUILT), 7),
+    page_xml("Storms", "Text.\n" + link("Storm.jpg", REBUILT.replace("Old Harbour", "old harbour")), 8),
+]
+
+
+def test_a_build_keeps_each_candidate_once_in_image_order(write_dump, tmp_path: Path, perceptron_available) -> None:
+    dump = write_dump(STEP_7_TO_9_PAGES)
+    build([dump], [SILVER], tmp_path / "out", tagger="perceptron", workers=2, show_progress=False)
+    rows = pq.read_table(sorted((tmp_path / "out" / "silver").glob("*.parquet"))).to_pylist()
+    assert [(r["image"], r["caption_type"], r["page1"], r["page2"]) for r in rows] == [
+        ("File:Anchorage.jpg", "alt", "Anchorage", "Moorings")
+    ]
+    funnel = json.loads((tmp_path / "out" / "silver" / "funnel.json").read_text())["funnel"]
+    steps = [(row["images"], row["references"], row["captions"], row["pairs"]) for row in funnel[6:]]
+    # four images with two references and one pair each; step 7 drops the harbour photo's pair,
+    # step 8 the storm captions (equal ignoring case), step 9 the pier captions (one contains the other)
+    assert steps == [(4, 8, 8, 4), (3, 6, 6, 3), (2, 4, 4, 2), (1, 2, 2, 1)]
