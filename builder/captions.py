@@ -11,15 +11,25 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
+from nltk.tokenize import NLTKWordTokenizer
+
 from builder.tagging import TaggedText, Tagger, get_tagger
 
 INFLECTED_VERBS = frozenset({"VBP", "VBZ", "VBD"})
 WH_WORDS = frozenset({"WDT", "WP", "WRB"})
 
 
+_WORDS = NLTKWordTokenizer()
+
+
 def word_count(text: str) -> int:
-    """Words are whitespace-separated tokens with at least one letter or digit."""
-    return sum(1 for token in text.split() if any(char.isalnum() for char in token))
+    """Step 4's length: Penn Treebank tokens with at least one letter or digit.
+
+    The authors counted the tokens of CoreNLP's PTB tokenizer that are not all
+    punctuation, so "Algeria's" is two words and "–" none; NLTK's Treebank tokenizer
+    splits the same way. Unlike their ASCII ``\\W``, letters of every script count.
+    """
+    return sum(1 for token in _WORDS.tokenize(text) if any(char.isalnum() for char in token))
 
 
 def strip_parentheticals(text: str) -> str:

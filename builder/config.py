@@ -13,6 +13,7 @@ from typing import Literal
 
 CaptionRule = Literal["sentence", "verb"]
 DumpKind = Literal["articles", "history"]
+HistoryReferences = Literal["revision", "first_seen"]
 SOURCES = ("link", "infobox", "gallery")
 
 
@@ -28,12 +29,17 @@ class PipelineConfig:
     dump_kind: DumpKind = "articles"
     namespaces: tuple[int, ...] = (0,)
     sources: tuple[str, ...] = SOURCES
+    # history dumps: every revision's use of an image is a reference (the paper's 180 bound
+    # assumes it), or "first_seen": once per page and wording, carried by its first revision
+    history_references: HistoryReferences = "revision"
 
     def __post_init__(self) -> None:
         if self.caption_rule not in ("sentence", "verb"):
             raise ValueError(f"caption_rule must be 'sentence' or 'verb', not {self.caption_rule!r}")
         if self.dump_kind not in ("articles", "history"):
             raise ValueError(f"dump_kind must be 'articles' or 'history', not {self.dump_kind!r}")
+        if self.history_references not in ("revision", "first_seen"):
+            raise ValueError(f"history_references must be 'revision' or 'first_seen', not {self.history_references!r}")
         if not 1 <= self.min_references <= self.max_references:
             raise ValueError("need 1 <= min_references <= max_references")
         unknown = set(self.sources) - set(SOURCES)

@@ -73,7 +73,7 @@ class ExtractTask:
     aliases: tuple[str, ...]
     namespaces: tuple[int, ...]
     shard: str
-    history: bool = False
+    first_seen: bool = False
     decompress_threads: int = 1
 
 
@@ -124,7 +124,7 @@ def iter_task_references(task: ExtractTask, result: ExtractResult, progress: tqd
             warnings.warn(f"{task.dump}: {error}; page skipped", stacklevel=1)
             result.extract.failed_pages += 1
             continue
-        if task.history:
+        if task.first_seen:
             references = first_seen.new_references(page.page_id, references)
         yield from _reference_rows(page.title, page.page_id, page.revision_id, references)
         if progress is not None:
@@ -183,7 +183,7 @@ class Extraction:
 
 
 def plan_tasks(
-    dumps: Sequence[str | Path], workers: int, namespaces: tuple[int, ...], shard_dir: Path, history: bool = False
+    dumps: Sequence[str | Path], workers: int, namespaces: tuple[int, ...], shard_dir: Path, first_seen: bool = False
 ) -> tuple[list[ExtractTask], list[dict[str, str]]]:
     """Cut the dumps into tasks: multistream files into ranges, other files whole."""
     tasks: list[ExtractTask] = []
@@ -204,9 +204,9 @@ def plan_tasks(
         # a file that cannot be cut into ranges gets the workers as decompression threads instead
         threads = workers if ranges == [None] else 1
         for byte_range in ranges:
-            identity = f"{path.resolve()}|{path.stat().st_size}|{byte_range}|{namespaces}|{history}"
+            identity = f"{path.resolve()}|{path.stat().st_size}|{byte_range}|{namespaces}|{first_seen}"
             shard = shard_dir / f"references-{hashlib.sha1(identity.encode()).hexdigest()[:16]}.parquet"
-            task = ExtractTask(str(path), byte_range, aliases, namespaces, str(shard), history, threads)
+            task = ExtractTask(str(path), byte_range, aliases, namespaces, str(shard), first_seen, threads)
             tasks.append(task)
     return tasks, described
 
@@ -217,15 +217,15 @@ def extract_references(
     workers: int = 1,
     namespaces: tuple[int, ...] = (0,),
     show_progress: bool = True,
-    history: bool = False,
+    first_seen: bool = False,
 ) -> Extraction:
     """Stage 1–3 over all dumps: pages → image references with cleaned texts, as parquet shards.
 
-    ``history``: the dumps hold every revision; a reference repeated by later revisions
-    of its page counts once (:mod:`builder.history`).
+    ``first_seen``: the dumps hold every revision, and a reference repeated by later
+    revisions of its page counts once (:mod:`builder.history`).
     """
     shard_dir.mkdir(parents=True, exist_ok=True)
-    tasks, described = plan_tasks(dumps, workers, namespaces, shard_dir, history)
+    tasks, described = plan_tasks(dumps, workers, namespaces, shard_dir, first_seen)
     read, extract = ReadStats(), ExtractStats()
     failures: list[str] = []
     started = time.perf_counter()
@@ -452,12 +452,7 @@ def build(
         raise ValueError("resume needs the work_dir of the interrupted build")
     if not dumps:
         raise ValueError("no dump files given")
-    if not configs:
-        raise ValueError("no configs given")
-    kinds = {config.dump_kind for config in configs}
-    if len(kinds) > 1:
-        names = ", ".join(f"{config.name} ({config.dump_kind})" for config in configs)
-        raise ValueError(f"configs of one build must read the same kind of dump; got {names}")
+    check_one_extraction(configs)
     for dump in dumps:
         if not Path(dump).is_file():
             raise FileNotFoundError(f"dump file not found: {dump}")
@@ -468,9 +463,8 @@ def build(
     if not resume:
         shutil.rmtree(work / "references", ignore_errors=True)
     try:
-        history = configs[0].dump_kind == "history"
         extraction = extract_references(
-            dumps, work / "references", workers, configs[0].namespaces, show_progress, history
+            dumps, work / "references", workers, configs[0].namespaces, show_progress, counts_first_seen(configs[0])
         )
         connection = duckdb.connect()
         connection.execute(f"SET temp_directory = '{work / 'duckdb'}'")
@@ -502,6 +496,24 @@ def build(
         if not work_dir:
             shutil.rmtree(work, ignore_errors=True)
     return BuildReport(output, rows, chains, extraction)
+
+
+def check_one_extraction(configs: Sequence[PipelineConfig]) -> None:
+    """The configs of one build share one extraction: the same dump kind and history counting."""
+    if not configs:
+        raise ValueError("no configs given")
+    kinds = {(config.dump_kind, config.history_references) for config in configs}
+    if len({kind for kind, _ in kinds}) > 1:
+        names = ", ".join(f"{config.name} ({config.dump_kind})" for config in configs)
+        raise ValueError(f"configs of one build must read the same kind of dump; got {names}")
+    if len(kinds) > 1:
+        names = ", ".join(f"{config.name} ({config.history_references})" for config in configs)
+        raise ValueError(f"configs of one build must count history references the same way; got {names}")
+
+
+def counts_first_seen(config: PipelineConfig) -> bool:
+    """Whether extraction drops the references that an earlier revision of the page had."""
+    return config.dump_kind == "history" and config.history_references == "first_seen"
 
 
 def funnel_record(chain: FilterChain, rows: int, extraction: Extraction, tagger: Tagger) -> dict[str, object]:

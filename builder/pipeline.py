@@ -3,8 +3,11 @@
 Steps 0–4 and 6 act on image clusters, step 5 applies the caption rule (whose
 verdicts come from a batch tagging pass over the unique texts), and steps 7–9
 act on the paraphrase candidates built from each cluster. Engines call
-:meth:`FilterChain.before_rule` and :meth:`FilterChain.after_rule` per cluster;
-the :class:`Funnel` adds up what remains after every step.
+:meth:`FilterChain.before_rule`, :meth:`FilterChain.apply_rule` and
+:meth:`FilterChain.filter_pairs` per cluster; the :class:`Funnel` adds up what
+remains after every step. Step 7 keeps state across clusters (a candidate is
+unique in the whole build), so :meth:`FilterChain.filter_pairs` must see the
+clusters of a build in image order, in one chain.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from builder.clusters import (
     min_references,
 )
 from builder.config import PipelineConfig
-from builder.pairs import divergent_captions, significant_difference, unique_candidates
+from builder.pairs import UniqueCandidates, divergent_captions, significant_difference
 
 ClusterStep = Callable[[Cluster], Cluster | None]
 PairStep = Callable[[list[Pair]], list[Pair]]
@@ -133,7 +136,7 @@ class FilterChain:
             (f"Caption words ≥ {config.min_words}", self._min_words),
         ]
         self.pair_steps: list[tuple[str, PairStep]] = [
-            ("Unique candidates", unique_candidates),
+            ("Unique candidates", UniqueCandidates()),
             ("Divergent captions", divergent_captions),
             ("Significant caption diff", significant_difference),
         ]
@@ -155,19 +158,29 @@ class FilterChain:
             row.count_cluster(current)
         return current
 
-    def after_rule(self, cluster: Cluster, passes_rule: Callable[[str], bool]) -> list[Pair]:
-        """Steps 5–9: caption rule, references bound again, pairs and the pair filters."""
-        rule_row, bound_row, *pair_rows = self.funnel.rows[len(self.cluster_steps) :]
+    def apply_rule(self, cluster: Cluster, passes_rule: Callable[[str], bool]) -> Cluster | None:
+        """Steps 5–6: the caption rule, then the lower references bound again."""
+        rule_row, bound_row = self.funnel.rows[len(self.cluster_steps) : len(self.cluster_steps) + 2]
         current = filter_texts(cluster, passes_rule)
         if current is None:
-            return []
+            return None
         rule_row.count_cluster(current)
         current = min_references(self.config.min_references)(current)
         if current is None:
-            return []
+            return None
         bound_row.count_cluster(current)
-        pairs = build_pairs(current)
+        return current
+
+    def filter_pairs(self, cluster: Cluster) -> list[Pair]:
+        """Steps 7–9 on the cluster's candidate pairs; call in image order (step 7 remembers pairs)."""
+        pair_rows = self.funnel.rows[len(self.cluster_steps) + 2 :]
+        pairs = build_pairs(cluster)
         for row, (_, step) in zip(pair_rows, self.pair_steps, strict=True):
             pairs = step(pairs)
             row.count_pairs(pairs)
         return pairs
+
+    def after_rule(self, cluster: Cluster, passes_rule: Callable[[str], bool]) -> list[Pair]:
+        """Steps 5–9 for an engine that has the whole build's clusters in image order."""
+        current = self.apply_rule(cluster, passes_rule)
+        return self.filter_pairs(current) if current is not None else []

@@ -4,8 +4,12 @@
   each runs :func:`builder.local.iter_task_references`;
 * grouping by image – Spark's shuffle, the references of one image sorted as the
   local engine sorts them;
-* steps 0–4 and 5–9 – :class:`builder.pipeline.FilterChain` per cluster; each
+* steps 0–4 and 5–6 – :class:`builder.pipeline.FilterChain` per cluster; each
   partition's funnel is collected and added up on the driver;
+* steps 7–9 – on the driver, over the surviving clusters in image order: step 7
+  keeps the first of each candidate in the whole build, which needs one ordered
+  pass (the pair filters are cheap next to tagging, and the driver writes the
+  output anyway);
 * tagging – each unique text once, one tagger per partition, joined back by text;
 * output – the pairs, in image order, through the same writer as the local engine,
   so both engines give byte-identical parquet.
@@ -26,8 +30,10 @@ from builder.local import (
     Extraction,
     ExtractResult,
     ExtractTask,
+    check_one_extraction,
     cluster_from_rows,
     cluster_rows,
+    counts_first_seen,
     funnel_record,
     iter_task_references,
     plan_tasks,
@@ -36,7 +42,7 @@ from builder.local import (
     tag_batch,
     text_batches,
 )
-from builder.output import PairWriter, pair_row, write_card, write_funnel
+from builder.output import PairWriter, write_card, write_funnel
 from builder.pipeline import FilterChain, Funnel
 from builder.tagging import get_tagger
 from builder.wikitext import ExtractStats
@@ -73,15 +79,16 @@ def _tag_partition(tagger_name: str, texts: Iterable[str]) -> Iterator[tuple[str
         yield from zip(batch, tag_batch(batch, tagger), strict=True)
 
 
-def _after_rule(config: PipelineConfig, groups: Iterable[tuple[str, Iterable[dict]]]) -> Iterator[tuple[str, object]]:
+def _apply_rule(config: PipelineConfig, groups: Iterable[tuple[str, Iterable[dict]]]) -> Iterator[tuple[str, object]]:
+    """Steps 5–6 per cluster; the survivors go to the driver for steps 7–9."""
     chain = FilterChain(config)
     for image, rows in groups:
         ordered = sorted(rows, key=sort_key)
-        pairs = chain.after_rule(
+        survivor = chain.apply_rule(
             cluster_from_rows(image, ordered), rule_verdicts(ordered, config.caption_rule).__getitem__
         )
-        for index, pair in enumerate(pairs):
-            yield "pair", ((image, index), pair_row(pair))
+        if survivor is not None:
+            yield "cluster", (image, survivor)
     yield "funnel", chain.funnel.to_list()
 
 
@@ -112,16 +119,15 @@ def build_spark(
     spark=None,  # noqa: ANN001 - a pyspark.sql.SparkSession
 ) -> BuildReport:
     """Build configs with Spark into the same dataset folder layout as :func:`builder.local.build`."""
-    if len({config.dump_kind for config in configs}) != 1:
-        raise ValueError("configs of one build must read the same kind of dump")
+    check_one_extraction(configs)
     tagger_instance = get_tagger(tagger)
     session = spark if spark is not None else _session(workers)
     context = session.sparkContext
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="wikipedia-ipc-spark-") as scratch:
-        history = configs[0].dump_kind == "history"
-        tasks, described = plan_tasks(dumps, workers, configs[0].namespaces, Path(scratch), history)
+        first_seen = counts_first_seen(configs[0])
+        tasks, described = plan_tasks(dumps, workers, configs[0].namespaces, Path(scratch), first_seen)
         extracted = context.parallelize(tasks, len(tasks)).mapPartitions(_extract_partition).cache()
         read, extract = ReadStats(), ExtractStats()
         failures = []
@@ -143,15 +149,18 @@ def build_spark(
             texts = survivors.flatMap(lambda row: [row["caption"], row["alt"]]).filter(bool).distinct()
             tags = texts.mapPartitions(lambda part, name=tagger_instance.name: _tag_partition(name, part))
             tagged = _with_tags(_with_tags(survivors, tags, "caption"), tags, "alt")
-            after = tagged.groupBy(lambda row: row["image"]).mapPartitions(lambda part, c=config: _after_rule(c, part))
+            after = tagged.groupBy(lambda row: row["image"]).mapPartitions(lambda part, c=config: _apply_rule(c, part))
             after = after.cache()
             for funnel in before.filter(lambda item: item[0] == "funnel").values().collect():
                 chain.funnel.add(Funnel.from_list(funnel))
             for funnel in after.filter(lambda item: item[0] == "funnel").values().collect():
                 chain.funnel.add(Funnel.from_list(funnel))
             writer = PairWriter(output / config.name)
-            ordered = after.filter(lambda item: item[0] == "pair").values().sortByKey()
-            writer.write_rows(row for _, row in ordered.toLocalIterator())
+            # steps 7–9 on the driver, over the clusters in image order: "unique candidates" is
+            # global and keeps the first pair in image order, exactly as the local engine does
+            ordered = after.filter(lambda item: item[0] == "cluster").values().sortByKey()
+            for _, cluster in ordered.toLocalIterator():
+                writer.write(chain.filter_pairs(cluster))
             writer.close()
             rows[config.name] = writer.rows
             chains[config.name] = chain

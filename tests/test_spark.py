@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from test_bronze import HISTORY
+from test_pairs import STEP_7_TO_9_PAGES
 
 import wikipedia_ipc
 from builder.config import BRONZE, GOLD, SILVER
@@ -49,3 +50,13 @@ def test_bronze_history(spark, tmp_path: Path, perceptron_available: None) -> No
     build([dump], [BRONZE], tmp_path / "local", tagger="perceptron", show_progress=False)
     build_spark([dump], [BRONZE], tmp_path / "spark", "perceptron", 2, spark)
     same_output(tmp_path / "local", tmp_path / "spark", "bronze")
+
+
+def test_unique_candidates_across_images(spark, tmp_path: Path, perceptron_available: None) -> None:
+    """Step 7 is build-wide: the driver applies it in image order, whatever the partitions."""
+    dump = tmp_path / "enwiki-20240101-pages-articles.xml"
+    dump.write_text(dump_xml(STEP_7_TO_9_PAGES), encoding="utf-8")
+    build([dump], [SILVER], tmp_path / "local", tagger="perceptron", show_progress=False)
+    report = build_spark([dump], [SILVER], tmp_path / "spark", "perceptron", 2, spark)
+    assert report.rows == {"silver": 1}
+    same_output(tmp_path / "local", tmp_path / "spark", "silver")
