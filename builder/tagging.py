@@ -92,8 +92,20 @@ class SentenceSplitter:
         return self._punkt.tokenize(text)
 
 
+# Typographic quotes and dashes as CoreNLP's PTB3 escaping writes them: the Treebank tokenizer then
+# splits "Joseph’s" into "Joseph 's" (not "’ s"), and a dash becomes the "--" the WSJ-trained
+# perceptron knows as punctuation. An en dash inside a range ("1809–1865") is left alone.
+_PTB_QUOTES = str.maketrans({"‘": "'", "’": "'", "‚": "'", "“": '"', "”": '"', "„": '"'})
+_PTB_DASHES = re.compile(r"\s*[—―]\s*|\s+–\s+")
+
+
+def ptb_normalize(text: str) -> str:
+    """Curly quotes to ASCII quotes, em dashes and spaced en dashes to ``--``."""
+    return _PTB_DASHES.sub(" -- ", text.translate(_PTB_QUOTES))
+
+
 class PerceptronTagger:
-    """NLTK's averaged perceptron on Penn-Treebank tokens (NLTK's Treebank word tokenizer)."""
+    """NLTK's averaged perceptron on Penn-Treebank tokens (NLTK's Treebank word tokenizer on PTB-normalized text)."""
 
     name = "perceptron"
 
@@ -132,7 +144,7 @@ class PerceptronTagger:
     def tag(self, texts: Sequence[str]) -> list[TaggedText]:
         tagged: list[TaggedText] = []
         for text in texts:
-            sentences = [self._words.tokenize(sentence) for sentence in self._sentences.split(text)]
+            sentences = [self._words.tokenize(sentence) for sentence in self._sentences.split(ptb_normalize(text))]
             tagged.append([self._tagger.tag(tokens) for tokens in sentences if tokens])
         return tagged
 

@@ -28,6 +28,7 @@ from builder.tagging import (
     corenlp_version,
     get_tagger,
     pack_requests,
+    ptb_normalize,
 )
 
 # A re-upload of spaCy's en_core_web_sm 3.8.0 on PyPI, installed by the [test] extra only:
@@ -52,9 +53,9 @@ def labelled() -> list:
 
 
 def test_labelled_captions_file(labelled: list) -> None:
-    assert len(labelled) == 113
+    assert len(labelled) == 225
     assert len({c.caption for c in labelled}) == len(labelled)
-    assert (sum(c.is_sentence for c in labelled), sum(c.has_verb for c in labelled)) == (21, 62)
+    assert (sum(c.is_sentence for c in labelled), sum(c.has_verb for c in labelled)) == (49, 131)
     assert all(c.title for c in labelled)
 
 
@@ -126,7 +127,7 @@ def test_table_5_verdicts_with_spacy(spacy_tagger: SpacyTagger) -> None:
 def test_benchmark_prints_a_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--backends", "perceptron", "corenlp", "--data", str(LABELLED)]) == 0
     out = capsys.readouterr().out
-    assert "113 labelled captions (labelled_captions.tsv): 21 sentences, 62 with a verb" in out
+    assert "225 labelled captions (labelled_captions.tsv): 49 sentences, 131 with a verb" in out
     row = next(line for line in out.splitlines() if line.startswith("| perceptron |"))
     figures = row.strip("| ").split(" | ")[2:]
     assert len(figures) == 6 and all(0 < float(figure) <= 1 for figure in figures)
@@ -148,6 +149,19 @@ def test_shared_splitter_ends_sentences_like_corenlp_ssplit() -> None:
         "Yes!",
         'He said "Go home."',
         "Then he left.",
+    ]
+
+
+def test_ptb_normalize_writes_quotes_and_dashes_as_corenlp_does() -> None:
+    normalized = ptb_normalize("St. Joseph’s “Hall” – built 1809–1865—rebuilt")
+    assert normalized == "St. Joseph's \"Hall\" -- built 1809–1865 -- rebuilt"
+
+
+@pytest.mark.usefixtures("perceptron_available")
+def test_perceptron_reads_penn_treebank_tokens() -> None:
+    tagged = PerceptronTagger().tag(["St. Joseph’s College — a “free” school."])[0]
+    assert [token for sentence in tagged for token, _ in sentence] == [
+        "St.", "Joseph", "'s", "College", "--", "a", "``", "free", "''", "school", ".",
     ]
 
 
