@@ -46,6 +46,7 @@ ABBREVIATIONS = frozenset(
 
 TAGGER_NAMES = ("auto", "corenlp", "stanza", "spacy", "perceptron")
 CORENLP_POS_MODEL = "edu/stanford/nlp/models/pos-tagger/english-left3words-distsim.tagger"
+REQUEST_SEPARATOR = "\n\n"  # a blank line: a sentence break under ssplit.newlineIsSentenceBreak=two
 
 
 class TaggerUnavailable(RuntimeError):
@@ -257,16 +258,33 @@ def corenlp_version(home: Path) -> str | None:
 
 
 def pack_requests(texts: Sequence[str], limit: int) -> list[list[str]]:
-    """Consecutive texts in groups whose blank-line-joined length stays within ``limit`` (a longer text goes alone)."""
+    """Consecutive texts in groups whose joined length stays within ``limit`` (a longer text goes alone)."""
+    separator = len(REQUEST_SEPARATOR)
     requests: list[list[str]] = []
     size = 0
     for text in texts:
-        if not requests or size + 2 + len(text) > limit:
+        if not requests or size + separator + len(text) > limit:
             requests.append([])
-            size = -2
+            size = -separator
         requests[-1].append(text)
-        size += 2 + len(text)
+        size += separator + len(text)
     return requests
+
+
+def assign_sentences(texts: Sequence[str], sentences: Sequence[tuple[int, TaggedSentence]]) -> list[TaggedText]:
+    """Give each sentence of a joined request back to its text, by the offset of its first token.
+
+    Offsets count UTF-16 code units, as Java does, in the texts joined by :data:`REQUEST_SEPARATOR`.
+    """
+    starts = []
+    offset = 0
+    for text in texts:
+        starts.append(offset)
+        offset += len(text.encode("utf-16-le")) // 2 + len(REQUEST_SEPARATOR)
+    results: list[TaggedText] = [[] for _ in texts]
+    for begin, tokens in sentences:
+        results[bisect.bisect_right(starts, begin) - 1].append(tokens)
+    return results
 
 
 def _free_port() -> int:
@@ -324,18 +342,13 @@ class CoreNLPTagger:
     def tag(self, texts: Sequence[str]) -> list[TaggedText]:
         tagged: list[TaggedText] = []
         for request in pack_requests([" ".join(text.split()) for text in texts], self.MAX_REQUEST_CHARS):
-            starts = []
-            offset = 0
-            for text in request:
-                starts.append(offset)
-                offset += len(text.encode("utf-16-le")) // 2 + 2
-            document = self._client.annotate("\n\n".join(request))
-            results: list[TaggedText] = [[] for _ in request]
-            for sentence in document.sentence:
-                tokens = [(token.word, token.pos) for token in sentence.token]
-                if tokens:
-                    results[bisect.bisect_right(starts, sentence.token[0].beginChar) - 1].append(tokens)
-            tagged.extend(results)
+            document = self._client.annotate(REQUEST_SEPARATOR.join(request))
+            sentences = [
+                (sentence.token[0].beginChar, [(token.word, token.pos) for token in sentence.token])
+                for sentence in document.sentence
+                if sentence.token
+            ]
+            tagged.extend(assign_sentences(request, sentences))
         return tagged
 
     def signature(self) -> str:

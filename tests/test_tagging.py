@@ -24,6 +24,7 @@ from builder.tagging import (
     SentenceSplitter,
     SpacyTagger,
     TaggerUnavailable,
+    assign_sentences,
     auto_backend,
     corenlp_version,
     get_tagger,
@@ -215,6 +216,14 @@ def test_corenlp_requests_stay_under_the_size_limit() -> None:
     texts = ["a" * 40, "b" * 40, "c" * 15, "d" * 200, "e"]
     assert pack_requests(texts, 100) == [["a" * 40, "b" * 40, "c" * 15], ["d" * 200], ["e"]]
     assert pack_requests([], 100) == []
+
+
+def test_corenlp_sentences_go_back_to_their_texts_by_java_offsets() -> None:
+    """Each "𝄞" is one Python character but two UTF-16 code units, the unit of CoreNLP's offsets."""
+    texts = ["𝄞𝄞𝄞𝄞𝄞 A.", "B", "", "C"]
+    # Offsets as CoreNLP reports them for "\n\n".join(texts): the texts start at 0, 15, 18 and 20.
+    sentences = [(11, [("A", "DT"), (".", ".")]), (15, [("B", "NN")]), (20, [("C", "NN")])]
+    assert assign_sentences(texts, sentences) == [[[("A", "DT"), (".", ".")]], [[("B", "NN")]], [], [[("C", "NN")]]]
 
 
 def test_unknown_tagger_lists_the_choices() -> None:
