@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 from builder.config import PRESETS, PipelineConfig, preset
 from builder.dump import DumpError
 from builder.local import build, default_workers
-from builder.tagging import TaggerUnavailable
+from builder.tagging import TAGGER_NAMES, TaggerUnavailable
 
 SAMPLE_DUMP = Path(__file__).resolve().parent / "builder" / "data" / "enwiki-20240101-sample-pages-articles.xml.bz2"
 
@@ -116,8 +116,8 @@ def _parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     run.add_argument(
         "--tagger",
         default="auto",
-        choices=["auto", "stanza", "perceptron"],
-        help="POS tagger (auto: stanza if installed)",
+        choices=TAGGER_NAMES,
+        help="POS tagger (auto: corenlp if installed, else stanza if its models are, else perceptron)",
     )
     run.add_argument("--workers", type=int, default=default_workers(), help="worker processes (default: CPU count)")
     run.add_argument("--work-dir", help="keep intermediate files here instead of a temporary folder")

@@ -1,24 +1,35 @@
 """Stage 5a: part-of-speech tagging with Penn Treebank tags, behind one small interface.
 
-The caption rules of Table 4 read Penn Treebank tags. The paper used Stanford
-CoreNLP; we offer two real backends:
+The caption rules of Table 4 read Penn Treebank tags. Four real backends:
 
+* ``corenlp`` – the paper's own tagger: Stanford CoreNLP (tokenize, ssplit, pos
+  with the ``english-left3words-distsim`` model) run as a Java server through
+  stanza's client; the default when CoreNLP is installed;
 * ``stanza`` – Stanford's neural pipeline (tokenizer, sentence splitter, xpos
-  tagger); the default when its English models are installed;
+  tagger); the default when CoreNLP is not, but stanza's English models are;
+* ``spacy`` – spaCy's ``en_core_web_sm`` pipeline, whose fine-grained ``tag_`` is
+  a Penn Treebank tag; chosen by name only;
 * ``perceptron`` – NLTK's averaged-perceptron tagger, which runs anywhere. Its
   model is NLTK's ``averaged_perceptron_tagger_eng`` resource (found through
   ``NLTK_DATA``) or, failing that, the compatible model file that the
   ``textblob-aptagger`` package ships.
 
-A tagger turns a batch of texts into sentences of ``(token, tag)`` pairs.
+The perceptron and spaCy backends share one sentence splitter that, like CoreNLP's
+ssplit, ends sentences only at sentence-final punctuation (``.``, ``?``, ``!``) and
+not after the abbreviations common in captions. A tagger turns a batch of texts
+into sentences of ``(token, tag)`` pairs.
 """
 
 from __future__ import annotations
 
+import bisect
 import importlib.metadata
 import importlib.util
 import os
 import pickle
+import re
+import shutil
+import socket
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
@@ -30,8 +41,12 @@ TaggedText = list[TaggedSentence]
 ABBREVIATIONS = frozenset(
     "c ca cca fl b d r st mt ft dr mr mrs ms jr sr prof gen col lt capt sgt maj adm cmdr rev hon no nos "
     "vol vols fig figs approx est inc ltd co corp bros dept univ ave blvd rd hwy jan feb mar apr jun jul "
-    "aug sep sept oct nov dec e.g i.e etc vs cf al u.s u.k".split()
+    "aug sep sept oct nov dec e.g i.e etc vs cf al u.s u.k a.m p.m".split()
 )
+
+TAGGER_NAMES = ("auto", "corenlp", "stanza", "spacy", "perceptron")
+CORENLP_POS_MODEL = "edu/stanford/nlp/models/pos-tagger/english-left3words-distsim.tagger"
+REQUEST_SEPARATOR = "\n\n"  # a blank line: a sentence break under ssplit.newlineIsSentenceBreak=two
 
 
 class TaggerUnavailable(RuntimeError):
@@ -59,20 +74,45 @@ def _version(package: str) -> str:
         return "unknown"
 
 
-class PerceptronTagger:
-    """NLTK's averaged perceptron with an offline tokenizer (no ``punkt_tab`` needed).
+class SentenceSplitter:
+    """Sentence boundaries at sentence-final punctuation, as CoreNLP's ssplit draws them.
 
-    Sentences are split by an untrained Punkt splitter that knows the abbreviations
-    common in captions (``c. 1900``, ``St. Paul``); tokens come from NLTK's
-    Treebank-style word tokenizer.
+    An untrained Punkt splitter (no ``punkt_tab`` download) that knows the
+    abbreviations common in captions (``c. 1900``, ``St. Paul``), so their periods
+    do not end a sentence; ``;`` and ``:`` never do, as in CoreNLP.
     """
+
+    def __init__(self) -> None:
+        from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+
+        parameters = PunktParameters()
+        parameters.abbrev_types = set(ABBREVIATIONS)
+        self._punkt = PunktSentenceTokenizer(parameters)
+
+    def split(self, text: str) -> list[str]:
+        return self._punkt.tokenize(text)
+
+
+# Typographic quotes and dashes as CoreNLP's PTB3 escaping writes them: the Treebank tokenizer then
+# splits "Joseph’s" into "Joseph 's" (not "’ s"), and a dash becomes the "--" the WSJ-trained
+# perceptron knows as punctuation. An en dash inside a range ("1809–1865") is left alone.
+_PTB_QUOTES = str.maketrans({"‘": "'", "’": "'", "‚": "'", "“": '"', "”": '"', "„": '"'})
+_PTB_DASHES = re.compile(r"\s*[—―]\s*|\s+–\s+")
+
+
+def ptb_normalize(text: str) -> str:
+    """Curly quotes to ASCII quotes, em dashes and spaced en dashes to ``--``."""
+    return _PTB_DASHES.sub(" -- ", text.translate(_PTB_QUOTES))
+
+
+class PerceptronTagger:
+    """NLTK's averaged perceptron on Penn-Treebank tokens (NLTK's Treebank word tokenizer on PTB-normalized text)."""
 
     name = "perceptron"
 
     def __init__(self) -> None:
         from nltk.tag.perceptron import PerceptronTagger as NLTKPerceptron
         from nltk.tokenize import NLTKWordTokenizer
-        from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
         try:
             self._tagger = NLTKPerceptron(load=True, lang="eng")
@@ -80,9 +120,7 @@ class PerceptronTagger:
         except LookupError:
             self._tagger = self._textblob_model(NLTKPerceptron)
             self.model = "textblob-aptagger:trontagger-0.1.0"
-        parameters = PunktParameters()
-        parameters.abbrev_types = set(ABBREVIATIONS)
-        self._sentences = PunktSentenceTokenizer(parameters)
+        self._sentences = SentenceSplitter()
         self._words = NLTKWordTokenizer()
 
     @staticmethod
@@ -104,13 +142,10 @@ class PerceptronTagger:
         tagger.classes = classes
         return tagger
 
-    def split_sentences(self, text: str) -> list[str]:
-        return self._sentences.tokenize(text)
-
     def tag(self, texts: Sequence[str]) -> list[TaggedText]:
         tagged: list[TaggedText] = []
         for text in texts:
-            sentences = [self._words.tokenize(sentence) for sentence in self.split_sentences(text)]
+            sentences = [self._words.tokenize(sentence) for sentence in self._sentences.split(ptb_normalize(text))]
             tagged.append([self._tagger.tag(tokens) for tokens in sentences if tokens])
         return tagged
 
@@ -157,6 +192,169 @@ class StanzaTagger:
         return f"stanza|stanza-{_version('stanza')}|en:tokenize,pos"
 
 
+class SpacyTagger:
+    """spaCy's tagger (Penn Treebank ``tag_``) on the sentences of the shared splitter.
+
+    Only the tokenizer, ``tok2vec``, ``tagger`` and ``attribute_ruler`` run: the
+    parser would only add its own sentence boundaries, which differ from CoreNLP's.
+    ``model`` is a package name or a model folder; the default is the real
+    ``en_core_web_sm``.
+    """
+
+    name = "spacy"
+    UNUSED_COMPONENTS = ("parser", "senter", "ner", "lemmatizer")
+
+    def __init__(self, model: str = "en_core_web_sm", batch_size: int = 256) -> None:
+        install = "pip install spacy && python -m spacy download en_core_web_sm"
+        try:
+            import spacy
+        except ImportError as error:
+            raise TaggerUnavailable(f"spaCy is not installed: run {install}") from error
+        try:
+            self._nlp = spacy.load(model, exclude=list(self.UNUSED_COMPONENTS))
+        except OSError as error:
+            raise TaggerUnavailable(f"the spaCy model {model!r} is not installed: run {install}") from error
+        if "tagger" not in self._nlp.pipe_names:
+            raise TaggerUnavailable(f"the spaCy model {model!r} has no tagger (components: {self._nlp.pipe_names})")
+        self.model = f"{self._nlp.meta['lang']}_{self._nlp.meta['name']}-{self._nlp.meta['version']}"
+        self.batch_size = batch_size
+        self._sentences = SentenceSplitter()
+
+    def tag(self, texts: Sequence[str]) -> list[TaggedText]:
+        split = [[sentence for sentence in self._sentences.split(text) if sentence.strip()] for text in texts]
+        flat = [sentence for sentences in split for sentence in sentences]
+        documents = iter(self._nlp.pipe(flat, batch_size=self.batch_size))
+        tagged: list[TaggedText] = []
+        for sentences in split:
+            tagged_text: TaggedText = []
+            for _ in sentences:
+                tokens = [(token.text, token.tag_) for token in next(documents) if not token.is_space]
+                if tokens:
+                    tagged_text.append(tokens)
+            tagged.append(tagged_text)
+        return tagged
+
+    def signature(self) -> str:
+        return f"spacy|spacy-{_version('spacy')}|{self.model}"
+
+
+def corenlp_home() -> Path:
+    """Where CoreNLP lives: ``CORENLP_HOME``, else where ``stanza.install_corenlp()`` puts it."""
+    if os.environ.get("CORENLP_HOME"):
+        return Path(os.environ["CORENLP_HOME"])
+    from stanza.resources.installation import DEFAULT_CORENLP_DIR
+
+    return Path(DEFAULT_CORENLP_DIR)
+
+
+def corenlp_version(home: Path) -> str | None:
+    """The CoreNLP version installed in ``home`` (its main jar and English models jar), or None."""
+    versions = []
+    for jar in home.glob("stanford-corenlp-*.jar"):
+        match = re.fullmatch(r"stanford-corenlp-(\d+(?:\.\d+)*)\.jar", jar.name)
+        if match and (home / f"stanford-corenlp-{match.group(1)}-models.jar").is_file():
+            versions.append(match.group(1))
+    return max(versions, key=lambda version: tuple(int(part) for part in version.split("."))) if versions else None
+
+
+def pack_requests(texts: Sequence[str], limit: int) -> list[list[str]]:
+    """Consecutive texts in groups whose joined length stays within ``limit`` (a longer text goes alone)."""
+    separator = len(REQUEST_SEPARATOR)
+    requests: list[list[str]] = []
+    size = 0
+    for text in texts:
+        if not requests or size + separator + len(text) > limit:
+            requests.append([])
+            size = -separator
+        requests[-1].append(text)
+        size += separator + len(text)
+    return requests
+
+
+def assign_sentences(texts: Sequence[str], sentences: Sequence[tuple[int, TaggedSentence]]) -> list[TaggedText]:
+    """Give each sentence of a joined request back to its text, by the offset of its first token.
+
+    Offsets count UTF-16 code units, as Java does, in the texts joined by :data:`REQUEST_SEPARATOR`.
+    """
+    starts = []
+    offset = 0
+    for text in texts:
+        starts.append(offset)
+        offset += len(text.encode("utf-16-le")) // 2 + len(REQUEST_SEPARATOR)
+    results: list[TaggedText] = [[] for _ in texts]
+    for begin, tokens in sentences:
+        results[bisect.bisect_right(starts, begin) - 1].append(tokens)
+    return results
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("localhost", 0))
+        return probe.getsockname()[1]
+
+
+class CoreNLPTagger:
+    """The paper's tagger: Stanford CoreNLP's tokenize, ssplit and pos annotators.
+
+    One Java server per tagger (on a free port, so worker processes do not collide),
+    started once and stopped by :meth:`close` (stanza's client also stops it at
+    exit). Each batch of texts goes to the server as one document, texts separated
+    by blank lines, which end sentences (``ssplit.newlineIsSentenceBreak=two``);
+    sentences are mapped back to their texts by offset, counted as Java counts
+    characters (UTF-16 code units).
+    """
+
+    name = "corenlp"
+    MAX_REQUEST_CHARS = 90_000  # below the server's default maxCharLength of 100,000
+
+    def __init__(
+        self, home: str | os.PathLike[str] | None = None, memory: str = "2G", timeout_ms: int = 120_000
+    ) -> None:
+        self.home = Path(home) if home is not None else corenlp_home()
+        version = corenlp_version(self.home)
+        if version is None:
+            raise TaggerUnavailable(
+                f"Stanford CoreNLP is not installed in {self.home} (no stanford-corenlp-X.jar with its "
+                'stanford-corenlp-X-models.jar): run python -c "import stanza; stanza.install_corenlp()" and set '
+                "CORENLP_HOME to the folder it fills; CoreNLP needs Java 17 or newer (check with java -version)"
+            )
+        if shutil.which("java") is None:
+            raise TaggerUnavailable("Stanford CoreNLP needs Java 17 or newer on the PATH (java -version finds none)")
+        from stanza.server import CoreNLPClient, StartServer
+
+        self.version = version
+        self._client = CoreNLPClient(
+            start_server=StartServer.FORCE_START,
+            endpoint=f"http://localhost:{_free_port()}",
+            annotators="tokenize,ssplit,pos",
+            properties={"pos.model": CORENLP_POS_MODEL, "ssplit.newlineIsSentenceBreak": "two"},
+            classpath=str(self.home / "*"),
+            memory=memory,
+            timeout=timeout_ms,
+            be_quiet=True,
+        )
+        self._client.start()
+
+    def close(self) -> None:
+        """Stop the Java server (safe to call twice)."""
+        self._client.stop()
+
+    def tag(self, texts: Sequence[str]) -> list[TaggedText]:
+        tagged: list[TaggedText] = []
+        for request in pack_requests([" ".join(text.split()) for text in texts], self.MAX_REQUEST_CHARS):
+            document = self._client.annotate(REQUEST_SEPARATOR.join(request))
+            sentences = [
+                (sentence.token[0].beginChar, [(token.word, token.pos) for token in sentence.token])
+                for sentence in document.sentence
+                if sentence.token
+            ]
+            tagged.extend(assign_sentences(request, sentences))
+        return tagged
+
+    def signature(self) -> str:
+        return f"corenlp|stanza-{_version('stanza')}|corenlp-{self.version}|pos:english-left3words-distsim"
+
+
 def stanza_models_installed(model_dir: str | None = None) -> bool:
     """Whether stanza and its English tokenize/pos models are on this machine."""
     if importlib.util.find_spec("stanza") is None:
@@ -165,14 +363,28 @@ def stanza_models_installed(model_dir: str | None = None) -> bool:
     return any((root / "en" / "pos").glob("*.pt")) if (root / "en").is_dir() else False
 
 
+def auto_backend() -> str:
+    """The backend ``auto`` means here: CoreNLP if installed, then stanza with its models, then the perceptron."""
+    if corenlp_version(corenlp_home()) is not None:
+        return "corenlp"
+    if stanza_models_installed():
+        return "stanza"
+    return "perceptron"
+
+
 def get_tagger(spec: str | Tagger = "auto") -> Tagger:
-    """A tagger by name (``auto``, ``stanza``, ``perceptron``), or the object given."""
+    """A tagger by name (one of :data:`TAGGER_NAMES`), or the object given."""
     if not isinstance(spec, str):
         return spec
     if spec == "auto":
-        spec = "stanza" if stanza_models_installed() else "perceptron"
+        spec = auto_backend()
+    if spec == "corenlp":
+        return CoreNLPTagger()
     if spec == "stanza":
         return StanzaTagger()
+    if spec == "spacy":
+        return SpacyTagger()
     if spec == "perceptron":
         return PerceptronTagger()
-    raise ValueError(f"unknown tagger {spec!r}; choose 'auto', 'stanza' or 'perceptron'")
+    choices = ", ".join(repr(name) for name in TAGGER_NAMES)
+    raise ValueError(f"unknown tagger {spec!r}; choose one of {choices}")

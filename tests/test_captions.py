@@ -100,8 +100,8 @@ def test_stanza_without_models_says_how_to_get_them(tmp_path) -> None:
 
 
 def test_unknown_tagger_name() -> None:
-    with pytest.raises(ValueError, match="unknown tagger 'corenlp'"):
-        get_tagger("corenlp")
+    with pytest.raises(ValueError, match="unknown tagger 'treetagger'"):
+        get_tagger("treetagger")
 
 
 def test_textblob_aptagger_model_is_a_working_fallback() -> None:
