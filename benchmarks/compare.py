@@ -4,13 +4,14 @@ Usage::
 
     python benchmarks/compare.py --corpus msrpc=PATH --corpus wikipedia_ipc=wikipedia_ipc/silver \\
         [--profile minilm|paper] [--sample N] [--seed 0] [--output comparison]
-    python benchmarks/compare.py --config corpora.json
+    python benchmarks/compare.py --corpus paws --corpus tapaco      # their Hugging Face Hub copies
+    python benchmarks/compare.py --config benchmarks/fixtures.json  # the test fixtures, offline
 
-Each corpus is read in its released format (see ``benchmarks/corpora.py``), scored with
-Δsem,syn, and summarised in ``OUTPUT/table.md`` and ``OUTPUT/table.csv`` (rows for the
-pairs with ST > 0.8, as in Table 7, and for all pairs), characteristic maps (a 5×5
-heatmap of syntactic vs semantic similarity per corpus, and all of them in one figure)
-and syn/sem scatter plots. Scores are cached per corpus under ``OUTPUT/cache``, keyed by
+Each corpus is read in its released format or from its Hub copy (see ``benchmarks/corpora.py``),
+scored with Δsem,syn, and summarised in ``OUTPUT/table.md`` and ``OUTPUT/table.csv`` (rows for
+the pairs with ST > 0.8, as in Table 7, and for all pairs), characteristic maps (a 5×5 grid of
+syntactic vs semantic similarity per corpus, all on one colour scale, and all of them in one
+figure) and syn/sem scatter plots. Scores are cached per corpus under ``OUTPUT/cache``, keyed by
 the corpus files, the sample and the metric signature, so adding a corpus later does
 not score the others again.
 """
@@ -45,6 +46,7 @@ TYPE_LEGEND = (
     "H = human-written (e.g. crowdsourced)."
 )
 CONFIG_KEYS = ("corpora", "profile", "sample", "seed", "output")
+PROFILES = ("minilm", "paper")
 
 
 def fingerprint(origin: str, files: list[Path], size: int | None, seed: int, metric: str) -> str:
@@ -59,17 +61,16 @@ def fingerprint(origin: str, files: list[Path], size: int | None, seed: int, met
 def scored_corpus(name: str, path: Path | None, arguments: argparse.Namespace, cache: Path) -> pa.Table:
     """The corpus's pairs with their scores (from its path, or its Hub copy when ``path`` is None), cached."""
     metric = signature(get_profile(arguments.profile))
-    if path is None:
+    if path is None:  # a Hub copy is loaded first: its cached files make the key
         records, report, files = load_hub(name)
-        origin = f"{name}|hub:{HUB_COPIES[name].dataset}"
+        key = fingerprint(f"{name}|hub:{HUB_COPIES[name].dataset}", files, arguments.sample, arguments.seed, metric)
     else:
-        records, report, files = None, None, CORPORA[name].files(path)
-        origin = name
-    target = cache / f"{name}-{fingerprint(origin, files, arguments.sample, arguments.seed, metric)}.parquet"
+        key = fingerprint(name, CORPORA[name].files(path), arguments.sample, arguments.seed, metric)
+    target = cache / f"{name}-{key}.parquet"
     if target.is_file():
         print(f"{name}: cached scores {target.name}")
         return pq.read_table(target)
-    if records is None or report is None:
+    if path is not None:
         records, report = load(name, path)
     skipped = ", ".join(f"{count:,} {reason}" for reason, count in report.skipped.items()) or "none"
     print(f"{name}: read {report.read:,} records, {len(records):,} pairs (skipped: {skipped})")
@@ -304,6 +305,17 @@ def corpora_from(arguments: argparse.Namespace) -> dict[str, Path | None]:
     return chosen
 
 
+def check_settings(arguments: argparse.Namespace, config: str | None) -> None:
+    """Values from a config file skip argparse's checks: check them all here."""
+    where = f"{config}: " if config else ""
+    if arguments.profile not in PROFILES:
+        raise CorpusError(f"{where}unknown profile {arguments.profile!r}; choose from {', '.join(PROFILES)}")
+    for key in ("sample", "seed"):
+        value = getattr(arguments, key)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise CorpusError(f"{where}{key} must be a whole number ≥ 0, not {value!r}")
+
+
 def parser() -> argparse.ArgumentParser:
     hub = ", ".join(f"{name} ({copy.dataset})" for name, copy in HUB_COPIES.items())
     result = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -316,18 +328,23 @@ def parser() -> argparse.ArgumentParser:
     )
     result.add_argument(
         "--config",
+        metavar="FILE",
         help='a JSON file {"corpora": {NAME: PATH or null}, "profile", "sample", "seed", "output"}; relative '
         "corpus paths are read from the file's folder; options given on the command line win",
     )
     result.add_argument(
         "--profile",
         default="minilm",
-        choices=["minilm", "paper"],
+        choices=PROFILES,
         help="the Δsem,syn models: minilm (offline, all-MiniLM-L6-v2) or paper (the paper's models, downloaded)",
     )
-    result.add_argument("--sample", type=int, default=0, help="score at most N pairs per corpus (seeded, over groups)")
-    result.add_argument("--seed", type=int, default=0, help="the seed of --sample (default 0)")
-    result.add_argument("--output", type=Path, default=Path("comparison"), help="output folder (default: comparison)")
+    result.add_argument(
+        "--sample", type=int, default=0, metavar="N", help="score at most N pairs per corpus (seeded, over groups)"
+    )
+    result.add_argument("--seed", type=int, default=0, metavar="N", help="the seed of --sample (default 0)")
+    result.add_argument(
+        "--output", type=Path, default=Path("comparison"), metavar="DIR", help="output folder (default: comparison)"
+    )
     return result
 
 
@@ -341,6 +358,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             settings = read_config(Path(config))
             options.set_defaults(**{key: settings[key] for key in CONFIG_KEYS[1:] if key in settings})
         arguments = options.parse_args(argv)
+        check_settings(arguments, config)
         chosen = corpora_from(arguments)
         output = Path(arguments.output)
         output.mkdir(parents=True, exist_ok=True)

@@ -149,7 +149,7 @@ def test_fixture_config_runs_every_corpus_from_any_folder(
 ) -> None:
     monkeypatch.chdir(tmp_path)  # the config's corpus paths are relative to the config file, not to here
     assert main(["--config", str(ROOT / "benchmarks" / "fixtures.json")]) == 0
-    out = tmp_path / "comparison-fixtures"
+    out = tmp_path / "comparison" / "fixtures"
     with open(out / "table.csv", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     assert [row["corpus"] for row in rows[::2]] == [corpus.title for corpus in CORPORA.values()]
@@ -264,3 +264,8 @@ def test_bad_config_is_reported(tmp_path: Path, capsys: pytest.CaptureFixture[st
     config.write_text('{"corpora": {"tapaco": "en.txt"}, "sampel": 2}', encoding="utf-8")
     assert main(["--config", str(config), "--output", str(tmp_path / "out")]) == 2
     assert f"{config}: unknown config key 'sampel'" in capsys.readouterr().err
+    config.write_text('{"corpora": {"tapaco": "en.txt"}, "profile": "large"}', encoding="utf-8")
+    assert main(["--config", str(config), "--output", str(tmp_path / "out")]) == 2
+    assert f"{config}: unknown profile 'large'" in capsys.readouterr().err
+    assert main(["--corpus", f"tapaco={FIXTURES / 'tapaco'}", "--sample", "-1", "--output", str(tmp_path)]) == 2
+    assert "sample must be a whole number ≥ 0, not -1" in capsys.readouterr().err
