@@ -22,6 +22,7 @@ import argparse
 import csv
 import hashlib
 import json
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -47,11 +48,12 @@ TYPE_LEGEND = (
 )
 CONFIG_KEYS = ("corpora", "profile", "sample", "seed", "output")
 PROFILES = ("minilm", "paper")
+CACHE_FORMAT = 2  # raise when the cached table's columns change, so that old caches are not read
 
 
 def fingerprint(origin: str, files: list[Path], size: int | None, seed: int, metric: str) -> str:
     """A cache key: where the corpus came from, its files (path, size, modification time), the sample, the metric."""
-    digest = hashlib.sha256(f"{origin}|{size}|{seed}|{metric}".encode())
+    digest = hashlib.sha256(f"{CACHE_FORMAT}|{origin}|{size}|{seed}|{metric}".encode())
     for file in files:
         stat = file.stat()
         digest.update(f"|{file.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode())
@@ -101,6 +103,9 @@ def scored_corpus(name: str, path: Path | None, arguments: argparse.Namespace, c
             "truncated": pa.array(truncated, type=pa.bool_()),
         }
     )
+    unscored = sum(any(math.isnan(columns[measure][row]) for measure in MEASURES) for row in range(len(records)))
+    if unscored:
+        print(f"{name}: {unscored:,} pairs could not be scored (NaN); counted as unscored, left out of the means")
     cache.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, target)
     return table
@@ -256,6 +261,8 @@ def _draw_map(axis, grid: np.ndarray, title: str, scale):  # noqa: ANN001, ANN20
                 color = "white" if share > scale.vmax / 2 else "black"
                 text = f"{share:.0%}" if share >= 0.005 else "<1%"
                 axis.text(column, row, text, ha="center", va="center", fontsize=7, color=color)
+    if not grid.any():
+        axis.text((LEVELS - 1) / 2, (LEVELS - 1) / 2, "no scored pair", ha="center", va="center", fontsize=9)
     axis.set_xticks(range(LEVELS), BIN_LABELS, fontsize=7)
     axis.set_yticks(range(LEVELS), BIN_LABELS, fontsize=7)
     axis.set_xlabel("syntactic similarity (syn)", fontsize=8)

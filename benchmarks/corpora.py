@@ -403,7 +403,11 @@ def load_hub(name: str) -> tuple[list[PairRecord], ReadReport, list[Path]]:
             f"cannot load {name} from the Hugging Face Hub dataset {where} ({type(error).__name__}: {error}); "
             f"without network access pass a local path of the release instead: {name}=PATH"
         ) from None
-    splits = {split: loaded[split].select_columns(list(copy.columns)) for split in loaded}
+    # only the columns we read (no image decoding); a missing one is reported by hub_records
+    splits = {
+        split: dataset.select_columns([column for column in copy.columns if column in dataset.column_names])
+        for split, dataset in loaded.items()
+    }
     files = sorted({Path(entry["filename"]) for split in loaded.values() for entry in split.cache_files})
     records, report = hub_records(name, splits)
     return records, report, files

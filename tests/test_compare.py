@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from benchmarks.compare import BIN_LABELS, MEASURES, characteristic_map, main, parser, summary_rows
+from benchmarks.compare import BIN_LABELS, MEASURES, characteristic_map, main, parser, plot_maps, summary_rows
 from benchmarks.corpora import CORPORA, HUB_COPIES, CorpusError, PairRecord, hub_records, load, sample
 from metrics import score_pairs
 
@@ -166,6 +166,15 @@ def test_characteristic_map_bins_and_leaves_out_unscored_pairs() -> None:
     expected[0, 0] = expected[4, 0] = expected[1, 1] = expected[4, 4] = 0.25
     np.testing.assert_allclose(grid, expected)
     assert BIN_LABELS == ["0.0–0.2", "0.2–0.4", "0.4–0.6", "0.6–0.8", "0.8–1.0"]
+
+
+def test_maps_are_drawn_with_unscored_pairs(tmp_path: Path) -> None:
+    some = pa.table({"syn": [0.3, float("nan")], "sem": [0.9, float("nan")]})
+    none = pa.table({"syn": [float("nan")], "sem": [float("nan")]})
+    plot_maps({"msrpc": some, "paws": none}, tmp_path)
+    written = {p.name: p.stat().st_size for p in (tmp_path / "maps").iterdir()}
+    assert set(written) == {"all.png", "msrpc.png", "paws.png", "msrpc-scatter.png", "paws-scatter.png"}
+    assert all(size > 0 for size in written.values())
 
 
 def test_summary_counts_nan_scores_and_leaves_them_out_of_the_means() -> None:
