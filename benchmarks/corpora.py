@@ -119,7 +119,8 @@ def read_msrpc(path: Path, report: ReadReport) -> Iterator[PairRecord]:
 
 def read_paws(path: Path, report: ReadReport) -> Iterator[PairRecord]:
     """PAWS-Wiki Labeled (Final): ``train.tsv``, ``dev.tsv``, ``test.tsv`` with ``id sentence1 sentence2 label``."""
-    for file in _need(path, "train.tsv", "dev.tsv", "test.tsv"):
+    folder = path / "final" if (path / "final").is_dir() else path  # the release unpacks into final/
+    for file in _need(folder, "train.tsv", "dev.tsv", "test.tsv"):
         lines = _lines(file)
         _, header = next(lines, (0, ""))
         if header.split("\t") != ["id", "sentence1", "sentence2", "label"]:
@@ -210,9 +211,14 @@ def read_pascal(path: Path, report: ReadReport) -> Iterator[PairRecord]:
 
 
 def read_coco(path: Path, report: ReadReport) -> Iterator[PairRecord]:
-    """MS-COCO ``annotations/captions_{train,val}{2014,2017}.json``; pairs within an ``image_id``."""
-    names = [f"captions_{split}{year}.json" for year in (2014, 2017) for split in ("train", "val")]
+    """MS-COCO ``annotations/captions_{train,val}{2014,2017}.json``; pairs within an ``image_id``.
+
+    2014 and 2017 hold the same images and captions, split differently: a folder with both
+    is read once, from the 2017 files (the authors' choice).
+    """
     folder = path / "annotations" if (path / "annotations").is_dir() else path
+    year = 2017 if any((folder / f"captions_{split}2017.json").is_file() for split in ("train", "val")) else 2014
+    names = [f"captions_{split}{year}.json" for split in ("train", "val")]
     groups: dict[str, list[str]] = collections.defaultdict(list)
     for file in _need(folder, *names):
         try:

@@ -69,6 +69,20 @@ def test_caption_corpora_pair_captions_of_one_image() -> None:
     assert len(coco) == 4 and coco[2].sentence2 == "Someone is surfing on a blue wave."
 
 
+def test_coco_folder_with_both_years_is_read_once_and_paws_final_folder(tmp_path: Path) -> None:
+    release = (FIXTURES / "coco" / "annotations" / "captions_val2014.json").read_text(encoding="utf-8")
+    (tmp_path / "annotations").mkdir()
+    for year in (2014, 2017):
+        (tmp_path / "annotations" / f"captions_val{year}.json").write_text(release, encoding="utf-8")
+    records, report = load("coco", tmp_path)
+    assert len(records) == 4 and report.read == 5
+    assert records[0].group.startswith("captions_val2017-")
+    (tmp_path / "paws" / "final").mkdir(parents=True)
+    tsv = (FIXTURES / "paws" / "dev.tsv").read_text(encoding="utf-8")
+    (tmp_path / "paws" / "final" / "dev.tsv").write_text(tsv, encoding="utf-8")
+    assert len(load("paws", tmp_path / "paws")[0]) == 2
+
+
 def test_wikipedia_ipc_jsonl_and_built_folder(tmp_path: Path) -> None:
     records, _ = load("wikipedia_ipc", FIXTURES / "wikipedia_ipc" / "wikipedia-ipc-silver.jsonl")
     assert records[0].sentence1 == "An Easter postcard from 1907 depicting a rabbit." and records[0].group == "7"
