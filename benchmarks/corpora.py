@@ -151,12 +151,16 @@ def read_tapaco(path: Path, report: ReadReport) -> Iterator[PairRecord]:
 
 
 def read_ppdb(path: Path, report: ReadReport) -> Iterator[PairRecord]:
-    """PPDB 2.0: ``[LHS] ||| phrase1 ||| phrase2 ||| features ||| alignment ||| entailment``.
+    """PPDB 2.0 (a ``-phrasal`` or ``-all`` file): ``[LHS] ||| phrase1 ||| phrase2 ||| features ||| …``.
 
     As in the paper, only phrasal pairs with at least 4 tokens on both sides and no
     ``[X]`` non-terminals are kept; the others are counted as skipped.
     """
-    for file in _need(path, *(f"ppdb-2.0-{size}-phrasal" for size in ("s", "m", "l", "xl", "xxl", "xxxl"))):
+    sizes = ("s", "m", "l", "xl", "xxl", "xxxl")
+    files = _need(path, *(f"ppdb-2.0-{size}-{part}" for part in ("phrasal", "all") for size in sizes))
+    if len(files) > 1:  # each size contains the smaller ones, and "all" contains "phrasal"
+        raise CorpusError(f"{path}: several PPDB files ({', '.join(f.name for f in files)}); name the one to read")
+    for file in files:
         for number, line in _lines(file):
             fields = line.split(" ||| ")
             if len(fields) < 3:

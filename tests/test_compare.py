@@ -59,6 +59,15 @@ def test_ppdb_keeps_phrasal_pairs_of_four_tokens_without_nonterminals() -> None:
     assert report.read == 4 and report.skipped == {"non-terminal": 1, "fewer than 4 tokens": 1}
 
 
+def test_ppdb_folder_with_several_sizes_asks_for_one(tmp_path: Path) -> None:
+    release = (FIXTURES / "ppdb" / "ppdb-2.0-s-phrasal").read_text(encoding="utf-8")
+    (tmp_path / "ppdb-2.0-xxxl-all").write_text(release, encoding="utf-8")
+    assert len(load("ppdb", tmp_path)[0]) == 2
+    (tmp_path / "ppdb-2.0-s-phrasal").write_text(release, encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"several PPDB files \(ppdb-2\.0-s-phrasal, ppdb-2\.0-xxxl-all\)"):
+        load("ppdb", tmp_path)
+
+
 def test_caption_corpora_pair_captions_of_one_image() -> None:
     flickr, _ = load("flickr8k", FIXTURES / "flickr8k")
     assert [r.group for r in flickr] == ["1000268201_693b08cb0e.jpg"] * 3 + ["1001773457_577c3a7d70.jpg"]
