@@ -26,6 +26,7 @@ import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -37,6 +38,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.corpora import CORPORA, HUB_COPIES, CorpusError, load, load_hub, sample  # noqa: E402
 from metrics.profiles import ModelUnavailable, get_profile  # noqa: E402
 from metrics.scoring import score_pairs, signature  # noqa: E402
+
+if TYPE_CHECKING:  # matplotlib itself is imported only when the maps are drawn
+    from matplotlib.axes import Axes
+    from matplotlib.colors import Normalize
+    from matplotlib.image import AxesImage
 
 MEASURES = ("rouge1", "rougeL", "bleu", "syn", "wms", "bert", "st", "sem", "delta")
 ST_THRESHOLD = 0.8
@@ -65,6 +71,7 @@ def scored_corpus(name: str, path: Path | None, arguments: argparse.Namespace, c
     metric = signature(get_profile(arguments.profile))
     if path is None:  # a Hub copy is loaded first: its cached files make the key
         records, report, files = load_hub(name)
+        print(f"{name}: Hugging Face Hub copy {HUB_COPIES[name].dataset} ({HUB_COPIES[name].note})")
         key = fingerprint(f"{name}|hub:{HUB_COPIES[name].dataset}", files, arguments.sample, arguments.seed, metric)
     else:
         key = fingerprint(name, CORPORA[name].files(path), arguments.sample, arguments.seed, metric)
@@ -119,6 +126,10 @@ def _statistics(values: np.ndarray) -> tuple[float, float]:
     return float(finite.mean()), float(finite.std())
 
 
+def _share(part: int, whole: int) -> float:
+    return part / whole if whole else float("nan")
+
+
 def summary_rows(name: str, table: pa.Table) -> list[dict[str, object]]:
     """Table 7's statistics for the pairs with ST > 0.8, and for all pairs, with the unscored pairs counted."""
     columns = {
@@ -136,7 +147,7 @@ def summary_rows(name: str, table: pa.Table) -> list[dict[str, object]]:
             "type": CORPORA[name].type,
             "subset": subset,
             "n": n,
-            "share": n / with_st if subset == "st>0.8" and with_st else (1.0 if n else float("nan")),
+            "share": _share(n, with_st if subset == "st>0.8" else len(similar)),
             "unscored": int(unscored[mask].sum()),
             "truncated": int(truncated[mask].sum()),
         }
@@ -251,7 +262,7 @@ def _panel_title(name: str, table: pa.Table, unscored: int) -> str:
     return title + (f", {unscored:,} unscored)" if unscored else ")")
 
 
-def _draw_map(axis, grid: np.ndarray, title: str, scale):  # noqa: ANN001, ANN202 - matplotlib Axes, Normalize, image
+def _draw_map(axis: Axes, grid: np.ndarray, title: str, scale: Normalize) -> AxesImage:
     """One map: sem levels bottom to top, syn levels left to right, each cell's share written in it."""
     image = axis.imshow(grid, cmap="Blues", norm=scale, origin="lower")
     for row in range(LEVELS):
