@@ -175,17 +175,18 @@ def write_tables(rows: list[dict[str, object]], output: Path, metric: str) -> No
             + " |"
         )
     truncated = sum(int(row["truncated"]) for row in rows if row["subset"] == "all")  # type: ignore[call-overload]
-    lines += [
-        "",
+    legend = [
         TYPE_LEGEND,
         "Subset st>0.8: the pairs whose sentence-embedding cosine (ST) exceeds 0.8, as in Table 7; f is their share "
         "of the pairs with an ST score. Scores: mean (σ) per pair; pairs the scorer could not score (NaN, e.g. an "
         "empty text) are counted under unscored and left out of the means.",
     ]
     if truncated:
-        lines.append(f"{truncated:,} pairs had a text cut to the sentence models' input length.")
-    lines += [f"Signature: `{metric}`", ""]
-    (output / "table.md").write_text("\n".join(lines), encoding="utf-8")
+        legend.append(f"{truncated:,} pairs had a text cut to the sentence models' input length.")
+    legend.append(f"Signature: `{metric}`")
+    # each legend line a Markdown paragraph of its own
+    text = "\n".join(lines) + "\n\n" + "\n\n".join(legend) + "\n"
+    (output / "table.md").write_text(text, encoding="utf-8")
 
 
 def _cell(row: dict[str, object], column: str) -> str:
