@@ -4,13 +4,14 @@ Usage::
 
     python benchmarks/compare.py --corpus msrpc=PATH --corpus wikipedia_ipc=wikipedia_ipc/silver \\
         [--profile minilm|paper] [--sample N] [--seed 0] [--output comparison]
-    python benchmarks/compare.py --config corpora.json
+    python benchmarks/compare.py --corpus paws --corpus tapaco      # their Hugging Face Hub copies
+    python benchmarks/compare.py --config benchmarks/fixtures.json  # the test fixtures, offline
 
-Each corpus is read in its released format (see ``benchmarks/corpora.py``), scored with
-Δsem,syn, and summarised in ``OUTPUT/table.md`` and ``OUTPUT/table.csv`` (rows for the
-pairs with ST > 0.8, as in Table 7, and for all pairs), characteristic maps (a 5×5
-heatmap of syntactic vs semantic similarity per corpus, and all of them in one figure)
-and syn/sem scatter plots. Scores are cached per corpus under ``OUTPUT/cache``, keyed by
+Each corpus is read in its released format or from its Hub copy (see ``benchmarks/corpora.py``),
+scored with Δsem,syn, and summarised in ``OUTPUT/table.md`` and ``OUTPUT/table.csv`` (rows for
+the pairs with ST > 0.8, as in Table 7, and for all pairs), characteristic maps (a 5×5 grid of
+syntactic vs semantic similarity per corpus, all on one colour scale, and all of them in one
+figure) and syn/sem scatter plots. Scores are cached per corpus under ``OUTPUT/cache``, keyed by
 the corpus files, the sample and the metric signature, so adding a corpus later does
 not score the others again.
 """
@@ -21,9 +22,11 @@ import argparse
 import csv
 import hashlib
 import json
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -32,46 +35,70 @@ from tqdm.auto import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.corpora import CORPORA, CorpusError, load, sample  # noqa: E402
+from benchmarks.corpora import CORPORA, HUB_COPIES, CorpusError, load, load_hub, sample  # noqa: E402
 from metrics.profiles import ModelUnavailable, get_profile  # noqa: E402
 from metrics.scoring import score_pairs, signature  # noqa: E402
+
+if TYPE_CHECKING:  # matplotlib itself is imported only when the maps are drawn
+    from matplotlib.axes import Axes
+    from matplotlib.colors import Normalize
+    from matplotlib.image import AxesImage
 
 MEASURES = ("rouge1", "rougeL", "bleu", "syn", "wms", "bert", "st", "sem", "delta")
 ST_THRESHOLD = 0.8
 CHUNK = 2000
 LEVELS = 5
+TYPE_LEGEND = (
+    "Type (as in the paper's Table 7): C = image captions, G = automatically generated, "
+    "H = human-written (e.g. crowdsourced)."
+)
+CONFIG_KEYS = ("corpora", "profile", "sample", "seed", "output")
+PROFILES = ("minilm", "paper")
+CACHE_FORMAT = 2  # raise when the cached table's columns change, so that old caches are not read
 
 
-def fingerprint(name: str, path: Path, size: int | None, seed: int, metric: str) -> str:
-    """A cache key: the corpus files (name, size, modification time), the sample and the metric."""
-    digest = hashlib.sha256(f"{name}|{size}|{seed}|{metric}".encode())
-    for file in CORPORA[name].files(path):
+def fingerprint(origin: str, files: list[Path], size: int | None, seed: int, metric: str) -> str:
+    """A cache key: where the corpus came from, its files (path, size, modification time), the sample, the metric."""
+    digest = hashlib.sha256(f"{CACHE_FORMAT}|{origin}|{size}|{seed}|{metric}".encode())
+    for file in files:
         stat = file.stat()
         digest.update(f"|{file.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode())
     return digest.hexdigest()[:16]
 
 
-def scored_corpus(name: str, path: Path, arguments: argparse.Namespace, cache: Path) -> pa.Table:
-    """The corpus's pairs with their scores, from the cache when nothing changed."""
+def scored_corpus(name: str, path: Path | None, arguments: argparse.Namespace, cache: Path) -> pa.Table:
+    """The corpus's pairs with their scores (from its path, or its Hub copy when ``path`` is None), cached."""
     metric = signature(get_profile(arguments.profile))
-    target = cache / f"{name}-{fingerprint(name, path, arguments.sample, arguments.seed, metric)}.parquet"
+    if path is None:  # a Hub copy is loaded first: its cached files make the key
+        records, report, files = load_hub(name)
+        print(f"{name}: Hugging Face Hub copy {HUB_COPIES[name].dataset} ({HUB_COPIES[name].note})")
+        key = fingerprint(f"{name}|hub:{HUB_COPIES[name].dataset}", files, arguments.sample, arguments.seed, metric)
+    else:
+        key = fingerprint(name, CORPORA[name].files(path), arguments.sample, arguments.seed, metric)
+    target = cache / f"{name}-{key}.parquet"
     if target.is_file():
         print(f"{name}: cached scores {target.name}")
         return pq.read_table(target)
-    records, report = load(name, path)
+    if path is not None:
+        records, report = load(name, path)
     skipped = ", ".join(f"{count:,} {reason}" for reason, count in report.skipped.items()) or "none"
     print(f"{name}: read {report.read:,} records, {len(records):,} pairs (skipped: {skipped})")
     if arguments.sample and len(records) > arguments.sample:
         records = sample(records, arguments.sample, arguments.seed)
         print(f"{name}: sampled {len(records):,} pairs over groups (seed {arguments.seed})")
     if not records:
-        raise CorpusError(f"{path}: corpus {name} has no pairs")
+        raise CorpusError(f"{path or HUB_COPIES[name].dataset}: corpus {name} has no pairs")
     columns: dict[str, list] = {measure: [] for measure in MEASURES}
-    for start in tqdm(range(0, len(records), CHUNK), desc=f"scoring {name}", unit=" chunks"):
-        chunk = records[start : start + CHUNK]
-        results = score_pairs([r.sentence1 for r in chunk], [r.sentence2 for r in chunk], profile=arguments.profile)
-        for measure in MEASURES:
-            columns[measure].extend(results[measure])  # type: ignore[arg-type]
+    truncated: list[bool] = []
+    with tqdm(total=len(records), desc=f"scoring {name}", unit=" pairs", file=sys.stderr) as progress:
+        for start in range(0, len(records), CHUNK):
+            chunk = records[start : start + CHUNK]
+            results = score_pairs([r.sentence1 for r in chunk], [r.sentence2 for r in chunk], profile=arguments.profile)
+            for measure in MEASURES:
+                columns[measure].extend(results[measure])  # type: ignore[arg-type]
+            # per-pair flags of texts cut to the sentence models' length, where the scorer reports them
+            truncated.extend(results.get("truncated") or [False] * len(chunk))  # type: ignore[arg-type]
+            progress.update(len(chunk))
     table = pa.table(
         {
             "id": [r.id for r in records],
@@ -80,161 +107,277 @@ def scored_corpus(name: str, path: Path, arguments: argparse.Namespace, cache: P
             "sentence2": [r.sentence2 for r in records],
             "length": [(len(r.sentence1.split()) + len(r.sentence2.split())) / 2 for r in records],
             **{measure: pa.array(values, type=pa.float64()) for measure, values in columns.items()},
+            "truncated": pa.array(truncated, type=pa.bool_()),
         }
     )
+    unscored = sum(any(math.isnan(columns[measure][row]) for measure in MEASURES) for row in range(len(records)))
+    if unscored:
+        print(f"{name}: {unscored:,} pairs could not be scored (NaN); counted as unscored, left out of the means")
     cache.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, target)
     return table
 
 
+def _statistics(values: np.ndarray) -> tuple[float, float]:
+    """Mean and σ of the scored values; NaN (a pair the scorer could not score) is left out, never averaged."""
+    finite = values[~np.isnan(values)]
+    if not len(finite):
+        return float("nan"), float("nan")
+    return float(finite.mean()), float(finite.std())
+
+
+def _share(part: int, whole: int) -> float:
+    return part / whole if whole else float("nan")
+
+
 def summary_rows(name: str, table: pa.Table) -> list[dict[str, object]]:
-    """Table 7's statistics for the pairs with ST > 0.8, and for all pairs."""
+    """Table 7's statistics for the pairs with ST > 0.8, and for all pairs, with the unscored pairs counted."""
     columns = {
         column: np.asarray(table.column(column).to_pylist(), dtype=np.float64) for column in ("length", *MEASURES)
     }
-    total = len(columns["st"])
+    unscored = np.isnan(np.column_stack([columns[measure] for measure in MEASURES])).any(axis=1)
+    with_st = int((~np.isnan(columns["st"])).sum())
+    similar = columns["st"] > ST_THRESHOLD  # False for NaN
+    truncated = np.asarray(table.column("truncated").to_pylist(), dtype=bool)
     rows = []
-    for subset, mask in (("st>0.8", columns["st"] > ST_THRESHOLD), ("all", np.ones(total, dtype=bool))):
+    for subset, mask in (("st>0.8", similar), ("all", np.ones(len(similar), dtype=bool))):
+        n = int(mask.sum())
         row: dict[str, object] = {
             "corpus": CORPORA[name].title,
             "type": CORPORA[name].type,
             "subset": subset,
-            "n": int(mask.sum()),
-            "share": float(mask.mean()) if total else 0.0,
+            "n": n,
+            "share": _share(n, with_st if subset == "st>0.8" else len(similar)),
+            "unscored": int(unscored[mask].sum()),
+            "truncated": int(truncated[mask].sum()),
         }
         for column in ("length", *MEASURES):
-            values = columns[column][mask]
-            row[f"{column}_mean"] = float(values.mean()) if len(values) else float("nan")
-            row[f"{column}_std"] = float(values.std()) if len(values) else float("nan")
+            row[f"{column}_mean"], row[f"{column}_std"] = _statistics(columns[column][mask])
         rows.append(row)
     return rows
 
 
 def write_tables(rows: list[dict[str, object]], output: Path, metric: str) -> None:
+    """``table.csv`` (every statistic) and ``table.md`` (mean (σ) per measure, with the legend)."""
     fields = list(rows[0])
     with open(output / "table.csv", "w", encoding="utf-8", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=fields)
         writer.writeheader()
         writer.writerows(rows)
-    header = "| Corpus | Type | Subset | n | f | Length μ (σ) | " + " | ".join(MEASURES) + " |"
-    lines = [header, "|" + "---|" * (6 + len(MEASURES))]
+    header = "| Corpus | Type | Subset | n | unscored | f | Length μ (σ) | " + " | ".join(MEASURES) + " |"
+    lines = [header, "|---|---|---|" + "---:|" * (4 + len(MEASURES))]
     for row in rows:
         cells = [_cell(row, column) for column in ("length", *MEASURES)]
+        share = "–" if np.isnan(row["share"]) else f"{row['share']:.0%}"  # type: ignore[arg-type]
         lines.append(
-            f"| {row['corpus']} | {row['type']} | {row['subset']} | {row['n']:,} | {row['share']:.0%} | "
+            f"| {row['corpus']} | {row['type']} | {row['subset']} | {row['n']:,} | {row['unscored']:,} | {share} | "
             + " | ".join(cells)
             + " |"
         )
-    lines += ["", f"Scores: mean (σ) per pair. Signature: `{metric}`", ""]
-    (output / "table.md").write_text("\n".join(lines), encoding="utf-8")
+    truncated = sum(int(row["truncated"]) for row in rows if row["subset"] == "all")  # type: ignore[call-overload]
+    legend = [
+        TYPE_LEGEND,
+        "Subset st>0.8: the pairs whose sentence-embedding cosine (ST) exceeds 0.8, as in Table 7; f is their share "
+        "of the pairs with an ST score. Scores: mean (σ) per pair; pairs the scorer could not score (NaN, e.g. an "
+        "empty text) are counted under unscored and left out of the means.",
+    ]
+    if truncated:
+        legend.append(f"{truncated:,} pairs had a text cut to the sentence models' input length.")
+    legend.append(f"Signature: `{metric}`")
+    # each legend line a Markdown paragraph of its own
+    text = "\n".join(lines) + "\n\n" + "\n\n".join(legend) + "\n"
+    (output / "table.md").write_text(text, encoding="utf-8")
 
 
 def _cell(row: dict[str, object], column: str) -> str:
-    """``mean (σ)``, or a dash for an empty subset."""
-    if not row["n"]:
+    """``mean (σ)``, or a dash where no pair has a score."""
+    mean, std = row[f"{column}_mean"], row[f"{column}_std"]
+    if np.isnan(mean):  # type: ignore[arg-type]
         return "–"
-    return f"{row[f'{column}_mean']:.2f} ({row[f'{column}_std']:.2f})"
+    return f"{mean:.2f} ({std:.2f})"
 
 
-def characteristic_map(table: pa.Table) -> np.ndarray:
-    """Share of pairs per cell of a 5×5 grid: rows semantic level 4…0, columns syntactic level 0…4."""
-    syn = np.minimum((np.asarray(table.column("syn").to_pylist()) * LEVELS).astype(int), LEVELS - 1)
-    sem = np.minimum((np.asarray(table.column("sem").to_pylist()) * LEVELS).astype(int), LEVELS - 1)
-    grid = np.zeros((LEVELS, LEVELS))
-    for x, y in zip(syn, sem, strict=True):
-        grid[LEVELS - 1 - y, x] += 1
-    return grid / max(1, len(syn))
+BIN_LABELS = [f"{level / LEVELS:.1f}–{(level + 1) / LEVELS:.1f}" for level in range(LEVELS)]
+MAP_LEGEND = (
+    "Cell: share of a corpus's scored pairs (all pairs) whose syn and sem fall in its ranges.\n"
+    "syn: mean of ROUGE-1, ROUGE-L, BLEU; sem: mean of WMS, BERTScore, ST.\n"
+    "Ranges include their lower bound (the last one also 1.0); empty cell: no pair. One colour scale for all corpora."
+)
+
+
+def characteristic_map(table: pa.Table) -> tuple[np.ndarray, int]:
+    """Shares of the scored pairs per cell of a 5×5 grid, indexed [sem level, syn level], and the unscored count."""
+    syn = np.asarray(table.column("syn").to_pylist(), dtype=np.float64)
+    sem = np.asarray(table.column("sem").to_pylist(), dtype=np.float64)
+    scored = ~(np.isnan(syn) | np.isnan(sem))
+    edges = np.linspace(0.0, 1.0, LEVELS + 1)
+    counts, _, _ = np.histogram2d(np.clip(sem[scored], 0, 1), np.clip(syn[scored], 0, 1), bins=(edges, edges))
+    return counts / max(1, int(scored.sum())), int((~scored).sum())
 
 
 def plot_maps(tables: dict[str, pa.Table], output: Path) -> None:
+    """``maps/all.png`` and ``maps/<corpus>.png`` on one shared colour scale, and ``maps/<corpus>-scatter.png``."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.colors import Normalize
+    from matplotlib.ticker import PercentFormatter
 
     maps = output / "maps"
     maps.mkdir(parents=True, exist_ok=True)
     grids = {name: characteristic_map(table) for name, table in tables.items()}
+    # one scale for every panel, so that equal shares look equal across corpora
+    scale = Normalize(vmin=0.0, vmax=max(max(grid.max() for grid, _ in grids.values()), 1e-9))
     columns = min(3, len(grids))
     rows = -(-len(grids) // columns)
-    figure, axes = plt.subplots(rows, columns, figsize=(3.4 * columns, 3.3 * rows), squeeze=False)
+    figure, axes = plt.subplots(
+        rows, columns, figsize=(3.6 * columns + 1.2, 3.5 * rows + 1.0), squeeze=False, layout="constrained"
+    )
     for axis in axes.flat[len(grids) :]:
         axis.axis("off")
-    for axis, (name, grid) in zip(axes.flat, grids.items(), strict=False):
-        _draw_map(axis, grid, CORPORA[name].title)
-        single, single_axis = plt.subplots(figsize=(3.6, 3.4))
-        _draw_map(single_axis, grid, CORPORA[name].title)
-        single.tight_layout()
+    for axis, (name, (grid, unscored)) in zip(axes.flat, grids.items(), strict=False):
+        title = _panel_title(name, tables[name], unscored)
+        image = _draw_map(axis, grid, title, scale)
+        single, single_axis = plt.subplots(figsize=(5.0, 4.8), layout="constrained")
+        single_image = _draw_map(single_axis, grid, title, scale)
+        single.colorbar(single_image, ax=single_axis, format=PercentFormatter(1.0), label="share of the pairs")
+        single.suptitle(MAP_LEGEND, fontsize=6)
         single.savefig(maps / f"{name}.png", dpi=120)
         plt.close(single)
-    figure.tight_layout()
+    figure.colorbar(image, ax=axes, format=PercentFormatter(1.0), label="share of a corpus's pairs", shrink=0.6)
+    figure.suptitle("Characteristic maps (Figure 2)\n" + MAP_LEGEND, fontsize=8)
     figure.savefig(maps / "all.png", dpi=120)
     plt.close(figure)
     for name, table in tables.items():
-        scatter, axis = plt.subplots(figsize=(3.6, 3.4))
+        scatter, axis = plt.subplots(figsize=(3.8, 3.6), layout="constrained")
         axis.scatter(table.column("syn").to_pylist(), table.column("sem").to_pylist(), s=4, alpha=0.4)
-        axis.set(xlim=(0, 1), ylim=(0, 1), xlabel="syntactic similarity", ylabel="semantic similarity")
-        axis.set_title(CORPORA[name].title)
-        scatter.tight_layout()
+        axis.set(xlim=(0, 1), ylim=(0, 1), xlabel="syntactic similarity (syn)", ylabel="semantic similarity (sem)")
+        axis.set_title(_panel_title(name, table, grids[name][1]), fontsize=9)
         scatter.savefig(maps / f"{name}-scatter.png", dpi=120)
         plt.close(scatter)
 
 
-def _draw_map(axis, grid: np.ndarray, title: str) -> None:  # noqa: ANN001 - a matplotlib Axes
-    axis.imshow(grid, cmap="Blues", vmin=0, vmax=max(grid.max(), 1e-9))
+def _panel_title(name: str, table: pa.Table, unscored: int) -> str:
+    title = f"{CORPORA[name].title} (n = {table.num_rows - unscored:,}"
+    return title + (f", {unscored:,} unscored)" if unscored else ")")
+
+
+def _draw_map(axis: Axes, grid: np.ndarray, title: str, scale: Normalize) -> AxesImage:
+    """One map: sem levels bottom to top, syn levels left to right, each cell's share written in it."""
+    image = axis.imshow(grid, cmap="Blues", norm=scale, origin="lower")
     for row in range(LEVELS):
         for column in range(LEVELS):
-            dark = grid[row, column] > grid.max() / 2
-            color = "white" if dark else "black"
-            axis.text(column, row, f"{grid[row, column]:.0%}", ha="center", va="center", fontsize=7, color=color)
-    axis.set_xticks(range(LEVELS), [f"syn-{level}" for level in range(LEVELS)], fontsize=7)
-    axis.set_yticks(range(LEVELS), [f"sem-{LEVELS - 1 - level}" for level in range(LEVELS)], fontsize=7)
+            share = grid[row, column]
+            if share:
+                color = "white" if share > scale.vmax / 2 else "black"
+                text = f"{share:.0%}" if share >= 0.005 else "<1%"
+                axis.text(column, row, text, ha="center", va="center", fontsize=7, color=color)
+    if not grid.any():
+        axis.text((LEVELS - 1) / 2, (LEVELS - 1) / 2, "no scored pair", ha="center", va="center", fontsize=9)
+    axis.set_xticks(range(LEVELS), BIN_LABELS, fontsize=7)
+    axis.set_yticks(range(LEVELS), BIN_LABELS, fontsize=7)
+    axis.set_xlabel("syntactic similarity (syn)", fontsize=8)
+    axis.set_ylabel("semantic similarity (sem)", fontsize=8)
     axis.set_title(title, fontsize=9)
+    return image
 
 
-def read_config(path: str) -> dict[str, object]:
+def read_config(path: Path) -> dict[str, object]:
+    """The JSON config, checked: only known keys, ``corpora`` an object of NAME: PATH (or null for the Hub)."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
+        settings = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise CorpusError(f"{path}: cannot read the config ({error})") from None
+    if not isinstance(settings, dict):
+        raise CorpusError(f"{path}: the config must be a JSON object with the keys {', '.join(CONFIG_KEYS)}")
+    unknown = sorted(set(settings) - set(CONFIG_KEYS))
+    if unknown:
+        raise CorpusError(f"{path}: unknown config key {unknown[0]!r}; expected {', '.join(CONFIG_KEYS)}")
+    corpora = settings.get("corpora", {})
+    if not isinstance(corpora, dict) or not all(value is None or isinstance(value, str) for value in corpora.values()):
+        raise CorpusError(f"{path}: 'corpora' must map corpus names to paths (or null for the Hub copy)")
+    return settings
 
 
-def corpora_from(arguments: argparse.Namespace) -> dict[str, Path]:
-    """``--corpus NAME=PATH`` options and/or a JSON config ``{"corpora": {NAME: PATH}, …}``."""
-    chosen: dict[str, Path] = {}
+def corpora_from(arguments: argparse.Namespace) -> dict[str, Path | None]:
+    """``--corpus NAME[=PATH]`` options and/or the config's corpora; no path means the Hub copy.
+
+    Relative paths in a config file are read from the config file's folder, so that a config
+    in the repository runs from anywhere.
+    """
+    chosen: dict[str, Path | None] = {}
     if arguments.config:
-        chosen.update({name: Path(path) for name, path in read_config(arguments.config).get("corpora", {}).items()})
+        config = Path(arguments.config)
+        for name, path in read_config(config).get("corpora", {}).items():  # type: ignore[union-attr]
+            chosen[name] = None if path is None else config.parent / path
     for option in arguments.corpus or []:
         name, equals, path = option.partition("=")
-        if not equals:
-            raise CorpusError(f"--corpus {option!r}: expected NAME=PATH")
-        chosen[name] = Path(path)
+        if equals and not path:
+            raise CorpusError(f"--corpus {option!r}: expected NAME=PATH, or NAME alone for the Hub copy")
+        chosen[name] = Path(path) if equals else None
     unknown = [name for name in chosen if name not in CORPORA]
     if unknown:
         raise CorpusError(f"unknown corpus {unknown[0]!r}; choose from {', '.join(CORPORA)}")
     if not chosen:
-        raise CorpusError("no corpus given: use --corpus NAME=PATH or --config FILE")
+        raise CorpusError("no corpus given: use --corpus NAME=PATH (or NAME for its Hub copy) or --config FILE")
     return chosen
+
+
+def check_settings(arguments: argparse.Namespace, config: str | None) -> None:
+    """Values from a config file skip argparse's checks: check them all here."""
+    where = f"{config}: " if config else ""
+    if arguments.profile not in PROFILES:
+        raise CorpusError(f"{where}unknown profile {arguments.profile!r}; choose from {', '.join(PROFILES)}")
+    for key in ("sample", "seed"):
+        value = getattr(arguments, key)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise CorpusError(f"{where}{key} must be a whole number ≥ 0, not {value!r}")
+
+
+def parser() -> argparse.ArgumentParser:
+    hub = ", ".join(f"{name} ({copy.dataset})" for name, copy in HUB_COPIES.items())
+    result = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    result.add_argument(
+        "--corpus",
+        action="append",
+        metavar="NAME[=PATH]",
+        help=f"a corpus to compare (repeatable): NAME one of {', '.join(CORPORA)}; PATH its release file or folder. "
+        f"Without PATH the corpus is loaded from its Hugging Face Hub copy: {hub}",
+    )
+    result.add_argument(
+        "--config",
+        metavar="FILE",
+        help='a JSON file {"corpora": {NAME: PATH or null}, "profile", "sample", "seed", "output"}; relative '
+        "corpus paths are read from the file's folder; options given on the command line win",
+    )
+    result.add_argument(
+        "--profile",
+        default="minilm",
+        choices=PROFILES,
+        help="the Δsem,syn models: minilm (offline, all-MiniLM-L6-v2) or paper (the paper's models, downloaded)",
+    )
+    result.add_argument(
+        "--sample", type=int, default=0, metavar="N", help="score at most N pairs per corpus (seeded, over groups)"
+    )
+    result.add_argument("--seed", type=int, default=0, metavar="N", help="the seed of --sample (default 0)")
+    result.add_argument(
+        "--output", type=Path, default=Path("comparison"), metavar="DIR", help="output folder (default: comparison)"
+    )
+    return result
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     config_only = argparse.ArgumentParser(add_help=False)
     config_only.add_argument("--config")
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", action="append", metavar="NAME=PATH", help=f"one of {', '.join(CORPORA)}")
-    parser.add_argument("--config", help="a JSON file with corpora (and optionally profile, sample, seed, output)")
-    parser.add_argument("--profile", default="minilm", choices=["minilm", "paper"])
-    parser.add_argument("--sample", type=int, default=0, help="score at most N pairs per corpus (seeded, over groups)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--output", type=Path, default=Path("comparison"), help="output folder")
+    options = parser()
     try:
         config = config_only.parse_known_args(argv)[0].config
         if config:  # the config file gives defaults; options on the command line win
-            settings = read_config(config)
-            parser.set_defaults(
-                **{key: settings[key] for key in ("profile", "sample", "seed", "output") if key in settings}
-            )
-        arguments = parser.parse_args(argv)
+            settings = read_config(Path(config))
+            options.set_defaults(**{key: settings[key] for key in CONFIG_KEYS[1:] if key in settings})
+        arguments = options.parse_args(argv)
+        check_settings(arguments, config)
         chosen = corpora_from(arguments)
         output = Path(arguments.output)
         output.mkdir(parents=True, exist_ok=True)

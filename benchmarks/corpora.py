@@ -3,9 +3,12 @@
 Every adapter yields :class:`PairRecord` s – ``(id, sentence1, sentence2, label, group)``,
 where ``group`` ties pairs that share a source (an image, a paraphrase set) – and
 fills a :class:`ReadReport` with the records it read and the ones it skipped, and
-why. A missing file or a malformed line raises :class:`CorpusError` naming the file
-and the line, unless the release itself is known to hold such lines (then they are
-skipped and counted).
+why. A missing, empty, binary or non-UTF-8 file and a malformed line raise
+:class:`CorpusError` naming the file and the line, unless the release itself is known
+to hold such lines (then they are skipped and counted).
+
+Corpora with a well-known copy on the Hugging Face Hub (:data:`HUB_COPIES`) can also be
+loaded without a path, through ``datasets``; their rows become the same records.
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ import collections
 import dataclasses
 import itertools
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 
@@ -65,12 +69,30 @@ def _need(path: Path, *names: str) -> list[Path]:
     return found
 
 
+def _decode(path: Path, number: int, raw: bytes, encoding: str) -> str:
+    """One line as text; binary data or another encoding is an error naming the file and the line."""
+    if b"\0" in raw:
+        raise CorpusError(f"{path}:{number}: binary data (a NUL byte), not a text file of this corpus")
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as error:
+        raise CorpusError(
+            f"{path}:{number}: not UTF-8 text (byte 0x{raw[error.start]:02x} at column {error.start + 1}); "
+            "the release files are UTF-8, convert this one (e.g. iconv -f latin1 -t utf-8)"
+        ) from None
+
+
 def _lines(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
+    """Numbered lines without their line ends (LF or CRLF), each checked to be text in ``encoding``."""
     if not path.is_file():
         raise CorpusError(f"{path}: no such file")
-    with open(path, encoding=encoding, newline=None) as handle:
-        for number, line in enumerate(handle, 1):
-            yield number, line.rstrip("\n")
+    if path.stat().st_size == 0:
+        raise CorpusError(f"{path}: empty file")
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            # utf-8-sig drops the BOM of the first line; a BOM cannot start a later one
+            text = _decode(path, number, raw, encoding if number == 1 else encoding.removesuffix("-sig"))
+            yield number, text.removesuffix("\n").removesuffix("\r")
 
 
 def _within_groups(groups: dict[str, list[str]], prefix: str) -> Iterator[PairRecord]:
@@ -97,7 +119,8 @@ def read_msrpc(path: Path, report: ReadReport) -> Iterator[PairRecord]:
 
 def read_paws(path: Path, report: ReadReport) -> Iterator[PairRecord]:
     """PAWS-Wiki Labeled (Final): ``train.tsv``, ``dev.tsv``, ``test.tsv`` with ``id sentence1 sentence2 label``."""
-    for file in _need(path, "train.tsv", "dev.tsv", "test.tsv"):
+    folder = path / "final" if (path / "final").is_dir() else path  # the release unpacks into final/
+    for file in _need(folder, "train.tsv", "dev.tsv", "test.tsv"):
         lines = _lines(file)
         _, header = next(lines, (0, ""))
         if header.split("\t") != ["id", "sentence1", "sentence2", "label"]:
@@ -128,12 +151,16 @@ def read_tapaco(path: Path, report: ReadReport) -> Iterator[PairRecord]:
 
 
 def read_ppdb(path: Path, report: ReadReport) -> Iterator[PairRecord]:
-    """PPDB 2.0: ``[LHS] ||| phrase1 ||| phrase2 ||| features ||| alignment ||| entailment``.
+    """PPDB 2.0 (a ``-phrasal`` or ``-all`` file): ``[LHS] ||| phrase1 ||| phrase2 ||| features ||| …``.
 
     As in the paper, only phrasal pairs with at least 4 tokens on both sides and no
     ``[X]`` non-terminals are kept; the others are counted as skipped.
     """
-    for file in _need(path, *(f"ppdb-2.0-{size}-phrasal" for size in ("s", "m", "l", "xl", "xxl", "xxxl"))):
+    sizes = ("s", "m", "l", "xl", "xxl", "xxxl")
+    files = _need(path, *(f"ppdb-2.0-{size}-{part}" for part in ("phrasal", "all") for size in sizes))
+    if len(files) > 1:  # each size contains the smaller ones, and "all" contains "phrasal"
+        raise CorpusError(f"{path}: several PPDB files ({', '.join(f.name for f in files)}); name the one to read")
+    for file in files:
         for number, line in _lines(file):
             fields = line.split(" ||| ")
             if len(fields) < 3:
@@ -188,15 +215,22 @@ def read_pascal(path: Path, report: ReadReport) -> Iterator[PairRecord]:
 
 
 def read_coco(path: Path, report: ReadReport) -> Iterator[PairRecord]:
-    """MS-COCO ``annotations/captions_{train,val}{2014,2017}.json``; pairs within an ``image_id``."""
-    names = [f"captions_{split}{year}.json" for year in (2014, 2017) for split in ("train", "val")]
+    """MS-COCO ``annotations/captions_{train,val}{2014,2017}.json``; pairs within an ``image_id``.
+
+    2014 and 2017 hold the same images and captions, split differently: a folder with both
+    is read once, from the 2017 files (the authors' choice).
+    """
     folder = path / "annotations" if (path / "annotations").is_dir() else path
+    year = 2017 if any((folder / f"captions_{split}2017.json").is_file() for split in ("train", "val")) else 2014
+    names = [f"captions_{split}{year}.json" for split in ("train", "val")]
     groups: dict[str, list[str]] = collections.defaultdict(list)
     for file in _need(folder, *names):
         try:
             annotations = json.loads(file.read_text(encoding="utf-8"))["annotations"]
+        except UnicodeDecodeError as error:
+            raise CorpusError(f"{file}: not UTF-8 JSON (byte offset {error.start}); not a COCO captions file") from None
         except (json.JSONDecodeError, KeyError, TypeError) as error:
-            raise CorpusError(f"{file}: not a COCO captions file ({error})") from None
+            raise CorpusError(f"{file}: not a COCO captions file ({type(error).__name__}: {error})") from None
         for number, annotation in enumerate(annotations):
             if not isinstance(annotation, dict) or "image_id" not in annotation or "caption" not in annotation:
                 raise CorpusError(f"{file}: annotation {number} has no image_id or caption")
@@ -208,12 +242,19 @@ def read_coco(path: Path, report: ReadReport) -> Iterator[PairRecord]:
 def read_wikipedia_ipc(path: Path, report: ReadReport) -> Iterator[PairRecord]:
     """A config folder built by this toolkit, or the authors' released JSONL."""
     if path.is_dir():
+        rows: list[dict] = []
         files = sorted(path.glob("*.parquet"))
         if not files:
             configs = sorted(p.parent.name for p in path.glob("*/funnel.json"))
             hint = f"; name a config folder, e.g. {path / configs[0]}" if configs else ""
             raise CorpusError(f"{path}: no parquet files{hint}")
-        for row in pq.read_table(files).to_pylist():
+        for file in files:
+            try:
+                table = pq.read_table(file, columns=["id", "sentence1", "sentence2", "image"])
+            except pa.ArrowInvalid as error:  # not parquet, or without the columns
+                raise CorpusError(f"{file}: not a Wikipedia-IPC parquet file ({error})") from None
+            rows.extend(table.to_pylist())
+        for row in rows:
             report.read += 1
             yield PairRecord(row["id"], row["sentence1"], row["sentence2"], None, row["image"])
         return
@@ -259,6 +300,127 @@ CORPORA: dict[str, Corpus] = {
         Corpus("tapaco", "TaPaCo", "H", _release_files("en.txt"), read_tapaco),
     )
 }
+
+
+@dataclasses.dataclass(frozen=True)
+class HubCopy:
+    """A copy of a corpus on the Hugging Face Hub: where it is, and how its rows become pairs."""
+
+    dataset: str
+    config: str | None
+    columns: tuple[str, ...]
+    pairs: Callable[[str, list[dict], ReadReport], Iterator[PairRecord]]
+    note: str
+
+
+def _hub_labelled(split: str, rows: list[dict], report: ReadReport) -> Iterator[PairRecord]:
+    """PAWS and GLUE's MRPC: one labelled pair a row (GLUE's test labels are hidden as -1)."""
+    for number, row in enumerate(rows):
+        key = f"{split}-{row.get('id', row.get('idx', number))}"
+        label = row["label"] if row["label"] in (0, 1) else None
+        report.read += 1
+        yield PairRecord(key, row["sentence1"], row["sentence2"], label, key)
+
+
+def _hub_tapaco(split: str, rows: list[dict], report: ReadReport) -> Iterator[PairRecord]:
+    groups: dict[str, list[str]] = collections.defaultdict(list)
+    for row in rows:
+        report.read += 1
+        groups[row["paraphrase_set_id"]].append(row["paraphrase"])
+    yield from _within_groups(groups, "tapaco-")
+
+
+def _hub_caption_sets(column: str | None) -> Callable[[str, list[dict], ReadReport], Iterator[PairRecord]]:
+    """Captions of one image per row: a list column (``set``), or the columns ``caption_0…`` when None."""
+
+    def pairs(split: str, rows: list[dict], report: ReadReport) -> Iterator[PairRecord]:
+        groups: dict[str, list[str]] = {}
+        for number, row in enumerate(rows):
+            captions = row[column] if column else [row[key] for key in sorted(row) if key.startswith("caption_")]
+            report.read += len(captions)
+            groups[f"{split}-{number}"] = [" ".join(str(caption).split()) for caption in captions]
+        yield from _within_groups(groups, "")
+
+    return pairs
+
+
+HUB_COPIES: dict[str, HubCopy] = {
+    "paws": HubCopy(
+        "google-research-datasets/paws",
+        "labeled_final",
+        ("id", "sentence1", "sentence2", "label"),
+        _hub_labelled,
+        "PAWS-Wiki Labeled (Final): train, validation, test",
+    ),
+    "msrpc": HubCopy(
+        "nyu-mll/glue",
+        "mrpc",
+        ("idx", "sentence1", "sentence2", "label"),
+        _hub_labelled,
+        "GLUE's MRPC: the release's pairs, tokenized (spaces before punctuation); test labels hidden",
+    ),
+    "tapaco": HubCopy(
+        "community-datasets/tapaco",
+        "en",
+        ("paraphrase_set_id", "paraphrase"),
+        _hub_tapaco,
+        "the English part; pairs inside a paraphrase set",
+    ),
+    "coco": HubCopy(
+        "embedding-data/coco_captions_quintets",
+        None,
+        ("set",),
+        _hub_caption_sets("set"),
+        "five captions of each train2014 image (no val2014, no sixth captions)",
+    ),
+    "flickr8k": HubCopy(
+        "jxie/flickr8k",
+        None,
+        tuple(f"caption_{index}" for index in range(5)),
+        _hub_caption_sets(None),
+        "the five captions of each image, train, validation and test (the download includes the images)",
+    ),
+}
+
+
+def hub_records(name: str, splits: Mapping[str, Iterable[dict]]) -> tuple[list[PairRecord], ReadReport]:
+    """The pairs of a Hub copy, from its splits (``datasets.DatasetDict`` or any mapping of rows)."""
+    copy = HUB_COPIES[name]
+    report = ReadReport()
+    records: list[PairRecord] = []
+    for split in sorted(splits):
+        rows = list(splits[split])
+        missing = [column for column in copy.columns if rows and column not in rows[0]]
+        if missing:
+            raise CorpusError(f"{copy.dataset} split {split}: no column {missing[0]!r}; the Hub copy has changed")
+        records.extend(copy.pairs(split, rows, report))
+    return records, report
+
+
+def load_hub(name: str) -> tuple[list[PairRecord], ReadReport, list[Path]]:
+    """A corpus from its Hub copy: the pairs, the report, and the cached files (for a cache key)."""
+    if name not in HUB_COPIES:
+        with_copy = ", ".join(HUB_COPIES)
+        raise CorpusError(f"corpus {name!r} has no Hub copy (those that have: {with_copy}); give its path: {name}=PATH")
+    import datasets
+
+    copy = HUB_COPIES[name]
+    where = f"{copy.dataset!r}" + (f" config {copy.config!r}" if copy.config else "")
+    try:
+        loaded = datasets.load_dataset(copy.dataset, copy.config)
+    except OSError as error:  # datasets' ConnectionError and DatasetNotFoundError are OSErrors
+        raise CorpusError(
+            f"cannot load {name} from the Hugging Face Hub dataset {where} ({type(error).__name__}: {error}); "
+            f"without network access pass a local path of the release instead: {name}=PATH"
+        ) from None
+    # only the columns we read (no image decoding); a missing one is reported by hub_records
+    splits = {
+        split: dataset.select_columns([column for column in copy.columns if column in dataset.column_names])
+        for split, dataset in loaded.items()
+    }
+    files = sorted({Path(entry["filename"]) for split in loaded.values() for entry in split.cache_files})
+    records, report = hub_records(name, splits)
+    return records, report, files
 
 
 def load(name: str, path: str | Path) -> tuple[list[PairRecord], ReadReport]:

@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import csv
+import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import datasets
+import numpy as np
+import pyarrow as pa
 import pytest
 
-from benchmarks.compare import main
-from benchmarks.corpora import CorpusError, PairRecord, load, sample
+from benchmarks.compare import BIN_LABELS, MEASURES, characteristic_map, main, parser, plot_maps, summary_rows
+from benchmarks.corpora import CORPORA, HUB_COPIES, CorpusError, PairRecord, hub_records, load, sample
 from metrics import score_pairs
 
-FIXTURES = Path(__file__).resolve().parent / "data" / "corpora"
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "data" / "corpora"
 
 
 def test_msrpc_with_bom_crlf_and_header() -> None:
@@ -51,6 +59,15 @@ def test_ppdb_keeps_phrasal_pairs_of_four_tokens_without_nonterminals() -> None:
     assert report.read == 4 and report.skipped == {"non-terminal": 1, "fewer than 4 tokens": 1}
 
 
+def test_ppdb_folder_with_several_sizes_asks_for_one(tmp_path: Path) -> None:
+    release = (FIXTURES / "ppdb" / "ppdb-2.0-s-phrasal").read_text(encoding="utf-8")
+    (tmp_path / "ppdb-2.0-xxxl-all").write_text(release, encoding="utf-8")
+    assert len(load("ppdb", tmp_path)[0]) == 2
+    (tmp_path / "ppdb-2.0-s-phrasal").write_text(release, encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"several PPDB files \(ppdb-2\.0-s-phrasal, ppdb-2\.0-xxxl-all\)"):
+        load("ppdb", tmp_path)
+
+
 def test_caption_corpora_pair_captions_of_one_image() -> None:
     flickr, _ = load("flickr8k", FIXTURES / "flickr8k")
     assert [r.group for r in flickr] == ["1000268201_693b08cb0e.jpg"] * 3 + ["1001773457_577c3a7d70.jpg"]
@@ -59,6 +76,20 @@ def test_caption_corpora_pair_captions_of_one_image() -> None:
     assert {r.group for r in pascal} == {"aeroplane/2008_000033", "cat/2008_000116"}
     coco, _ = load("coco", FIXTURES / "coco")
     assert len(coco) == 4 and coco[2].sentence2 == "Someone is surfing on a blue wave."
+
+
+def test_coco_folder_with_both_years_is_read_once_and_paws_final_folder(tmp_path: Path) -> None:
+    release = (FIXTURES / "coco" / "annotations" / "captions_val2014.json").read_text(encoding="utf-8")
+    (tmp_path / "annotations").mkdir()
+    for year in (2014, 2017):
+        (tmp_path / "annotations" / f"captions_val{year}.json").write_text(release, encoding="utf-8")
+    records, report = load("coco", tmp_path)
+    assert len(records) == 4 and report.read == 5
+    assert records[0].group.startswith("captions_val2017-")
+    (tmp_path / "paws" / "final").mkdir(parents=True)
+    tsv = (FIXTURES / "paws" / "dev.tsv").read_text(encoding="utf-8")
+    (tmp_path / "paws" / "final" / "dev.tsv").write_text(tsv, encoding="utf-8")
+    assert len(load("paws", tmp_path / "paws")[0]) == 2
 
 
 def test_wikipedia_ipc_jsonl_and_built_folder(tmp_path: Path) -> None:
@@ -107,7 +138,9 @@ def test_compare_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     similar = [i for i, st in enumerate(direct["st"]) if st > 0.8]
     assert int(rows[("TaPaCo", "st>0.8")]["n"]) == len(similar)
     assert float(rows[("TaPaCo", "st>0.8")]["share"]) == pytest.approx(len(similar) / 4)
-    assert "| MSRPC | H | all | 3 | 100% |" in (out / "table.md").read_text(encoding="utf-8")
+    table_md = (out / "table.md").read_text(encoding="utf-8")
+    assert "| MSRPC | H | all | 3 | 0 | 100% |" in table_md
+    assert "C = image captions, G = automatically generated, H = human-written" in table_md
     assert {p.name for p in (out / "maps").iterdir()} >= {"all.png", "msrpc.png", "tapaco.png", "tapaco-scatter.png"}
     capsys.readouterr()
     # adding a corpus reuses the scores of the others
@@ -118,7 +151,7 @@ def test_compare_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 
 
 def test_compare_reports_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--corpus", "msrpc", "--output", str(tmp_path)]) == 2
+    assert main(["--corpus", "msrpc=", "--output", str(tmp_path)]) == 2
     assert "expected NAME=PATH" in capsys.readouterr().err
     assert main(["--output", str(tmp_path)]) == 2
     assert "no corpus given" in capsys.readouterr().err
@@ -132,3 +165,139 @@ def test_config_file_and_sampling(tmp_path: Path) -> None:
     with open(out / "table.csv", encoding="utf-8") as handle:
         rows = {row["subset"]: row for row in csv.DictReader(handle)}
     assert int(rows["all"]["n"]) == 2
+
+
+def test_fixture_config_runs_every_corpus_from_any_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the config's corpus paths are relative to the config file, not to here
+    assert main(["--config", str(ROOT / "benchmarks" / "fixtures.json")]) == 0
+    out = tmp_path / "comparison" / "fixtures"
+    with open(out / "table.csv", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [row["corpus"] for row in rows[::2]] == [corpus.title for corpus in CORPORA.values()]
+    assert all(row["subset"] == "all" and int(row["n"]) > 0 and row["unscored"] == "0" for row in rows[1::2])
+    assert {f"{name}.png" for name in CORPORA} | {"all.png"} <= {p.name for p in (out / "maps").iterdir()}
+    assert "profile:minilm" in capsys.readouterr().out
+
+
+def test_characteristic_map_bins_and_leaves_out_unscored_pairs() -> None:
+    table = pa.table({"syn": [0.0, 0.19, 0.2, 1.0, float("nan")], "sem": [0.05, 0.99, 0.2, 1.0, 0.5]})
+    grid, unscored = characteristic_map(table)
+    assert unscored == 1 and grid.sum() == pytest.approx(1.0)
+    expected = np.zeros((5, 5))  # [sem level, syn level]; 1.0 falls in the last bin, 0.2 starts the second
+    expected[0, 0] = expected[4, 0] = expected[1, 1] = expected[4, 4] = 0.25
+    np.testing.assert_allclose(grid, expected)
+    assert BIN_LABELS == ["0.0–0.2", "0.2–0.4", "0.4–0.6", "0.6–0.8", "0.8–1.0"]
+
+
+def test_maps_are_drawn_with_unscored_pairs(tmp_path: Path) -> None:
+    some = pa.table({"syn": [0.3, float("nan")], "sem": [0.9, float("nan")]})
+    none = pa.table({"syn": [float("nan")], "sem": [float("nan")]})
+    plot_maps({"msrpc": some, "paws": none}, tmp_path)
+    written = {p.name: p.stat().st_size for p in (tmp_path / "maps").iterdir()}
+    assert set(written) == {"all.png", "msrpc.png", "paws.png", "msrpc-scatter.png", "paws-scatter.png"}
+    assert all(size > 0 for size in written.values())
+
+
+def test_summary_counts_nan_scores_and_leaves_them_out_of_the_means() -> None:
+    scores = {measure: [0.5, 0.9, 0.7] for measure in MEASURES}
+    scores["st"] = [0.9, float("nan"), 0.5]
+    scores["wms"] = [0.2, float("nan"), float("nan")]
+    table = pa.table({"length": [5.0, 6.0, 7.0], **scores, "truncated": [False, True, False]})
+    similar, everything = summary_rows("tapaco", table)
+    assert (similar["n"], similar["share"], similar["unscored"]) == (1, 0.5, 0)  # 1 of the 2 pairs with an ST
+    assert (everything["n"], everything["unscored"], everything["truncated"]) == (3, 2, 1)
+    assert everything["wms_mean"] == 0.2 and everything["st_mean"] == pytest.approx(0.7)
+    assert everything["rouge1_mean"] == pytest.approx(0.7)
+    nothing = pa.table({"length": [5.0], **{m: [float("nan")] for m in MEASURES}, "truncated": [False]})
+    similar, everything = summary_rows("tapaco", nothing)
+    assert similar["n"] == 0 and math.isnan(everything["delta_mean"]) and everything["unscored"] == 1
+
+
+def test_binary_latin1_and_empty_files_are_errors_naming_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    binary = tmp_path / "msr_paraphrase_train.txt"
+    binary.write_bytes(b"Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n\x1f\x8b\x08\x00\x00\x00\n")
+    with pytest.raises(CorpusError, match=r"msr_paraphrase_train\.txt:2: binary data"):
+        load("msrpc", binary)
+    latin1 = tmp_path / "en.txt"
+    latin1.write_bytes("1\t10\tI am tired.\n1\t11\tJe suis fatigué.\n".encode("latin-1"))
+    with pytest.raises(CorpusError, match=r"en\.txt:2: not UTF-8 text \(byte 0xe9 at column 20\)"):
+        load("tapaco", latin1)
+    empty = tmp_path / "para-nmt-5m-processed.txt"
+    empty.touch()
+    with pytest.raises(CorpusError, match=r"para-nmt-5m-processed\.txt: empty file"):
+        load("paranmt", empty)
+    coco = tmp_path / "captions_val2014.json"
+    coco.write_bytes('{"annotations": [{"image_id": 1, "caption": "café"}]}'.encode("latin-1"))
+    with pytest.raises(CorpusError, match=r"captions_val2014\.json: not UTF-8 JSON"):
+        load("coco", coco)
+    for name, path in (("msrpc", binary), ("tapaco", latin1), ("paranmt", empty)):
+        assert main(["--corpus", f"{name}={path}", "--output", str(tmp_path / "out")]) == 2
+        assert str(path) in capsys.readouterr().err
+
+
+def test_hub_rows_become_pairs() -> None:
+    paws = datasets.DatasetDict(
+        {
+            "validation": datasets.Dataset.from_dict(
+                {"id": [7], "sentence1": ["a b"], "sentence2": ["b a"], "label": [0]}
+            )
+        }
+    )
+    records, report = hub_records("paws", paws)
+    assert records == [PairRecord("validation-7", "a b", "b a", 0, "validation-7")] and report.read == 1
+    glue = {"test": [{"idx": 3, "sentence1": "x", "sentence2": "y", "label": -1}]}
+    assert hub_records("msrpc", glue)[0] == [PairRecord("test-3", "x", "y", None, "test-3")]
+    tapaco = {"train": [{"paraphrase_set_id": "1", "paraphrase": t} for t in ("A.", "B.", "C.")]}
+    assert [(r.sentence1, r.sentence2) for r in hub_records("tapaco", tapaco)[0]] == [
+        ("A.", "B."),
+        ("A.", "C."),
+        ("B.", "C."),
+    ]
+    coco = {"train": [{"set": ["A dog  runs.", "A dog is running.", "Dog running."]}]}
+    records, report = hub_records("coco", coco)
+    assert len(records) == 3 and records[0].sentence1 == "A dog runs." and report.read == 3
+    flickr = {"test": [{f"caption_{i}": f"caption {i}" for i in range(5)}]}
+    assert len(hub_records("flickr8k", flickr)[0]) == 10
+    with pytest.raises(CorpusError, match="nyu-mll/glue split train: no column 'sentence2'"):
+        hub_records("msrpc", {"train": [{"idx": 1, "sentence1": "x", "label": 1}]})
+
+
+def test_hub_corpus_offline_is_a_clear_error(tmp_path: Path) -> None:
+    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), environment.get("PYTHONPATH")]))
+    command = [sys.executable, str(ROOT / "benchmarks" / "compare.py"), "--corpus", "paws", "--output", str(tmp_path)]
+    finished = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=300)
+    assert finished.returncode == 2
+    assert "'google-research-datasets/paws' config 'labeled_final'" in finished.stderr
+    assert "pass a local path of the release instead: paws=PATH" in finished.stderr
+
+
+def test_corpus_without_hub_copy_asks_for_a_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert set(HUB_COPIES) == {"paws", "msrpc", "tapaco", "coco", "flickr8k"}
+    assert main(["--corpus", "pascal", "--output", str(tmp_path)]) == 2
+    assert "corpus 'pascal' has no Hub copy" in capsys.readouterr().err
+
+
+def test_every_option_has_help(capsys: pytest.CaptureFixture[str]) -> None:
+    options = [action for action in parser()._actions if action.dest != "help"]
+    assert {action.dest for action in options} == {"corpus", "config", "profile", "sample", "seed", "output"}
+    assert all(action.help for action in options)
+    with pytest.raises(SystemExit) as stopped:
+        main(["--help"])
+    assert stopped.value.code == 0 and "google-research-datasets/paws" in capsys.readouterr().out
+
+
+def test_bad_config_is_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "corpora.json"
+    config.write_text('{"corpora": {"tapaco": "en.txt"}, "sampel": 2}', encoding="utf-8")
+    assert main(["--config", str(config), "--output", str(tmp_path / "out")]) == 2
+    assert f"{config}: unknown config key 'sampel'" in capsys.readouterr().err
+    config.write_text('{"corpora": {"tapaco": "en.txt"}, "profile": "large"}', encoding="utf-8")
+    assert main(["--config", str(config), "--output", str(tmp_path / "out")]) == 2
+    assert f"{config}: unknown profile 'large'" in capsys.readouterr().err
+    assert main(["--corpus", f"tapaco={FIXTURES / 'tapaco'}", "--sample", "-1", "--output", str(tmp_path)]) == 2
+    assert "sample must be a whole number ≥ 0, not -1" in capsys.readouterr().err
