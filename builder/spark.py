@@ -36,9 +36,9 @@ from builder.local import (
     tag_batch,
     text_batches,
 )
-from builder.output import PairWriter, pair_row, write_card, write_funnel
+from builder.output import Publisher, pair_row
 from builder.pipeline import FilterChain, Funnel
-from builder.tagging import get_tagger
+from builder.tagging import Tagger, get_tagger
 from builder.wikitext import ExtractStats
 
 
@@ -110,15 +110,32 @@ def build_spark(
     tagger: str = "auto",
     workers: int = 2,
     spark=None,  # noqa: ANN001 - a pyspark.sql.SparkSession
+    overwrite: bool = False,
 ) -> BuildReport:
     """Build configs with Spark into the same dataset folder layout as :func:`builder.local.build`."""
     if len({config.dump_kind for config in configs}) != 1:
         raise ValueError("configs of one build must read the same kind of dump")
     tagger_instance = get_tagger(tagger)
-    session = spark if spark is not None else _session(workers)
-    context = session.sparkContext
     output = Path(output)
-    output.mkdir(parents=True, exist_ok=True)
+    publisher = Publisher(output, [config.name for config in configs], overwrite)
+    with publisher:  # locked and writable before any dump is read
+        session = spark if spark is not None else _session(workers)
+        report = _build_with_session(session, dumps, configs, publisher, tagger_instance, workers)
+        if spark is None:
+            session.stop()
+    return report
+
+
+def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
+    session,
+    dumps: Sequence[str | Path],
+    configs: Sequence[PipelineConfig],
+    publisher: Publisher,
+    tagger_instance: Tagger,
+    workers: int,
+) -> BuildReport:
+    context = session.sparkContext
+    output = publisher.output
     with tempfile.TemporaryDirectory(prefix="wikipedia-ipc-spark-") as scratch:
         history = configs[0].dump_kind == "history"
         tasks, described = plan_tasks(dumps, workers, configs[0].namespaces, Path(scratch), history)
@@ -149,14 +166,12 @@ def build_spark(
                 chain.funnel.add(Funnel.from_list(funnel))
             for funnel in after.filter(lambda item: item[0] == "funnel").values().collect():
                 chain.funnel.add(Funnel.from_list(funnel))
-            writer = PairWriter(output / config.name)
+            writer = publisher.writer(config.name)
             ordered = after.filter(lambda item: item[0] == "pair").values().sortByKey()
             writer.write_rows(row for _, row in ordered.toLocalIterator())
             writer.close()
             rows[config.name] = writer.rows
             chains[config.name] = chain
-            write_funnel(output / config.name, funnel_record(chain, writer.rows, extraction, tagger_instance))
-        write_card(output)
-    if spark is None:
-        session.stop()
+            publisher.add_config(config.name, funnel_record(chain, writer.rows, extraction, tagger_instance))
+        publisher.publish()
     return BuildReport(output, rows, chains, extraction)
