@@ -583,5 +583,5 @@ def push_to_hub(
             revision=revision,
         )
     except client_errors as error:
-        raise HubError(f"{repo_id}: {error}") from None
+        raise HubError(f"{repo_id}: pushing to the Hub failed ({error})") from None
     return commit.commit_url
