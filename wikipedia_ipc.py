@@ -105,7 +105,7 @@ class WikipediaIPC(datasets.GeneratorBasedBuilder):
         dumps = [str(path) for path in (config.dump_paths or [SAMPLE_DUMP])]
         pipeline = config.pipeline or preset(config.name)
         output = self._scratch / "output"
-        build(
+        report = build(
             dumps,
             [pipeline],
             output,
@@ -114,9 +114,9 @@ class WikipediaIPC(datasets.GeneratorBasedBuilder):
             work_dir=self._scratch / "work",
             show_progress=is_progress_bar_enabled(),
         )
-        files = sorted(str(path) for path in (output / pipeline.name).glob("*.parquet"))
-        if not files:  # datasets cannot make a split with no rows; say why instead of its "no data" error
+        if not report.rows[pipeline.name]:  # datasets cannot make a split with no rows; say why, not "no data"
             raise ValueError(f"{pipeline.name}: no pair survived the filters in {', '.join(dumps)}; nothing to load")
+        files = sorted(str(path) for path in (output / pipeline.name).glob("*.parquet"))
         return [datasets.SplitGenerator(name=datasets.Split.TRAIN, gen_kwargs={"files": files})]
 
     def _generate_examples(self, files: list[str]) -> Iterator[tuple[str, dict[str, object]]]:

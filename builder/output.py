@@ -119,8 +119,8 @@ class PairWriter:
     """Write pairs into ``train-XXXXX-of-YYYYY-<hash>.parquet`` shards of a (staging) config folder.
 
     Shards are written as ``part-*.tmp`` and get their final, content-hashed names on
-    :meth:`close`. A config without pairs gets no shard: ``datasets`` cannot read a
-    parquet split with no rows.
+    :meth:`close`. A config without pairs gets one shard with no rows (the schema, for
+    parquet readers); the card leaves it out of ``configs:``, as ``datasets`` cannot load it.
     """
 
     def __init__(self, folder: Path, rows_per_shard: int = ROWS_PER_SHARD, batch_size: int = 10_000) -> None:
@@ -164,11 +164,11 @@ class PairWriter:
         self._in_part = 0
 
     def close(self) -> list[Path]:
-        """Finish the last shard and give the shards their final names (none when there are no rows)."""
+        """Finish the last shard and give the shards their final names."""
         self._flush()
         if self._writer is None:
-            return self.files
-        self._writer.close()
+            self._open_part()
+        self._writer.close()  # type: ignore[union-attr]
         self._writer = None
         total = len(self._parts)
         for index, part in enumerate(self._parts):
@@ -249,8 +249,8 @@ def _build_section(record: dict[str, object]) -> str:
     assert isinstance(skipped, dict)
     skipped_lines = ", ".join(f"{key.replace('_', ' ')}: {value:,}" for key, value in skipped.items())
     empty = (
-        "No pair survived the filters: this config has no parquet file and is not in the card's `configs:` "
-        "(`datasets` cannot load a split with no rows).\n\n"
+        "No pair survived the filters: this config's parquet file has no rows, and the config is not in the "
+        "card's `configs:` (`datasets` cannot load a split with no rows).\n\n"
         if not record["rows"]
         else ""
     )
@@ -276,7 +276,7 @@ def _front_matter(records: list[dict]) -> str:
             ],
         }
         for record in records
-        if record[MARKER]["files"]
+        if record["rows"]
     ]
     manifest = {
         "format": FORMAT,
@@ -316,7 +316,10 @@ class _FolderLock:
         self._descriptor: int | None = None
 
     def acquire(self) -> None:
-        descriptor = os.open(self.folder, os.O_RDONLY)
+        try:
+            descriptor = os.open(self.folder, os.O_RDONLY)
+        except OSError as error:
+            raise OutputError(f"{self.folder}: cannot open the output folder to lock it ({error.strerror})") from None
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
