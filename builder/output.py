@@ -308,6 +308,19 @@ def render_card(records: Iterable[dict], template: Path = CARD_TEMPLATE) -> str:
     )
 
 
+_HELD_LOCKS: set[int] = set()
+
+
+def _close_locks_in_child() -> None:
+    """Forked workers drop their copy of the lock: orphans of a killed build must not keep the folder locked."""
+    for descriptor in _HELD_LOCKS:
+        os.close(descriptor)
+    _HELD_LOCKS.clear()
+
+
+os.register_at_fork(after_in_child=_close_locks_in_child)
+
+
 class _FolderLock:
     """An exclusive, non-blocking ``flock`` on the output folder itself: no lock file to leave behind."""
 
@@ -329,10 +342,12 @@ class _FolderLock:
                 "wait for it to finish or choose another output folder"
             ) from None
         self._descriptor = descriptor
+        _HELD_LOCKS.add(descriptor)
 
     def release(self) -> None:
         if self._descriptor is not None:
-            os.close(self._descriptor)  # closing the descriptor releases the flock
+            _HELD_LOCKS.discard(self._descriptor)
+            os.close(self._descriptor)  # closing the last descriptor of the lock releases it
             self._descriptor = None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import signal
 import subprocess
@@ -227,6 +228,26 @@ def test_a_second_build_into_a_locked_folder_fails_at_once(
         with pytest.raises(OutputError, match=f"{out}: another build is writing into this folder"):
             build([dumps[0]], [GOLD], out, tagger="perceptron", show_progress=False)
     assert list(out.iterdir()) == []  # the first one's staging folder is gone with it
+
+
+def _holds_folder(descriptor: int, folder: Path) -> bool:
+    """Whether the descriptor (still) refers to the folder; the number may have been reused for another file."""
+    try:
+        opened = os.fstat(descriptor)
+    except OSError:
+        return False
+    return os.path.samestat(opened, os.stat(folder))
+
+
+def test_forked_workers_do_not_hold_the_lock(tmp_path: Path) -> None:
+    with Publisher(tmp_path / "out", ["gold"]) as publisher:
+        descriptor = publisher._lock._descriptor
+        assert descriptor is not None
+        with multiprocessing.get_context("fork").Pool(1) as pool:
+            assert pool.apply(_holds_folder, (descriptor, tmp_path / "out")) is False
+        assert _holds_folder(descriptor, tmp_path / "out")
+        with pytest.raises(OutputError, match="another build is writing"):
+            Publisher(tmp_path / "out", ["gold"]).open()
 
 
 @pytest.mark.parametrize("case", ["config is a file", "parent is a file", "output is a file"])
