@@ -341,3 +341,20 @@ def test_the_embedded_sample_is_marked_synthetic_in_the_card(tmp_path: Path, per
     card = (out / "README.md").read_text()
     assert "**Sample build.**" in card and "not Wikipedia articles" in card
     assert "synthetic, not real Wikipedia content" in card
+
+
+def test_the_cli_refuses_a_foreign_folder_and_explains_overwrite(
+    dumps: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], perceptron_available: None
+) -> None:
+    import wikipedia_ipc
+
+    user = tmp_path / "user1"
+    user.mkdir()
+    (user / "README.md").write_text("my notes\n")
+    arguments = ["build", str(dumps[0]), "--output", str(user), "--tagger", "perceptron", "--workers", "1", "--quiet"]
+    assert wikipedia_ipc.main(arguments) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"error: {user}: not empty (README.md) and not a Wikipedia-IPC build")
+    assert "--overwrite" in error and "none of yours is deleted" in error
+    assert wikipedia_ipc.main([*arguments, "--overwrite"]) == 0
+    assert (user / "README.md.orig").read_text() == "my notes\n"
