@@ -32,7 +32,7 @@ from datasets.utils.logging import is_progress_bar_enabled
 from builder.config import PRESETS, PipelineConfig, preset
 from builder.dump import DumpError
 from builder.local import BuildReport, build, default_workers
-from builder.output import SAMPLE_DUMP, HubError, OutputError, published_files, push_to_hub
+from builder.output import SAMPLE_DUMP, FolderLock, HubError, OutputError, published_files, push_to_hub
 from builder.tagging import TaggerUnavailable
 
 __all__ = ["SAMPLE_DUMP", "WikipediaIPC", "WikipediaIPCConfig", "main"]
@@ -238,21 +238,19 @@ def _build(arguments: argparse.Namespace) -> int:
 
 
 def _push(arguments: argparse.Namespace) -> int:
+    """Upload a complete build; the folder is locked meanwhile, so no build swaps files under the upload."""
     folder = Path(arguments.folder)
     try:
-        files = published_files(folder)
-    except OutputError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    sizes = [(folder / file).stat().st_size for file in files]
-    if arguments.dry_run:
-        print(f"Would upload {_plural(len(files), 'file')} ({sum(sizes):,} bytes) to {arguments.repo_id}:")
-        for file, size in zip(files, sizes, strict=True):
-            print(f"{size:>14,}  {file.as_posix()}")
-        return 0
-    try:
-        url = push_to_hub(folder, files, arguments.repo_id, arguments.private, arguments.revision)
-    except HubError as error:
+        with FolderLock(folder):
+            files = published_files(folder)
+            sizes = [(folder / file).stat().st_size for file in files]
+            if arguments.dry_run:
+                print(f"Would upload {_plural(len(files), 'file')} ({sum(sizes):,} bytes) to {arguments.repo_id}:")
+                for file, size in zip(files, sizes, strict=True):
+                    print(f"{size:>14,}  {file.as_posix()}")
+                return 0
+            url = push_to_hub(folder, files, arguments.repo_id, arguments.private, arguments.revision)
+    except (OutputError, HubError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(f"Uploaded {_plural(len(files), 'file')} ({sum(sizes):,} bytes): {url}")

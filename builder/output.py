@@ -321,18 +321,25 @@ def _close_locks_in_child() -> None:
 os.register_at_fork(after_in_child=_close_locks_in_child)
 
 
-class _FolderLock:
+class FolderLock:
     """An exclusive, non-blocking ``flock`` on the output folder itself: no lock file to leave behind."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self._descriptor: int | None = None
 
+    def __enter__(self) -> FolderLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exception: object) -> None:
+        self.release()
+
     def acquire(self) -> None:
         try:
             descriptor = os.open(self.folder, os.O_RDONLY)
         except OSError as error:
-            raise OutputError(f"{self.folder}: cannot open the output folder to lock it ({error.strerror})") from None
+            raise OutputError(f"{self.folder}: cannot open the folder to lock it ({error.strerror})") from None
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -421,7 +428,7 @@ class Publisher:
         self.overwrite = overwrite
         self.staging: Path | None = None
         self.notes: list[str] = []
-        self._lock = _FolderLock(self.output)
+        self._lock = FolderLock(self.output)
         self._aside: list[str] = []
         self._writers: dict[str, PairWriter] = {}
         self._records: dict[str, dict] = {}

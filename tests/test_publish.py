@@ -12,6 +12,7 @@ import pytest
 import wikipedia_ipc
 from builder.config import GOLD, SILVER
 from builder.local import build
+from builder.output import Publisher
 
 ROOT = Path(wikipedia_ipc.__file__).resolve().parent
 
@@ -63,7 +64,13 @@ def test_a_folder_the_toolkit_did_not_build_is_not_pushed(tmp_path: Path, capsys
     assert wikipedia_ipc.main(["push", str(tmp_path), "someone/wikipedia-ipc"]) == 2
     assert "not a Wikipedia-IPC build" in capsys.readouterr().err
     assert wikipedia_ipc.main(["push", str(tmp_path / "missing"), "someone/wikipedia-ipc"]) == 2
-    assert "missing: no such folder" in capsys.readouterr().err
+    assert "missing: cannot open the folder to lock it (No such file or directory)" in capsys.readouterr().err
+
+
+def test_a_folder_being_built_is_not_pushed(built: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with Publisher(built, ["gold"]):
+        assert wikipedia_ipc.main(["push", str(built), "someone/wikipedia-ipc", "--dry-run"]) == 2
+    assert f"{built}: another build is writing into this folder" in capsys.readouterr().err
 
 
 def test_offline_push_fails_with_a_clear_message(built: Path) -> None:
