@@ -94,7 +94,12 @@ class WikipediaIPC(datasets.GeneratorBasedBuilder):
             license="cc-by-sa-4.0",
         )
 
-    def _download_and_prepare(self, dl_manager, verification_mode, **prepare_splits_kwargs) -> None:  # noqa: ANN001
+    def _download_and_prepare(
+        self,
+        dl_manager: datasets.DownloadManager,
+        verification_mode: datasets.VerificationMode,
+        **prepare_splits_kwargs: object,
+    ) -> None:
         """Run the pipeline in a scratch folder that lives exactly as long as the examples are generated."""
         with tempfile.TemporaryDirectory(prefix="wikipedia-ipc-build-") as scratch:
             self._scratch = Path(scratch)
