@@ -2,9 +2,10 @@
 
 Two ways in:
 
-* the command line, which writes a Hub-ready dataset folder::
+* the command line, which writes a Hub-ready dataset folder and pushes it to the Hub::
 
       python wikipedia_ipc.py build [DUMP ...] --configs gold silver --output wikipedia_ipc
+      python wikipedia_ipc.py push wikipedia_ipc USER/wikipedia-ipc
 
   and then ``datasets.load_dataset("wikipedia_ipc", "gold")``;
 * the ``datasets`` builder :class:`WikipediaIPC`, for code that wants a
@@ -26,13 +27,15 @@ from pathlib import Path
 
 import datasets
 import pyarrow.parquet as pq
+from datasets.utils.logging import is_progress_bar_enabled
 
 from builder.config import PRESETS, PipelineConfig, preset
 from builder.dump import DumpError
-from builder.local import build, default_workers
+from builder.local import BuildReport, build, default_workers
+from builder.output import SAMPLE_DUMP, FolderLock, HubError, OutputError, published_files, push_to_hub
 from builder.tagging import TAGGER_NAMES, TaggerUnavailable
 
-SAMPLE_DUMP = Path(__file__).resolve().parent / "builder" / "data" / "enwiki-20240101-sample-pages-articles.xml.bz2"
+__all__ = ["SAMPLE_DUMP", "WikipediaIPC", "WikipediaIPCConfig", "main"]
 
 _FEATURES = datasets.Features(
     {
@@ -91,12 +94,33 @@ class WikipediaIPC(datasets.GeneratorBasedBuilder):
             license="cc-by-sa-4.0",
         )
 
+    def _download_and_prepare(
+        self,
+        dl_manager: datasets.DownloadManager,
+        verification_mode: datasets.VerificationMode,
+        **prepare_splits_kwargs: object,
+    ) -> None:
+        """Run the pipeline in a scratch folder that lives exactly as long as the examples are generated."""
+        with tempfile.TemporaryDirectory(prefix="wikipedia-ipc-build-") as scratch:
+            self._scratch = Path(scratch)
+            super()._download_and_prepare(dl_manager, verification_mode, **prepare_splits_kwargs)
+
     def _split_generators(self, dl_manager: datasets.DownloadManager) -> list[datasets.SplitGenerator]:
         config: WikipediaIPCConfig = self.config  # type: ignore[assignment]
         dumps = [str(path) for path in (config.dump_paths or [SAMPLE_DUMP])]
         pipeline = config.pipeline or preset(config.name)
-        output = Path(tempfile.mkdtemp(prefix="wikipedia-ipc-build-"))
-        build(dumps, [pipeline], output, tagger=config.tagger, workers=config.workers, show_progress=False)
+        output = self._scratch / "output"
+        report = build(
+            dumps,
+            [pipeline],
+            output,
+            tagger=config.tagger,
+            workers=config.workers,
+            work_dir=self._scratch / "work",
+            show_progress=is_progress_bar_enabled(),
+        )
+        if not report.rows[pipeline.name]:  # datasets cannot make a split with no rows; say why, not "no data"
+            raise ValueError(f"{pipeline.name}: no pair survived the filters in {', '.join(dumps)}; nothing to load")
         files = sorted(str(path) for path in (output / pipeline.name).glob("*.parquet"))
         return [datasets.SplitGenerator(name=datasets.Split.TRAIN, gen_kwargs={"files": files})]
 
@@ -106,13 +130,25 @@ class WikipediaIPC(datasets.GeneratorBasedBuilder):
                 yield row["id"], row
 
 
-def _parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+def command_parser() -> argparse.ArgumentParser:
+    """The command line: ``build`` and ``push``."""
     parser = argparse.ArgumentParser(prog="wikipedia_ipc.py", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("build", help="mine dumps into a dataset folder")
-    run.add_argument("dumps", nargs="*", help="MediaWiki XML dumps (.xml, .xml.bz2, .xml.gz); default: the sample dump")
-    run.add_argument("--configs", nargs="+", default=["gold", "silver"], choices=sorted(PRESETS), help="quality levels")
+    run.add_argument(
+        "dumps", nargs="*", help="MediaWiki XML dumps (.xml, .xml.bz2, .xml.gz, .xml.7z); default: the sample dump"
+    )
+    run.add_argument(
+        "--configs", nargs="+", default=["gold", "silver"], choices=sorted(PRESETS), help="quality levels to build"
+    )
     run.add_argument("--output", default="wikipedia_ipc", help="dataset folder to write (default: wikipedia_ipc)")
+    run.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="allow a non-empty --output that holds no earlier build: the build's files are added beside the "
+        "files there; none is deleted, and one where the build must write (README.md, <config>/funnel.json) "
+        "is renamed to <name>.orig",
+    )
     run.add_argument(
         "--tagger",
         default="auto",
@@ -133,7 +169,13 @@ def _parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         "180 bound assumes), or first_seen: once per page and wording",
     )
     run.add_argument("--quiet", action="store_true", help="no progress bars")
-    return parser.parse_args(argv)
+    push = commands.add_parser("push", help="upload a built dataset folder to the Hugging Face Hub")
+    push.add_argument("folder", help="a dataset folder written by build")
+    push.add_argument("repo_id", help="dataset repository on the Hub, e.g. USER/wikipedia-ipc (created if missing)")
+    push.add_argument("--private", action="store_true", help="create the repository as private")
+    push.add_argument("--revision", help="branch to commit to (created if missing; default: main)")
+    push.add_argument("--dry-run", action="store_true", help="list the files that would be uploaded and stop")
+    return parser
 
 
 def with_history_references(config: PipelineConfig, counting: str) -> PipelineConfig:
@@ -143,15 +185,52 @@ def with_history_references(config: PipelineConfig, counting: str) -> PipelineCo
     return dataclasses.replace(config, history_references=counting)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    arguments = _parse_arguments(argv)
+def _plural(count: int, word: str, plural: str | None = None) -> str:
+    return f"{count:,} {word if count == 1 else plural or word + 's'}"
+
+
+def _print_summary(report: BuildReport) -> None:
+    read = report.extraction.read
+    mined = read.pages - read.skipped_redirect - read.skipped_namespace
+    revisions = f" ({_plural(read.revisions, 'revision')})" if read.revisions > read.pages else ""
+    print(
+        f"\nRead {_plural(read.pages, 'page')}{revisions}: mined {mined:,} for images, skipped "
+        f"{_plural(read.skipped_redirect, 'redirect')} and {_plural(read.skipped_namespace, 'page')} of other "
+        f"namespaces; found {_plural(report.extraction.extract.references, 'image reference')} "
+        f"in {report.extraction.seconds:.1f} s."
+    )
+    for name, chain in report.funnels.items():
+        print(f"\n## {name}: {_plural(report.rows[name], 'pair')}\n")
+        print(chain.funnel.markdown())
+    loadable = [name for name, rows in report.rows.items() if rows]
+    empty = [name for name, rows in report.rows.items() if not rows]
+    if loadable:
+        print(f'Wrote {report.output}/ — load it with datasets.load_dataset("{report.output}", "{loadable[0]}")')
+    else:
+        print(f"Wrote {report.output}/ — no config has pairs, so there is nothing to load")
+    if empty:
+        print(
+            f"No pair survived in {', '.join(empty)}: "
+            f"{'it is' if len(empty) == 1 else 'they are'} described in the card and funnel.json, "
+            "but not in the card's configs (datasets cannot load a split with no rows)."
+        )
+
+
+def _build(arguments: argparse.Namespace) -> int:
     dumps = arguments.dumps or [str(SAMPLE_DUMP)]
     configs = [with_history_references(preset(name), arguments.history_references) for name in arguments.configs]
     try:
         if arguments.engine == "spark":
             from builder.spark import build_spark
 
-            report = build_spark(dumps, configs, arguments.output, arguments.tagger, max(1, arguments.workers))
+            report = build_spark(
+                dumps,
+                configs,
+                arguments.output,
+                arguments.tagger,
+                max(1, arguments.workers),
+                overwrite=arguments.overwrite,
+            )
         else:
             report = build(
                 dumps,
@@ -162,33 +241,46 @@ def main(argv: Sequence[str] | None = None) -> int:
                 work_dir=arguments.work_dir,
                 show_progress=not arguments.quiet,
                 resume=arguments.resume,
+                overwrite=arguments.overwrite,
             )
-    except (FileNotFoundError, IsADirectoryError, ValueError, DumpError, TaggerUnavailable) as error:
+    except (FileNotFoundError, IsADirectoryError, ValueError, DumpError, TaggerUnavailable, OutputError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    _print_summary(report)
     extraction = report.extraction
-    print(
-        f"\nRead {extraction.read.pages:,} pages ({extraction.read.skipped_redirect:,} redirects and "
-        f"{extraction.read.skipped_namespace:,} pages of other namespaces skipped), found "
-        f"{extraction.extract.references:,} image references in {extraction.seconds:.1f} s."
-    )
-    for name, chain in report.funnels.items():
-        print(f"\n## {name}: {report.rows[name]:,} pairs\n")
-        print(chain.funnel.markdown())
-    print(f'Wrote {report.output}/ — load it with datasets.load_dataset("{report.output}", "{configs[0].name}")')
-    stale = Path(datasets.config.HF_DATASETS_CACHE) / Path(report.output).name
-    if stale.exists():
-        print(
-            f"Note: datasets keeps a cache of an earlier folder named {Path(report.output).name!r} in {stale} and "
-            "would load that instead of this build; remove it first, or pass cache_dir= to load_dataset.",
-            file=sys.stderr,
-        )
     if extraction.failures:
         print(f"\n{len(extraction.failures)} dump part(s) failed and are missing from the output:", file=sys.stderr)
         for failure in extraction.failures:
             print(f"  {failure}", file=sys.stderr)
         return 3
     return 0
+
+
+def _push(arguments: argparse.Namespace) -> int:
+    """Upload a complete build; the folder is locked meanwhile, so no build swaps files under the upload."""
+    folder = Path(arguments.folder)
+    try:
+        with FolderLock(folder):
+            files = published_files(folder)
+            sizes = [(folder / file).stat().st_size for file in files]
+            if arguments.dry_run:
+                print(f"Would upload {_plural(len(files), 'file')} ({sum(sizes):,} bytes) to {arguments.repo_id}:")
+                for file, size in zip(files, sizes, strict=True):
+                    print(f"{size:>14,}  {file.as_posix()}")
+                return 0
+            url = push_to_hub(folder, files, arguments.repo_id, arguments.private, arguments.revision)
+    except (OutputError, HubError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"Uploaded {_plural(len(files), 'file')} ({sum(sizes):,} bytes): {url}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = command_parser().parse_args(argv)
+    if arguments.command == "push":
+        return _push(arguments)
+    return _build(arguments)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ from builder.clusters import Cluster, Reference
 from builder.config import PipelineConfig
 from builder.dump import DumpError, DumpReader, ReadStats, SiteInfo, read_siteinfo, split_ranges
 from builder.history import FirstSeenPerPage
-from builder.output import PairWriter, write_card, write_funnel
+from builder.output import PairWriter, Publisher
 from builder.pipeline import FilterChain
 from builder.tagging import Tagger, get_tagger
 from builder.wikitext import DEFAULT_FILE_ALIASES, ExtractionError, ExtractStats, extract_images
@@ -442,11 +442,14 @@ def build(
     work_dir: str | Path | None = None,
     show_progress: bool = True,
     resume: bool = False,
+    overwrite: bool = False,
 ) -> BuildReport:
     """Build the given configs from the given dumps into a Hub-ready dataset folder.
 
     With ``work_dir`` and ``resume``, the reference shards that an interrupted build
     finished are used as they are, and only the rest of the dumps is read again.
+    The output is published as :class:`builder.output.Publisher` describes; ``overwrite``
+    allows a non-empty folder that holds no earlier build.
     """
     if resume and not work_dir:
         raise ValueError("resume needs the work_dir of the interrupted build")
@@ -458,11 +461,12 @@ def build(
             raise FileNotFoundError(f"dump file not found: {dump}")
     tagger_instance = get_tagger(tagger)  # fail early, before hours of extraction, if no model
     output = Path(output)
-    output.mkdir(parents=True, exist_ok=True)
+    publisher = Publisher(output, [config.name for config in configs], overwrite)
     work = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="wikipedia-ipc-"))
     if not resume:
         shutil.rmtree(work / "references", ignore_errors=True)
     try:
+        publisher.open()  # locked and writable before any dump is read
         extraction = extract_references(
             dumps, work / "references", workers, configs[0].namespaces, show_progress, counts_first_seen(configs[0])
         )
@@ -485,14 +489,15 @@ def build(
         )
         rows = {}
         for name, chain in chains.items():
-            writer = PairWriter(output / name)
+            writer = publisher.writer(name)
             write_pairs(connection, candidates[name], tags, chain, writer)
             writer.close()
             rows[name] = writer.rows
-            write_funnel(output / name, funnel_record(chain, writer.rows, extraction, tagger_instance))
+            publisher.add_config(name, funnel_record(chain, writer.rows, extraction, tagger_instance))
         connection.close()
-        write_card(output)
+        publisher.publish()
     finally:
+        publisher.close()
         if not work_dir:
             shutil.rmtree(work, ignore_errors=True)
     return BuildReport(output, rows, chains, extraction)

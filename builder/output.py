@@ -1,21 +1,52 @@
-"""Stage 8: the Hub-ready dataset folder.
+"""Stage 8: the Hub-ready dataset folder, published so that a build never loses a user's data.
 
 ``OUT/README.md`` is the dataset card (rendered from ``dataset_card.md``) whose
-YAML ``configs:`` names every built config; ``OUT/<config>/train-*.parquet``
-hold the pairs and ``OUT/<config>/funnel.json`` the Table 3 counts and how the
-config was built. ``datasets.load_dataset(OUT, config)`` reads it offline.
+YAML ``configs:`` names every config with pairs, file by file;
+``OUT/<config>/train-*.parquet`` hold the pairs and ``OUT/<config>/funnel.json``
+the Table 3 counts and how the config was built. ``datasets.load_dataset(OUT, config)``
+reads it offline.
+
+How the folder is kept safe:
+
+* **Ownership.** The card's YAML and every ``funnel.json`` carry a ``wikipedia_ipc``
+  entry listing the files the toolkit wrote. Only those are ever replaced or
+  deleted; a non-empty folder without such a card is refused unless the user
+  allows it (``overwrite``), and even then no file of theirs is deleted: one that
+  sits where the toolkit must write (``README.md``, ``<config>/funnel.json``) is
+  renamed ``<name>.orig``.
+* **Atomic publishing.** A build writes its configs and card into a hidden staging
+  folder inside the output (same file system), writes a commit record when all
+  of it is complete, and only then moves the files in. The parquet names are new
+  (they carry a hash of their content), so the old build stays readable until the
+  card is replaced by an atomic rename; the old build's files are deleted after
+  that. An interrupted build leaves the old build intact; a staging folder left
+  by a killed build is rolled forward (committed) or discarded (not committed)
+  by the next build.
+* **One build at a time.** The output folder is locked (``flock`` on the folder)
+  from before the first dump is read to the end of the build.
+* **Reload after rebuild.** ``datasets`` keys its cache of a local folder on the
+  card's ``data_files`` patterns, not on the files' contents; content-hashed file
+  names listed in the card make every rebuilt folder a new cache entry.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
+import os
+import secrets
+import shutil
 import string
-from collections.abc import Iterable
+import tempfile
+import warnings
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import yaml
+from huggingface_hub.repocard import metadata_load
 
 from builder.clusters import Pair
 from builder.pipeline import Funnel
@@ -37,7 +68,19 @@ PAIR_SCHEMA = pa.schema(
     ]
 )
 CARD_TEMPLATE = Path(__file__).resolve().parent.parent / "dataset_card.md"
+SAMPLE_DUMP = Path(__file__).resolve().parent / "data" / "enwiki-20240101-sample-pages-articles.xml.bz2"
 ROWS_PER_SHARD = 500_000
+MARKER = "wikipedia_ipc"
+FORMAT = 1
+CARD = "README.md"
+FUNNEL = "funnel.json"
+STAGING_PREFIX = ".wikipedia_ipc-staging-"
+COMMIT_RECORD = "publish.json"
+CONFIG_ORDER = {"gold": 0, "silver": 1, "bronze": 2}
+
+
+class OutputError(Exception):
+    """The output folder cannot be written (or pushed) safely; the message names the path and why."""
 
 
 def pair_id(pair: Pair) -> str:
@@ -63,21 +106,34 @@ def pair_row(pair: Pair) -> dict[str, object]:
     }
 
 
+def file_digest(path: Path) -> str:
+    """16 hex digits of the file's content hash, read in chunks."""
+    digest = hashlib.blake2b(digest_size=8)
+    with path.open("rb") as stream:
+        while chunk := stream.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 class PairWriter:
-    """Write pairs into ``train-XXXXX-of-YYYYY.parquet`` shards of a config folder."""
+    """Write pairs into ``train-XXXXX-of-YYYYY-<hash>.parquet`` shards of a (staging) config folder.
+
+    Shards are written as ``part-*.tmp`` and get their final, content-hashed names on
+    :meth:`close`. A config without pairs gets one shard with no rows (the schema, for
+    parquet readers); the card leaves it out of ``configs:``, as ``datasets`` cannot load it.
+    """
 
     def __init__(self, folder: Path, rows_per_shard: int = ROWS_PER_SHARD, batch_size: int = 10_000) -> None:
         self.folder = folder
         self.rows_per_shard = rows_per_shard
         self.batch_size = batch_size
         self.rows = 0
+        self.files: list[Path] = []
         self._batch: list[dict[str, object]] = []
         self._parts: list[Path] = []
         self._writer: pq.ParquetWriter | None = None
         self._in_part = 0
         folder.mkdir(parents=True, exist_ok=True)
-        for stale in folder.glob("*.parquet"):
-            stale.unlink()
 
     def write(self, pairs: Iterable[Pair]) -> None:
         self.write_rows(pair_row(pair) for pair in pairs)
@@ -113,27 +169,70 @@ class PairWriter:
         if self._writer is None:
             self._open_part()
         self._writer.close()  # type: ignore[union-attr]
+        self._writer = None
         total = len(self._parts)
-        names = []
         for index, part in enumerate(self._parts):
-            name = self.folder / f"train-{index:05d}-of-{total:05d}.parquet"
+            name = self.folder / f"train-{index:05d}-of-{total:05d}-{file_digest(part)}.parquet"
             part.rename(name)
-            names.append(name)
-        return names
+            self.files.append(name)
+        return self.files
 
 
-def write_funnel(folder: Path, record: dict[str, object]) -> Path:
-    """``funnel.json``: the Table 3 rows and everything needed to say how the config was built."""
-    path = folder / "funnel.json"
-    path.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
+def _write_atomic(path: Path, text: str) -> None:
+    """Write a small file under a unique temporary name, flush it to disk, and rename it into place."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    try:
+        with temporary.open("x", encoding="utf-8") as stream:  # "x": a new file, with the umask's permissions
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
-def _config_yaml(names: list[str]) -> str:
-    lines = ["configs:"]
-    for name in names:
-        lines += [f"- config_name: {name}", "  data_files:", "  - split: train", f"    path: {name}/*.parquet"]
-    return "\n".join(lines)
+def write_funnel(folder: Path, record: dict[str, object], files: Sequence[Path]) -> dict[str, object]:
+    """``funnel.json``: the Table 3 rows, how the config was built, and the files the toolkit wrote."""
+    marked = {**record, MARKER: {"format": FORMAT, "files": [path.name for path in files]}}
+    _write_atomic(folder / FUNNEL, json.dumps(marked, indent=2, ensure_ascii=False) + "\n")
+    return marked
+
+
+def funnel_manifest(path: Path) -> dict | None:
+    """The ``wikipedia_ipc`` entry of a funnel.json, or None if the toolkit did not write it."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    manifest = record.get(MARKER) if isinstance(record, dict) else None
+    return manifest if isinstance(manifest, dict) else None
+
+
+def card_manifest(path: Path) -> dict | None:
+    """The ``wikipedia_ipc`` entry of a dataset card's YAML, or None if the toolkit did not write it."""
+    if not path.is_file():
+        return None
+    try:
+        metadata = metadata_load(path)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, ValueError):
+        return None
+    manifest = metadata.get(MARKER) if isinstance(metadata, dict) else None
+    return manifest if isinstance(manifest, dict) else None
+
+
+def _is_sample(dump: dict[str, str]) -> bool:
+    return dump["name"] == SAMPLE_DUMP.name
+
+
+def _dump_line(dump: dict[str, str]) -> str:
+    line = f"  - `{dump['name']}` ({dump['dbname']}, dump date {dump['date']})"
+    if _is_sample(dump):
+        line += (
+            ": the toolkit's embedded sample, pages written for the project to exercise the pipeline "
+            "(synthetic, not real Wikipedia content)"
+        )
+    return line
 
 
 def _build_section(record: dict[str, object]) -> str:
@@ -143,14 +242,21 @@ def _build_section(record: dict[str, object]) -> str:
     assert isinstance(dumps, list)
     versions = record["versions"]
     assert isinstance(versions, dict)
-    dump_lines = "\n".join(f"  - `{dump['name']}` ({dump['dbname']}, dump date {dump['date']})" for dump in dumps)
+    dump_lines = "\n".join(_dump_line(dump) for dump in dumps)
     parameter_lines = "\n".join(f"  - `{key}`: `{value}`" for key, value in parameters.items())
     version_lines = ", ".join(f"{name} {version}" for name, version in versions.items())
     skipped = record["skipped"]
     assert isinstance(skipped, dict)
     skipped_lines = ", ".join(f"{key.replace('_', ' ')}: {value:,}" for key, value in skipped.items())
+    empty = (
+        "No pair survived the filters: this config's parquet file has no rows, and the config is not in the "
+        "card's `configs:` (`datasets` cannot load a split with no rows).\n\n"
+        if not record["rows"]
+        else ""
+    )
     return (
         f"### `{record['config']}` – {record['rows']:,} pairs\n\n"
+        f"{empty}"
         f"- Dumps:\n{dump_lines}\n"
         f"- Tagger: `{record['tagger']}`\n"
         f"- Parameters:\n{parameter_lines}\n"
@@ -160,18 +266,347 @@ def _build_section(record: dict[str, object]) -> str:
     )
 
 
-def write_card(out: Path, template: Path = CARD_TEMPLATE) -> Path:
-    """Render the dataset card for every config folder under ``out`` that has a funnel.json."""
-    records = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(out.glob("*/funnel.json"))]
-    if not records:
-        raise FileNotFoundError(f"{out}: no built config (no */funnel.json) to describe")
-    order = {"gold": 0, "silver": 1, "bronze": 2}
-    records.sort(key=lambda record: (order.get(record["config"], 3), record["config"]))
-    text = string.Template(template.read_text(encoding="utf-8")).substitute(
-        configs_yaml=_config_yaml([record["config"] for record in records]),
-        config_list=", ".join(f"`{record['config']}`" for record in records),
-        builds="\n".join(_build_section(record) for record in records),
+def _front_matter(records: list[dict]) -> str:
+    """The card's YAML: ``configs:`` with each loadable config's files by name, and the toolkit's manifest."""
+    configs = [
+        {
+            "config_name": record["config"],
+            "data_files": [
+                {"split": "train", "path": [f"{record['config']}/{name}" for name in record[MARKER]["files"]]}
+            ],
+        }
+        for record in records
+        if record["rows"]
+    ]
+    manifest = {
+        "format": FORMAT,
+        "configs": {record["config"]: {"rows": record["rows"], "files": record[MARKER]["files"]} for record in records},
+    }
+    front: dict[str, object] = {"configs": configs} if configs else {}
+    front[MARKER] = manifest
+    return yaml.safe_dump(front, sort_keys=False, allow_unicode=True).rstrip("\n")
+
+
+def render_card(records: Iterable[dict], template: Path = CARD_TEMPLATE) -> str:
+    """The dataset card for the given funnel records (as :func:`write_funnel` returns them)."""
+    ordered = sorted(records, key=lambda record: (CONFIG_ORDER.get(record["config"], 3), record["config"]))
+    if not ordered:
+        raise ValueError("no built config to describe")
+    samples = sorted({dump["name"] for record in ordered for dump in record["dumps"] if _is_sample(dump)})
+    notice = (
+        f"> **Sample build.** The pairs come from `{samples[0]}`, the small synthetic dump that ships with the "
+        "toolkit to show how the pipeline works; its pages were written for the project and are not Wikipedia "
+        "articles. Build from a real dump for real data.\n\n"
+        if samples
+        else ""
     )
-    path = out / "README.md"
-    path.write_text(text, encoding="utf-8")
-    return path
+    return string.Template(template.read_text(encoding="utf-8")).substitute(
+        front_matter=_front_matter(ordered),
+        sample_notice=notice,
+        config_list=", ".join(f"`{record['config']}`" for record in ordered),
+        builds="\n".join(_build_section(record) for record in ordered),
+    )
+
+
+_HELD_LOCKS: set[int] = set()
+
+
+def _close_locks_in_child() -> None:
+    """Forked workers drop their copy of the lock: orphans of a killed build must not keep the folder locked."""
+    for descriptor in _HELD_LOCKS:
+        os.close(descriptor)
+    _HELD_LOCKS.clear()
+
+
+os.register_at_fork(after_in_child=_close_locks_in_child)
+
+
+class FolderLock:
+    """An exclusive, non-blocking ``flock`` on the output folder itself: no lock file to leave behind."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._descriptor: int | None = None
+
+    def __enter__(self) -> FolderLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exception: object) -> None:
+        self.release()
+
+    def acquire(self) -> None:
+        try:
+            descriptor = os.open(self.folder, os.O_RDONLY)
+        except OSError as error:
+            raise OutputError(f"{self.folder}: cannot open the folder to lock it ({error.strerror})") from None
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(descriptor)
+            raise OutputError(
+                f"{self.folder}: another build is writing into this folder (it holds the folder's lock); "
+                "wait for it to finish or choose another output folder"
+            ) from None
+        self._descriptor = descriptor
+        _HELD_LOCKS.add(descriptor)
+
+    def release(self) -> None:
+        if self._descriptor is not None:
+            _HELD_LOCKS.discard(self._descriptor)
+            os.close(self._descriptor)  # closing the last descriptor of the lock releases it
+            self._descriptor = None
+
+
+def _aside_name(path: Path) -> Path:
+    candidate = path.with_name(path.name + ".orig")
+    number = 1
+    while candidate.exists():
+        candidate = path.with_name(f"{path.name}.orig{number}")
+        number += 1
+    return candidate
+
+
+def _is_ours(path: Path) -> bool:
+    if path.name == CARD:
+        return card_manifest(path) is not None
+    return funnel_manifest(path) is not None
+
+
+def _apply(output: Path, staging: Path) -> None:
+    """Move a committed staging folder into the output; safe to run again after an interruption."""
+    commit = json.loads((staging / COMMIT_RECORD).read_text(encoding="utf-8"))
+    for relative in commit["aside"]:
+        path = output / relative
+        if path.exists() and not _is_ours(path):
+            path.rename(_aside_name(path))
+    for name in commit["configs"]:
+        source, target = staging / name, output / name
+        target.mkdir(exist_ok=True)
+        for file in sorted(source.glob("*.parquet")):
+            os.replace(file, target / file.name)
+        if (source / FUNNEL).exists():
+            os.replace(source / FUNNEL, target / FUNNEL)
+    if (staging / CARD).exists():
+        os.replace(staging / CARD, output / CARD)  # the point where readers switch to the new build
+    for relative in commit["obsolete"]:
+        (output / relative).unlink(missing_ok=True)
+    shutil.rmtree(staging)
+
+
+def recover(output: Path) -> list[str]:
+    """Finish or discard what killed builds left behind (call under the folder's lock); say what was done."""
+    notes = []
+    for staging in sorted(output.glob(STAGING_PREFIX + "*")):
+        if (staging / COMMIT_RECORD).is_file():
+            _apply(output, staging)
+            notes.append(f"{output}: finished publishing a build that was interrupted while its files were moved in")
+        else:
+            shutil.rmtree(staging)
+            notes.append(f"{output}: removed the unfinished files of an interrupted build ({staging.name})")
+    return notes
+
+
+def _fsync_tree(folder: Path) -> None:
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            with path.open("rb") as stream:
+                os.fsync(stream.fileno())
+
+
+class Publisher:
+    """Owns the output folder for one build: checks and locks it first, stages the configs, swaps them in.
+
+    Engines call :meth:`open` before reading any dump, :meth:`writer` and
+    :meth:`add_config` per config, :meth:`publish` at the end, and :meth:`close`
+    in any case (it discards an unfinished staging folder and releases the lock).
+    """
+
+    def __init__(self, output: str | Path, configs: Sequence[str], overwrite: bool = False) -> None:
+        self.output = Path(output)
+        self.configs = list(configs)
+        self.overwrite = overwrite
+        self.staging: Path | None = None
+        self.notes: list[str] = []
+        self._lock = FolderLock(self.output)
+        self._aside: list[str] = []
+        self._writers: dict[str, PairWriter] = {}
+        self._records: dict[str, dict] = {}
+
+    def __enter__(self) -> Publisher:
+        return self.open()
+
+    def __exit__(self, *exception: object) -> None:
+        self.close()
+
+    def open(self) -> Publisher:
+        """Create and lock the folder, finish what killed builds left, check it may be written."""
+        if self.output.exists() and not self.output.is_dir():
+            raise OutputError(f"{self.output}: exists and is not a folder")
+        try:
+            self.output.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise OutputError(f"{self.output}: cannot create the output folder ({error.strerror})") from None
+        self._lock.acquire()
+        try:
+            self.notes += recover(self.output)
+            self._check()
+            self.staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.output))
+        except PermissionError as error:
+            self._lock.release()
+            raise OutputError(f"{self.output}: cannot write into the output folder ({error.strerror})") from None
+        except BaseException:
+            self._lock.release()
+            raise
+        for note in self.notes:
+            warnings.warn(note, stacklevel=2)
+        return self
+
+    def _check(self) -> None:
+        card = self.output / CARD
+        if card.is_dir():
+            raise OutputError(f"{card}: is a folder; the dataset card must go there")
+        ours = card_manifest(card) is not None
+        entries = sorted(path.name for path in self.output.iterdir() if not path.name.startswith(STAGING_PREFIX))
+        if not ours and entries and not self.overwrite:
+            shown = ", ".join(entries[:5]) + (", …" if len(entries) > 5 else "")
+            raise OutputError(
+                f"{self.output}: not empty ({shown}) and not a Wikipedia-IPC build (no README.md with a "
+                "`wikipedia_ipc` entry); refusing to write into it. Choose a new or empty output folder, or allow "
+                "it with --overwrite (the build's files are added beside yours; none of yours is deleted, and one "
+                "where the build must write, such as README.md, is renamed to <name>.orig)"
+            )
+        conflicts = [CARD] if card.exists() and not ours else []
+        for name in self.configs:
+            folder = self.output / name
+            if folder.exists() and not folder.is_dir():
+                raise OutputError(f"{folder}: is a file, but the {name} config must be written into a folder there")
+            if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
+                raise OutputError(f"{folder}: the config folder is not writable")
+            funnel = folder / FUNNEL
+            if funnel.exists() and funnel_manifest(funnel) is None:
+                conflicts.append(f"{name}/{FUNNEL}")
+        if conflicts and not self.overwrite:
+            raise OutputError(
+                f"{self.output}: the build would replace {', '.join(conflicts)}, which the toolkit did not write; "
+                "move them away, or pass --overwrite to have them renamed to <name>.orig"
+            )
+        self._aside = conflicts
+
+    def writer(self, name: str) -> PairWriter:
+        """A writer into the config's staging folder."""
+        if self.staging is None:
+            raise RuntimeError("Publisher.open() must come first")
+        self._writers[name] = PairWriter(self.staging / name)
+        return self._writers[name]
+
+    def add_config(self, name: str, record: dict[str, object]) -> None:
+        """The config's pairs are written (its writer closed): stage its funnel.json."""
+        writer = self._writers[name]
+        self._records[name] = write_funnel(writer.folder, record, writer.files)
+
+    def publish(self) -> Path:
+        """Render the card, commit the staged build and swap it into the output folder."""
+        assert self.staging is not None
+        records = dict(self._records)
+        obsolete = []
+        for funnel in sorted(self.output.glob(f"*/{FUNNEL}")):
+            manifest = funnel_manifest(funnel)
+            name = funnel.parent.name
+            if manifest is None:
+                continue
+            if name in records:
+                new = set(records[name][MARKER]["files"])
+                obsolete += [f"{name}/{file}" for file in manifest["files"] if file not in new]
+            else:  # a config of an earlier build that this one did not rebuild: it stays, and in the card
+                records[name] = json.loads(funnel.read_text(encoding="utf-8"))
+        (self.staging / CARD).write_text(render_card(records.values()), encoding="utf-8")
+        _fsync_tree(self.staging)
+        commit = {"configs": sorted(self._records), "aside": self._aside, "obsolete": obsolete}
+        _write_atomic(self.staging / COMMIT_RECORD, json.dumps(commit, indent=2) + "\n")
+        _apply(self.output, self.staging)
+        self.staging = None
+        return self.output / CARD
+
+    def close(self) -> None:
+        """Discard an uncommitted staging folder and release the lock."""
+        if self.staging is not None and not (self.staging / COMMIT_RECORD).exists():
+            shutil.rmtree(self.staging, ignore_errors=True)
+        self.staging = None
+        self._lock.release()
+
+
+def published_files(output: str | Path) -> list[Path]:
+    """Every file of a complete build, relative to the folder: the card, each config's funnel and parquet.
+
+    Raises :class:`OutputError` naming what is missing or inconsistent.
+    """
+    output = Path(output)
+    if not output.is_dir():
+        raise OutputError(f"{output}: no such folder")
+    manifest = card_manifest(output / CARD)
+    if manifest is None:
+        raise OutputError(f"{output}: not a Wikipedia-IPC build (no README.md with a `wikipedia_ipc` entry)")
+    configs = manifest.get("configs")
+    if not isinstance(configs, dict) or not configs:
+        raise OutputError(f"{output / CARD}: the `wikipedia_ipc` entry lists no configs")
+    files = [Path(CARD)]
+    for name, entry in configs.items():
+        funnel = output / name / FUNNEL
+        built = funnel_manifest(funnel)
+        if built is None:
+            raise OutputError(f"{funnel}: missing or not written by the toolkit, but the card lists config {name!r}")
+        if built["files"] != entry["files"]:
+            raise OutputError(f"{funnel}: lists other parquet files than the card; the build is incomplete")
+        files.append(Path(name) / FUNNEL)
+        for file in entry["files"]:
+            if not (output / name / file).is_file():
+                raise OutputError(f"{output / name / file}: listed in the card but missing")
+            files.append(Path(name) / file)
+    return files
+
+
+class HubError(Exception):
+    """Pushing to the Hub failed; the message names the repository and the reason."""
+
+
+def push_to_hub(
+    output: Path, files: Sequence[Path], repo_id: str, private: bool = False, revision: str | None = None
+) -> str:
+    """Upload exactly ``files`` (from :func:`published_files`) as one commit to a dataset repository.
+
+    Parquet files of the pushed configs that the repository holds from an earlier push and
+    that this build no longer lists are deleted in the same commit. Returns the commit URL.
+    """
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, constants
+    from huggingface_hub.errors import HfHubHTTPError
+
+    if constants.is_offline_mode():
+        raise HubError(f"{repo_id}: the Hub is not reachable in offline mode (HF_HUB_OFFLINE is set)")
+    # the base error of the HTTP client huggingface_hub uses, for connection failures before any response
+    client_errors = (OSError, ValueError, *HfHubHTTPError.__bases__)
+    api = HfApi()
+    wanted = [file.as_posix() for file in files]
+    configs = {file.parts[0] for file in files if len(file.parts) > 1}
+    try:
+        api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+        if revision:
+            api.create_branch(repo_id, repo_type="dataset", branch=revision, exist_ok=True)
+        present = api.list_repo_files(repo_id, repo_type="dataset", revision=revision)
+        stale = [
+            path
+            for path in present
+            if path not in wanted and path.endswith(".parquet") and path.split("/", 1)[0] in configs
+        ]
+        operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(output / path)) for path in wanted]
+        operations += [CommitOperationDelete(path_in_repo=path) for path in stale]
+        commit = api.create_commit(
+            repo_id,
+            operations,
+            commit_message=f"Wikipedia-IPC build: {', '.join(sorted(configs))}",
+            repo_type="dataset",
+            revision=revision,
+        )
+    except client_errors as error:
+        raise HubError(f"{repo_id}: pushing to the Hub failed ({error})") from None
+    return commit.commit_url

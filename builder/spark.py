@@ -42,9 +42,9 @@ from builder.local import (
     tag_batch,
     text_batches,
 )
-from builder.output import PairWriter, write_card, write_funnel
+from builder.output import Publisher
 from builder.pipeline import FilterChain, Funnel
-from builder.tagging import get_tagger
+from builder.tagging import Tagger, get_tagger
 from builder.wikitext import ExtractStats
 
 
@@ -117,14 +117,31 @@ def build_spark(
     tagger: str = "auto",
     workers: int = 2,
     spark=None,  # noqa: ANN001 - a pyspark.sql.SparkSession
+    overwrite: bool = False,
 ) -> BuildReport:
     """Build configs with Spark into the same dataset folder layout as :func:`builder.local.build`."""
     check_one_extraction(configs)
     tagger_instance = get_tagger(tagger)
-    session = spark if spark is not None else _session(workers)
-    context = session.sparkContext
     output = Path(output)
-    output.mkdir(parents=True, exist_ok=True)
+    publisher = Publisher(output, [config.name for config in configs], overwrite)
+    with publisher:  # locked and writable before any dump is read
+        session = spark if spark is not None else _session(workers)
+        report = _build_with_session(session, dumps, configs, publisher, tagger_instance, workers)
+        if spark is None:
+            session.stop()
+    return report
+
+
+def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
+    session,
+    dumps: Sequence[str | Path],
+    configs: Sequence[PipelineConfig],
+    publisher: Publisher,
+    tagger_instance: Tagger,
+    workers: int,
+) -> BuildReport:
+    context = session.sparkContext
+    output = publisher.output
     with tempfile.TemporaryDirectory(prefix="wikipedia-ipc-spark-") as scratch:
         first_seen = counts_first_seen(configs[0])
         tasks, described = plan_tasks(dumps, workers, configs[0].namespaces, Path(scratch), first_seen)
@@ -155,7 +172,7 @@ def build_spark(
                 chain.funnel.add(Funnel.from_list(funnel))
             for funnel in after.filter(lambda item: item[0] == "funnel").values().collect():
                 chain.funnel.add(Funnel.from_list(funnel))
-            writer = PairWriter(output / config.name)
+            writer = publisher.writer(config.name)
             # steps 7–9 on the driver, over the clusters in image order: "unique candidates" is
             # global and keeps the first pair in image order, exactly as the local engine does
             ordered = after.filter(lambda item: item[0] == "cluster").values().sortByKey()
@@ -164,8 +181,6 @@ def build_spark(
             writer.close()
             rows[config.name] = writer.rows
             chains[config.name] = chain
-            write_funnel(output / config.name, funnel_record(chain, writer.rows, extraction, tagger_instance))
-        write_card(output)
-    if spark is None:
-        session.stop()
+            publisher.add_config(config.name, funnel_record(chain, writer.rows, extraction, tagger_instance))
+        publisher.publish()
     return BuildReport(output, rows, chains, extraction)

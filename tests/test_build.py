@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import bz2
 import json
+import re
+import tempfile
 from pathlib import Path
 
 import datasets
@@ -146,7 +149,8 @@ def test_same_dump_gives_byte_identical_parquet(dump: Path, built: Path, tmp_pat
     build([dump], [GOLD], again, tagger="perceptron", show_progress=False)
     first = sorted((built / "gold").glob("*.parquet"))
     second = sorted((again / "gold").glob("*.parquet"))
-    assert [p.name for p in first] == [p.name for p in second] == ["train-00000-of-00001.parquet"]
+    assert [p.name for p in first] == [p.name for p in second]
+    assert re.fullmatch(r"train-00000-of-00001-[0-9a-f]{16}\.parquet", first[0].name)
     assert first[0].read_bytes() == second[0].read_bytes()
 
 
@@ -180,6 +184,27 @@ def test_cli_prints_the_funnel(
     assert code == 0
     assert "| 9 | Significant caption diff |" in printed
     assert f'load_dataset("{out}", "gold")' in printed
+    assert "Read 15 pages: mined 15 for images, skipped 0 redirects and 0 pages of other namespaces" in printed
+    assert "## gold: 3 pairs" in printed
+
+
+def test_cli_says_one_page_not_one_pages(
+    write_dump, tmp_path: Path, capsys: pytest.CaptureFixture[str], perceptron_available: None
+) -> None:
+    single = write_dump([PAGES[0]], name="enwiki-20240101-pages-articles.xml")
+    args = ["build", str(single), "--configs", "gold", "--output", str(tmp_path / "one"), "--tagger", "perceptron"]
+    assert wikipedia_ipc.main([*args, "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "Read 1 page: mined 1 for images" in printed and "1 pages" not in printed
+
+
+def test_every_command_option_has_help_text() -> None:
+    commands = next(
+        action for action in wikipedia_ipc.command_parser()._actions if isinstance(action, argparse._SubParsersAction)
+    )
+    for name in ("build", "push"):
+        for action in commands.choices[name]._actions:
+            assert action.help, f"{name} {action.option_strings or action.dest} has no help text"
 
 
 def test_cli_reports_a_missing_dump(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -188,15 +213,34 @@ def test_cli_reports_a_missing_dump(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "missing.xml.bz2" in capsys.readouterr().err
 
 
-def test_datasets_builder_class(dump: Path, built: Path, tmp_path: Path) -> None:
+def test_datasets_builder_class(
+    dump: Path, built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    datasets.enable_progress_bars()
     builder = wikipedia_ipc.WikipediaIPC(
-        config_name="gold", dump_paths=[str(dump)], tagger="perceptron", cache_dir=str(tmp_path)
+        config_name="gold", dump_paths=[str(dump)], tagger="perceptron", cache_dir=str(tmp_path / "cache")
     )
     builder.download_and_prepare()
     rows = builder.as_dataset(split="train")
     assert {(r["image"], r["caption_type"], frozenset((r["sentence1"], r["sentence2"]))) for r in rows} == pairs_of(
         built / "gold"
     )
+    assert list(scratch.iterdir()) == []  # no build folder left behind
+    assert "tagging" in capsys.readouterr().err  # the pipeline's own progress bars are shown
+
+
+def test_datasets_builder_class_says_when_no_pair_survives(
+    tmp_path: Path, write_dump, perceptron_available: None
+) -> None:
+    lonely = write_dump([PAGES[-1]], name="enwiki-20240101-pages-articles.xml")
+    builder = wikipedia_ipc.WikipediaIPC(
+        config_name="gold", dump_paths=[str(lonely)], tagger="perceptron", cache_dir=str(tmp_path / "cache")
+    )
+    with pytest.raises(ValueError, match="gold: no pair survived the filters"):
+        builder.download_and_prepare()
 
 
 def test_a_failed_dump_is_reported_and_the_others_go_on(dump: Path, tmp_path: Path, perceptron_available: None) -> None:

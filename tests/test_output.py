@@ -1,0 +1,360 @@
+"""The output folder: a build only touches its own files, publishes atomically, locks, and reloads as rebuilt."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import datasets
+import pyarrow.parquet as pq
+import pytest
+
+import builder.local
+import builder.output
+from builder.config import GOLD, SILVER
+from builder.data.make_sample import dump_xml, page_xml
+from builder.local import build
+from builder.output import STAGING_PREFIX, OutputError, Publisher, card_manifest, published_files
+
+POSTCARD = "Easter Bunny Postcard 1907.jpg"
+
+
+def captions_dump(path: Path, captions: list[str]) -> Path:
+    """One page per caption, all showing the same image."""
+    pages = [page_xml(f"Page {n}", f"[[File:{POSTCARD}|thumb|{caption}]]", n + 1) for n, caption in enumerate(captions)]
+    path.write_text(dump_xml(pages), encoding="utf-8")
+    return path
+
+
+OLD_CAPTIONS = [
+    "The 1907 postcard shows the Easter Bunny with a basket.",
+    "A rabbit is depicted on an Easter postcard from 1907.",
+    "An old postcard shows a hare that carries a basket of eggs.",
+]
+NEW_CAPTIONS = [*OLD_CAPTIONS[:2], "A vintage card from 1907 shows a bunny that carries a basket."]
+
+
+@pytest.fixture
+def dumps(tmp_path: Path) -> tuple[Path, Path]:
+    old = captions_dump(tmp_path / "enwiki-20240101-pages-articles.xml", OLD_CAPTIONS)
+    new = captions_dump(tmp_path / "enwiki-20240201-pages-articles.xml", NEW_CAPTIONS)
+    return old, new
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every visible file under the folder with its bytes (hidden staging folders left out)."""
+    return {
+        path.relative_to(folder).as_posix(): path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and not any(part.startswith(".") for part in path.relative_to(folder).parts)
+    }
+
+
+def sentences(folder: Path, config: str, cache: Path) -> set[str]:
+    rows = datasets.load_dataset(str(folder), config, split="train", cache_dir=str(cache))
+    return {row["sentence1"] for row in rows} | {row["sentence2"] for row in rows}
+
+
+def test_a_foreign_folder_is_refused_and_left_untouched(dumps: tuple[Path, Path], tmp_path: Path) -> None:
+    user = tmp_path / "user1"
+    (user / "gold").mkdir(parents=True)
+    (user / "README.md").write_text("my notes\n")
+    (user / "gold" / "my-precious-results.parquet").write_bytes(b"precious")
+    before = snapshot(user)
+    with pytest.raises(OutputError, match=r"user1: not empty \(README.md, gold\) and not a Wikipedia-IPC build"):
+        build([dumps[0]], [GOLD], user, tagger="perceptron", show_progress=False)
+    assert snapshot(user) == before
+    assert sorted(path.name for path in user.iterdir()) == ["README.md", "gold"]
+
+
+def test_overwrite_adds_the_build_beside_the_users_files(
+    dumps: tuple[Path, Path], tmp_path: Path, perceptron_available: None
+) -> None:
+    user = tmp_path / "user1"
+    (user / "gold").mkdir(parents=True)
+    (user / "README.md").write_text("my notes\n")
+    (user / "gold" / "my-precious-results.parquet").write_bytes(b"precious")
+    (user / "gold" / "funnel.json").write_text('{"mine": true}\n')
+    build([dumps[0]], [GOLD], user, tagger="perceptron", show_progress=False, overwrite=True)
+    assert (user / "README.md.orig").read_text() == "my notes\n"
+    assert (user / "gold" / "funnel.json.orig").read_text() == '{"mine": true}\n'
+    assert (user / "gold" / "my-precious-results.parquet").read_bytes() == b"precious"
+    assert card_manifest(user / "README.md") is not None
+    assert sentences(user, "gold", tmp_path / "cache") == set(OLD_CAPTIONS)  # not the user's parquet
+    # now a build of ours: a rebuild needs no --overwrite and still leaves the user's files alone
+    build([dumps[1]], [GOLD], user, tagger="perceptron", show_progress=False)
+    assert (user / "gold" / "my-precious-results.parquet").read_bytes() == b"precious"
+    assert (user / "README.md.orig").read_text() == "my notes\n"
+
+
+def test_a_rebuild_replaces_only_its_own_files(
+    dumps: tuple[Path, Path], tmp_path: Path, perceptron_available: None
+) -> None:
+    out = tmp_path / "wikipedia_ipc"
+    build([dumps[0]], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)
+    old_files = set(snapshot(out))
+    (out / "notes.txt").write_text("keep me\n")
+    (out / "gold" / "extra.parquet").write_bytes(b"mine")
+    build([dumps[1]], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)
+    files = set(snapshot(out))
+    assert {"notes.txt", "gold/extra.parquet"} <= files
+    stale = {name for name in old_files - files if name.endswith(".parquet")}
+    assert len(stale) == 2  # the old build's gold and silver shards, and nothing else, are gone
+    assert {path.as_posix() for path in published_files(out)} == files - {"notes.txt", "gold/extra.parquet"}
+    assert not list(out.glob(STAGING_PREFIX + "*"))
+
+
+def test_a_config_not_rebuilt_stays_in_the_card(
+    dumps: tuple[Path, Path], tmp_path: Path, perceptron_available: None
+) -> None:
+    out = tmp_path / "wikipedia_ipc"
+    build([dumps[0]], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)
+    silver = {name: data for name, data in snapshot(out).items() if name.startswith("silver/")}
+    build([dumps[1]], [GOLD], out, tagger="perceptron", show_progress=False)
+    assert {name: data for name, data in snapshot(out).items() if name.startswith("silver/")} == silver
+    assert set(card_manifest(out / "README.md")["configs"]) == {"gold", "silver"}
+    assert "enwiki-20240201" in json.loads((out / "gold" / "funnel.json").read_text())["dumps"][0]["name"]
+
+
+def test_a_failing_writer_leaves_the_old_build_intact(
+    dumps: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, perceptron_available: None
+) -> None:
+    out = tmp_path / "wikipedia_ipc"
+    build([dumps[0]], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)
+    before = snapshot(out)
+    real_write_rows = builder.output.PairWriter.write_rows
+
+    def disk_full_in_silver(self: builder.output.PairWriter, rows) -> None:  # noqa: ANN001
+        if self.folder.name == "silver":
+            raise OSError(28, "No space left on device")
+        real_write_rows(self, rows)
+
+    monkeypatch.setattr(builder.output.PairWriter, "write_rows", disk_full_in_silver)
+    with pytest.raises(OSError, match="No space left"):
+        build([dumps[1]], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)
+    assert snapshot(out) == before  # gold was staged already, but nothing was swapped in
+    assert not list(out.glob(STAGING_PREFIX + "*"))
+    monkeypatch.undo()
+    build([dumps[1]], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)  # the lock was released
+    assert "A vintage card from 1907 shows a bunny that carries a basket." in sentences(out, "silver", tmp_path / "c")
+
+
+KILLED_BUILD = """
+import os, signal, sys
+import builder.output
+from builder.config import GOLD, SILVER
+from builder.local import build
+
+def kill(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+{patch}
+build([sys.argv[1]], [GOLD, SILVER], sys.argv[2], tagger="perceptron", show_progress=False)
+"""
+
+
+def run_killed_build(patch: str, dump: Path, out: Path) -> None:
+    code = KILLED_BUILD.format(patch=textwrap.dedent(patch))
+    process = subprocess.run([sys.executable, "-c", code, str(dump), str(out)], capture_output=True, timeout=300)
+    assert process.returncode == -signal.SIGKILL, process.stderr.decode()
+
+
+def test_a_build_killed_while_writing_leaves_the_old_build(
+    dumps: tuple[Path, Path], tmp_path: Path, perceptron_available: None
+) -> None:
+    out = tmp_path / "wikipedia_ipc"
+    build([dumps[0]], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)
+    before = snapshot(out)
+    patch = """
+    real_flush = builder.output.PairWriter._flush
+    def flush_then_die(self):
+        real_flush(self)
+        if self.folder.name == "silver" and self.rows:
+            kill()
+    builder.output.PairWriter._flush = flush_then_die
+    """
+    run_killed_build(patch, dumps[1], out)
+    assert snapshot(out) == before
+    assert len(list(out.glob(STAGING_PREFIX + "*"))) == 1  # what the killed build left, hidden
+    assert sentences(out, "silver", tmp_path / "cache") == set(OLD_CAPTIONS)
+    with pytest.warns(UserWarning, match="removed the unfinished files of an interrupted build"):
+        build([dumps[1]], [GOLD], out, tagger="perceptron", show_progress=False)
+    assert not list(out.glob(STAGING_PREFIX + "*"))
+
+
+def test_a_build_killed_while_swapping_is_finished_by_the_next(
+    dumps: tuple[Path, Path], tmp_path: Path, perceptron_available: None
+) -> None:
+    out = tmp_path / "wikipedia_ipc"
+    build([dumps[0]], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)
+    old_card = (out / "README.md").read_bytes()
+    patch = """
+    real_replace = os.replace
+    def replace_then_die_at_the_card(source, target):
+        if str(target).endswith("README.md"):
+            kill()
+        real_replace(source, target)
+    builder.output.os.replace = replace_then_die_at_the_card
+    """
+    run_killed_build(patch, dumps[1], out)
+    # killed just before the card was swapped: the card still names the old build's files, all present
+    assert (out / "README.md").read_bytes() == old_card
+    assert sentences(out, "silver", tmp_path / "cache") == set(OLD_CAPTIONS)
+    with pytest.raises(OutputError, match="lists other parquet files than the card"):
+        published_files(out)
+    with pytest.warns(UserWarning, match="finished publishing a build that was interrupted"), Publisher(out, ["gold"]):
+        pass  # the next build (any Publisher of the folder) rolls it forward
+    assert "A vintage card from 1907 shows a bunny that carries a basket." in sentences(out, "silver", tmp_path / "c2")
+    assert len(published_files(out)) == 5  # card, two funnels, two shards: the old shards are gone
+    assert len(list(out.rglob("*.parquet"))) == 2
+
+
+def test_a_second_build_into_a_locked_folder_fails_at_once(
+    dumps: tuple[Path, Path], tmp_path: Path, perceptron_available: None
+) -> None:
+    out = tmp_path / "wikipedia_ipc"
+
+    def no_extraction(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a dump was read")
+
+    with Publisher(out, ["gold"]), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(builder.local, "extract_references", no_extraction)
+        with pytest.raises(OutputError, match=f"{out}: another build is writing into this folder"):
+            build([dumps[0]], [GOLD], out, tagger="perceptron", show_progress=False)
+    assert list(out.iterdir()) == []  # the first one's staging folder is gone with it
+
+
+def _holds_folder(descriptor: int, folder: Path) -> bool:
+    """Whether the descriptor (still) refers to the folder; the number may have been reused for another file."""
+    try:
+        opened = os.fstat(descriptor)
+    except OSError:
+        return False
+    return os.path.samestat(opened, os.stat(folder))
+
+
+def test_forked_workers_do_not_hold_the_lock(tmp_path: Path) -> None:
+    with Publisher(tmp_path / "out", ["gold"]) as publisher:
+        descriptor = publisher._lock._descriptor
+        assert descriptor is not None
+        with multiprocessing.get_context("fork").Pool(1) as pool:
+            assert pool.apply(_holds_folder, (descriptor, tmp_path / "out")) is False
+        assert _holds_folder(descriptor, tmp_path / "out")
+        with pytest.raises(OutputError, match="another build is writing"):
+            Publisher(tmp_path / "out", ["gold"]).open()
+
+
+@pytest.mark.parametrize("case", ["config is a file", "parent is a file", "output is a file"])
+def test_an_unwritable_output_fails_before_any_dump_is_read(
+    case: str, dumps: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, perceptron_available: None
+) -> None:
+    def no_extraction(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a dump was read")
+
+    out = tmp_path / "out"
+    if case == "config is a file":
+        build([dumps[0]], [GOLD], out, tagger="perceptron", show_progress=False)
+        (out / "silver").write_text("")
+        message = "out/silver: is a file, but the silver config must be written into a folder there"
+        out_path = out
+    elif case == "parent is a file":
+        out.write_text("")
+        out_path = out / "wikipedia_ipc"
+        message = "out/wikipedia_ipc: cannot create the output folder"
+    else:
+        out.write_text("")
+        out_path = out
+        message = "out: exists and is not a folder"
+    monkeypatch.setattr(builder.local, "extract_references", no_extraction)
+    with pytest.raises(OutputError, match=message):
+        build([dumps[0]], [GOLD, SILVER], out_path, tagger="perceptron", show_progress=False)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_a_read_only_output_fails_before_any_dump_is_read(
+    dumps: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, perceptron_available: None
+) -> None:
+    monkeypatch.setattr(builder.local, "extract_references", lambda *a, **k: pytest.fail("a dump was read"))
+    out = tmp_path / "out"
+    out.mkdir()
+    out.chmod(0o555)
+    try:
+        with pytest.raises(OutputError, match="out: cannot write into the output folder"):
+            build([dumps[0]], [GOLD], out, tagger="perceptron", show_progress=False)
+    finally:
+        out.chmod(0o755)
+
+
+def test_a_rebuilt_folder_loads_as_rebuilt(
+    dumps: tuple[Path, Path], tmp_path: Path, perceptron_available: None
+) -> None:
+    out = tmp_path / "wikipedia_ipc"
+    cache = tmp_path / "cache"
+    build([dumps[0]], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)
+    assert sentences(out, "gold", cache) == set(OLD_CAPTIONS)
+    assert sentences(out, "silver", cache) == set(OLD_CAPTIONS)
+    build([dumps[1]], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)
+    assert sentences(out, "gold", cache) == set(NEW_CAPTIONS)
+    assert sentences(out, "silver", cache) == set(NEW_CAPTIONS)
+    # another folder of the same name, built from the old dump, loads as itself in the same cache
+    other = tmp_path / "elsewhere" / "wikipedia_ipc"
+    build([dumps[0]], [GOLD], other, tagger="perceptron", show_progress=False)
+    assert sentences(other, "gold", cache) == set(OLD_CAPTIONS)
+
+
+def test_an_empty_config_is_described_but_not_offered_for_loading(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], perceptron_available: None
+) -> None:
+    import wikipedia_ipc
+
+    # only the second caption is a sentence by Table 4: gold keeps one text of the image, so no pair
+    dump = captions_dump(
+        tmp_path / "enwiki-20240101-pages-articles.xml",
+        ["A postcard featuring the Easter Bunny in 1907", "A rabbit is depicted on an Easter postcard from 1907."],
+    )
+    out = tmp_path / "wikipedia_ipc"
+    arguments = ["build", str(dump), "--output", str(out), "--tagger", "perceptron", "--workers", "1", "--quiet"]
+    assert wikipedia_ipc.main(arguments) == 0
+    printed = capsys.readouterr().out
+    assert f'load_dataset("{out}", "silver")' in printed and f'load_dataset("{out}", "gold")' not in printed
+    assert "No pair survived in gold" in printed
+    assert json.loads((out / "gold" / "funnel.json").read_text())["rows"] == 0
+    assert [pq.read_metadata(path).num_rows for path in (out / "gold").glob("*.parquet")] == [0]
+    card = (out / "README.md").read_text()
+    assert "config_name: gold" not in card and "No pair survived the filters" in card
+    assert len(datasets.load_dataset(str(out), "silver", split="train", cache_dir=str(tmp_path / "cache"))) == 1
+    with pytest.raises(ValueError, match="BuilderConfig 'gold' not found"):
+        datasets.load_dataset(str(out), "gold", split="train", cache_dir=str(tmp_path / "cache"))
+
+
+def test_the_embedded_sample_is_marked_synthetic_in_the_card(tmp_path: Path, perceptron_available: None) -> None:
+    from wikipedia_ipc import SAMPLE_DUMP
+
+    out = tmp_path / "sample"
+    build([SAMPLE_DUMP], [GOLD], out, tagger="perceptron", show_progress=False)
+    card = (out / "README.md").read_text()
+    assert "**Sample build.**" in card and "not Wikipedia articles" in card
+    assert "synthetic, not real Wikipedia content" in card
+
+
+def test_the_cli_refuses_a_foreign_folder_and_explains_overwrite(
+    dumps: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], perceptron_available: None
+) -> None:
+    import wikipedia_ipc
+
+    user = tmp_path / "user1"
+    user.mkdir()
+    (user / "README.md").write_text("my notes\n")
+    arguments = ["build", str(dumps[0]), "--output", str(user), "--tagger", "perceptron", "--workers", "1", "--quiet"]
+    assert wikipedia_ipc.main(arguments) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"error: {user}: not empty (README.md) and not a Wikipedia-IPC build")
+    assert "--overwrite" in error and "none of yours is deleted" in error
+    assert wikipedia_ipc.main([*arguments, "--overwrite"]) == 0
+    assert (user / "README.md.orig").read_text() == "my notes\n"
