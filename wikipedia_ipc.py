@@ -110,7 +110,7 @@ def _parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="wikipedia_ipc.py", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("build", help="mine dumps into a dataset folder")
-    run.add_argument("dumps", nargs="*", help="MediaWiki XML dumps (.xml, .xml.bz2, .xml.gz); default: the sample dump")
+    run.add_argument("dumps", nargs="*", help="MediaWiki dumps (.xml .xml.bz2 .xml.gz .xml.7z); default: sample dump")
     run.add_argument("--configs", nargs="+", default=["gold", "silver"], choices=sorted(PRESETS), help="quality levels")
     run.add_argument("--output", default="wikipedia_ipc", help="dataset folder to write (default: wikipedia_ipc)")
     run.add_argument(

@@ -15,25 +15,33 @@ Default master ``local[N]``; pass a ``SparkSession`` (or use ``spark-submit``) f
 
 from __future__ import annotations
 
+import os
+import sys
 import tempfile
+import time
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from builder.config import PipelineConfig
-from builder.dump import DumpError, ReadStats
+from builder.dump import DumpError, ReadStats, check_dump_path
 from builder.local import (
     BuildReport,
+    DumpWarning,
     Extraction,
     ExtractResult,
     ExtractTask,
+    check_dump_kinds,
     cluster_from_rows,
     cluster_rows,
+    combine_results,
     funnel_record,
     iter_task_references,
     plan_tasks,
     rule_verdicts,
     sort_key,
     tag_batch,
+    task_failure,
     text_batches,
 )
 from builder.output import PairWriter, pair_row, write_card, write_funnel
@@ -42,18 +50,18 @@ from builder.tagging import get_tagger
 from builder.wikitext import ExtractStats
 
 
-def _extract_partition(tasks: Iterable[ExtractTask]) -> Iterator[tuple[str, object]]:
-    """Rows tagged ``("row", row)``, then one ``("stats", result)`` per task."""
-    for task in tasks:
+def _extract_partition(tasks: Iterable[tuple[int, ExtractTask]]) -> Iterator[tuple[str, object]]:
+    """Rows tagged ``("row", (dump, row))``, then one ``("stats", (task number, result))`` per task."""
+    for number, task in tasks:
         result = ExtractResult(ReadStats(), ExtractStats())
         try:
             rows = list(iter_task_references(task, result))
-        except (DumpError, OSError) as error:  # a bad dump part fails alone; the others go on
+        except (DumpError, OSError) as error:  # a bad dump fails alone; the others go on
             rows = []
-            result.error = str(error)
+            result.error = task_failure(task, error)
         for row in rows:
-            yield "row", row
-        yield "stats", result
+            yield "row", (task.dump, row)
+        yield "stats", (number, result)
 
 
 def _before_rule(config: PipelineConfig, groups: Iterable[tuple[str, Iterable[dict]]]) -> Iterator[tuple[str, object]]:
@@ -98,8 +106,13 @@ def _session(workers: int):  # noqa: ANN202 - a pyspark.sql.SparkSession
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName("wikipedia-ipc")
-    if not SparkConf().contains("spark.master"):
+    configured = SparkConf()
+    if not configured.contains("spark.master"):
         builder = builder.master(f"local[{workers}]")
+    if configured.get("spark.master", "local").startswith("local") and not configured.contains("spark.pyspark.python"):
+        # local workers run on this machine: give them this interpreter (and its packages),
+        # not whatever ``python3`` is first on the PATH
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     return builder.getOrCreate()
 
 
@@ -114,6 +127,9 @@ def build_spark(
     """Build configs with Spark into the same dataset folder layout as :func:`builder.local.build`."""
     if len({config.dump_kind for config in configs}) != 1:
         raise ValueError("configs of one build must read the same kind of dump")
+    for dump in dumps:
+        check_dump_path(dump)
+    check_dump_kinds(dumps, configs[0].dump_kind == "history")
     tagger_instance = get_tagger(tagger)
     session = spark if spark is not None else _session(workers)
     context = session.sparkContext
@@ -122,16 +138,20 @@ def build_spark(
     with tempfile.TemporaryDirectory(prefix="wikipedia-ipc-spark-") as scratch:
         history = configs[0].dump_kind == "history"
         tasks, described = plan_tasks(dumps, workers, configs[0].namespaces, Path(scratch), history)
-        extracted = context.parallelize(tasks, len(tasks)).mapPartitions(_extract_partition).cache()
-        read, extract = ReadStats(), ExtractStats()
-        failures = []
-        for result in extracted.filter(lambda item: item[0] == "stats").values().collect():
-            read.add(result.read)
-            extract.add(result.extract)
-            if result.error:
-                failures.append(result.error)
-        references = extracted.filter(lambda item: item[0] == "row").values()
-        extraction = Extraction([], read, extract, described, 0.0, failures)
+        started = time.perf_counter()
+        numbered = list(enumerate(tasks))
+        extracted = context.parallelize(numbered, len(tasks)).mapPartitions(_extract_partition).cache()
+        stats = dict(extracted.filter(lambda item: item[0] == "stats").values().collect())
+        seconds = time.perf_counter() - started
+        results = [stats[number] for number in range(len(tasks))]
+        read, extract, failures, problems, failed = combine_results(tasks, results, described, history)
+        for problem in problems:
+            warnings.warn(problem, DumpWarning, stacklevel=2)
+        if len(failed) == len(described):
+            raise DumpError("no dump could be read: " + "; ".join(failures))
+        rows_of = extracted.filter(lambda item: item[0] == "row").values()
+        references = rows_of.filter(lambda item, bad=frozenset(failed): item[0] not in bad).values()
+        extraction = Extraction([], read, extract, described, seconds, failures, problems)
         chains: dict[str, FilterChain] = {}
         rows: dict[str, int] = {}
         for config in configs:
