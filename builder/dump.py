@@ -199,8 +199,12 @@ class _Lines:
         if stream != self.stream:
             self.stream = stream
             self.first_line = self.fed + 1
+        if stream is None:
+            return  # not bz2: one stream, expat's own line numbers are the places
         # expat counts "\n", "\r\n" and a lone "\r" as one line break each
-        breaks = text.count("\n") + text.count("\r") - text.count("\r\n")
+        breaks = text.count("\n")
+        if "\r" in text:
+            breaks += text.count("\r") - text.count("\r\n")
         if self._ended_with_cr and text.startswith("\n"):
             breaks -= 1
         self.fed += breaks
@@ -254,7 +258,8 @@ class _PageCollector:
             self.problems.append(Problem(f"{self.source}: {message}", self.last_good))
 
     def start(self, name: str, attrs: dict[str, str]) -> None:
-        self._end_stray_text()
+        if self._stray_text:
+            self._end_stray_text()
         depth = len(self._path)
         parent = self._path[-1] if self._path else ""
         self._path.append(name)
@@ -322,13 +327,13 @@ class _PageCollector:
 
     def _end_stray_text(self) -> None:
         """Count a run of text directly in the root once, placed after the element before it."""
-        if self._stray_text:
-            self._stray_text = False
-            self.stats.content_outside_pages += 1
-            self.note(f"text outside the pages after {self._last_root_event}")
+        self._stray_text = False
+        self.stats.content_outside_pages += 1
+        self.note(f"text outside the pages after {self._last_root_event}")
 
     def end(self, name: str) -> None:
-        self._end_stray_text()
+        if self._stray_text:
+            self._end_stray_text()
         self._path.pop()
         parent = self._path[-1] if self._path else ""
         value = "".join(self._buffer) if self._buffer is not None else ""
@@ -703,7 +708,6 @@ class DumpReader:
                 parser.Parse(text, False)
                 yield from collector.ready
                 collector.ready.clear()
-                self.last_good = collector.last_good
             parser.Parse(self._closing(collector, end), True)
         except expat.ExpatError as error:
             where = lines.where(error.lineno, error.offset)

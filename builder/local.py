@@ -287,8 +287,9 @@ def plan_tasks(
             else:
                 cut = split_ranges(path, workers * RANGES_PER_WORKER, offsets)
                 ranges = list(cut) if len(cut) > 1 else [None]
+        stamp = fingerprint(path)
         for byte_range in ranges:
-            identity = f"{path.resolve()}|{fingerprint(path)}|{byte_range}|{namespaces}|{history}"
+            identity = f"{path.resolve()}|{stamp}|{byte_range}|{namespaces}|{history}"
             shard = shard_dir / f"references-{hashlib.sha1(identity.encode()).hexdigest()[:16]}.parquet"
             task = ExtractTask(str(path), byte_range, aliases, namespaces, str(shard), history, threads)
             tasks.append(task)

@@ -143,7 +143,10 @@ def _build_section(record: dict[str, object]) -> str:
     assert isinstance(dumps, list)
     versions = record["versions"]
     assert isinstance(versions, dict)
-    dump_lines = "\n".join(f"  - `{dump['name']}` ({dump['dbname']}, dump date {dump['date']})" for dump in dumps)
+    dump_lines = "\n".join(
+        f"  - `{dump['name']}` ({dump['dbname']}, dump date {dump['date']}, kind: {dump.get('kind', 'unknown')})"
+        for dump in dumps
+    )
     parameter_lines = "\n".join(f"  - `{key}`: `{value}`" for key, value in parameters.items())
     version_lines = ", ".join(f"{name} {version}" for name, version in versions.items())
     skipped = record["skipped"]

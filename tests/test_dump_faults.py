@@ -166,6 +166,31 @@ def test_multistream_missing_its_closing_stream_is_malformed_either_way(tmp_path
     )
 
 
+def test_corrupt_stream_is_named_by_its_offset(tmp_path: Path) -> None:
+    parts = [bz2.compress(part.encode()) for part in [dump_xml([]).partition("</mediawiki>")[0], *pages()]]
+    parts.append(bz2.compress(b"</mediawiki>\n"))
+    offset = sum(len(part) for part in parts[:25])
+    damaged = bytearray(parts[25])
+    damaged[len(damaged) // 2] ^= 0xFF
+    parts[25] = bytes(damaged)
+    path = tmp_path / ARTICLES
+    path.write_bytes(b"".join(parts))
+    cut_into_ranges(path)
+    result = same_verdict([good_dump(tmp_path), path], tmp_path)
+    assert isinstance(result, Verdict)
+    assert result.failures == [f"{path}: corrupt bz2 data in the bz2 stream at byte {offset}"]
+
+
+def test_streams_that_cut_pages_apart_are_not_cut_points(tmp_path: Path) -> None:
+    """Block-wise compressors (pbzip2) write streams that end anywhere, even inside a page."""
+    data = dump_xml(pages()).encode("utf-8")
+    path = tmp_path / ARTICLES
+    path.write_bytes(b"".join(bz2.compress(data[start : start + 700]) for start in range(0, len(data), 700)))
+    result = same_verdict([path], tmp_path)
+    assert isinstance(result, Verdict)
+    assert result.failures == [] and result.problems == [] and len(result.rows) == 40
+
+
 def test_gzip_named_bz2_is_read_as_gzip(tmp_path: Path) -> None:
     path = tmp_path / "enwiki-20240101-pages-articles.xml.bz2"
     path.write_bytes(gzip.compress(dump_xml(pages()).encode("utf-8")))
@@ -266,6 +291,7 @@ def test_bad_page_beside_a_good_dump_builds_both(tmp_path: Path, perceptron_avai
     assert records[0]["skipped"]["malformed_pages"] == 1 and records[0]["failures"] == []
     assert records[0]["pages"] == 45
     assert [dump["kind"] for dump in records[0]["dumps"]] == ["articles", "articles"]
+    assert "dump date 20240101, kind: articles" in (tmp_path / "out1" / "README.md").read_text()
 
 
 def test_resume_rereads_a_dump_edited_to_the_same_size(tmp_path: Path) -> None:
