@@ -796,6 +796,11 @@ def stream_offsets(path: str | os.PathLike[str]) -> list[int]:
                     raise DumpError(f"{index}:{number}: expected 'offset:page_id:title', got {line.strip()!r}")
                 offsets.add(int(head))
         return sorted(offsets)
+    return scan_stream_offsets(path)
+
+
+def scan_stream_offsets(path: Path) -> list[int]:
+    """Byte offsets of the bz2 streams, found by scanning for the byte-aligned stream header."""
     offsets = []
     overlap = 9
     with _open_binary(path) as handle:

@@ -13,6 +13,7 @@ Memory stays flat: only one cluster and one batch are held at a time.
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import hashlib
 import importlib.metadata
@@ -49,6 +50,7 @@ from builder.dump import (
     fingerprint,
     kind_from_name,
     read_siteinfo,
+    scan_stream_offsets,
     split_ranges,
     stream_offsets,
 )
@@ -170,14 +172,19 @@ def iter_task_references(task: ExtractTask, result: ExtractResult, progress: tqd
 def run_extract_task(task: ExtractTask, progress: tqdm | None = None) -> ExtractResult:
     """Extract one task's references into its parquet shard.
 
-    The shard is written under a temporary name and renamed when complete, beside a
-    ``.json`` with the task's counts: a resumed build takes finished shards as they are.
+    The shard is written under a temporary name and renamed when complete, then its
+    ``.json`` with the task's counts (also renamed into place): a resumed build takes a
+    shard only when both are there and the counts can be read back, so a build killed at
+    any moment leaves nothing half-written that a resume would trust.
     A dump that cannot be read fails this task only; the error comes back in the result.
     """
     shard = Path(task.shard)
     done = shard.with_suffix(".json")
     if shard.is_file() and done.is_file():
-        return ExtractResult.from_json(done.read_text(encoding="utf-8"))
+        try:
+            return ExtractResult.from_json(done.read_text(encoding="utf-8"))
+        except (ValueError, KeyError, TypeError):  # not written by this version: read the part again
+            done.unlink()
     result = ExtractResult(ReadStats(), ExtractStats())
     partial = shard.with_suffix(".partial")
     rows: list[dict] = []
@@ -193,8 +200,10 @@ def run_extract_task(task: ExtractTask, progress: tqdm | None = None) -> Extract
         partial.unlink(missing_ok=True)
         result.error = task_failure(task, error)
         return result
+    counts = done.with_suffix(".json.partial")
+    counts.write_text(result.to_json(), encoding="utf-8")
     partial.rename(shard)
-    done.write_text(result.to_json(), encoding="utf-8")
+    counts.rename(done)
     return result
 
 
@@ -203,12 +212,6 @@ def task_failure(task: ExtractTask, error: DumpError | OSError) -> Problem:
     if isinstance(error, DumpError):
         return error.problem
     return Problem(f"{task.dump}: {error}", with_page=False)
-
-
-def _run_numbered(numbered: tuple[int, ExtractTask]) -> tuple[int, ExtractResult]:
-    """:func:`run_extract_task` for a worker pool that hands results back in any order."""
-    number, task = numbered
-    return number, run_extract_task(task)
 
 
 def dump_date(path: str | Path) -> str:
@@ -281,7 +284,11 @@ def plan_tasks(
         ranges: list[tuple[int, int] | None] = [None]
         threads = 1
         if workers > 1 and readable and dump_compression(path) == "bz2":
-            offsets = stream_offsets(path)
+            try:
+                offsets = stream_offsets(path)
+            except DumpError as error:  # a bad index must not change the verdict: find the streams instead
+                warnings.warn(f"{error}; the bz2 streams are found by scanning the dump instead", DumpWarning, 2)
+                offsets = scan_stream_offsets(path)
             if offsets == [0]:  # one stream: the workers decompress it as threads instead
                 threads = workers
             else:
@@ -303,15 +310,24 @@ def run_tasks(tasks: list[ExtractTask], workers: int, show_progress: bool) -> li
             return [run_extract_task(task, progress) for task in tasks]
     context = multiprocessing.get_context("spawn" if sys.platform == "darwin" else "fork")
     results: list[ExtractResult | None] = [None] * len(tasks)
+    # an executor, not a Pool: a worker killed from outside (out of memory, kill -9) ends
+    # the build with an error instead of leaving it waiting for a result forever
     with (
-        context.Pool(workers) as pool,
+        concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as executor,
         tqdm(total=len(tasks), desc="dump ranges", disable=not show_progress) as progress,
     ):
-        for number, result in pool.imap_unordered(_run_numbered, enumerate(tasks)):
-            results[number] = result
-            progress.update(1)
-            found = sum(done.extract.references for done in results if done is not None)
-            progress.set_postfix(references=f"{found:,}", refresh=False)
+        futures = {executor.submit(run_extract_task, task): number for number, task in enumerate(tasks)}
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                results[futures[future]] = future.result()
+                progress.update(1)
+                found = sum(done.extract.references for done in results if done is not None)
+                progress.set_postfix(references=f"{found:,}", refresh=False)
+        except concurrent.futures.BrokenExecutor:
+            raise DumpError(
+                "a worker process ended abruptly (killed, or out of memory) while reading the dumps; "
+                "the parts it finished are kept with --work-dir, and --resume reads only the others"
+            ) from None
     return [result for result in results if result is not None]
 
 

@@ -356,3 +356,57 @@ def test_spark_local_workers_run_the_drivers_python(tmp_path: Path, monkeypatch:
         session.stop()
     assert set(executables) == {sys.executable}
     assert report.extraction.seconds > 0  # measured, not a placeholder
+
+
+def test_a_bad_index_file_does_not_change_the_verdict(tmp_path: Path) -> None:
+    path = tmp_path / ARTICLES
+    path.write_bytes(multistream(pages()))
+    index = tmp_path / ARTICLES.replace("multistream", "multistream-index").replace(".xml.bz2", ".txt.bz2")
+    index.write_bytes(bz2.compress(b"not an index line\n"))
+    one = verdict([path], 1, tmp_path / "one")
+    two = verdict([path], 2, tmp_path / "two")
+    assert isinstance(one, Verdict) and isinstance(two, Verdict)
+    assert (one.failures, one.problems, one.read, one.rows) == (two.failures, two.problems, two.read, two.rows)
+    assert len(one.rows) == 40
+    assert two.warned == [
+        f"{index}:1: expected 'offset:page_id:title', got 'not an index line'; "
+        "the bz2 streams are found by scanning the dump instead"
+    ]
+    cut_into_ranges(path)
+
+
+def test_resume_reads_a_part_again_when_its_counts_were_cut_short(tmp_path: Path) -> None:
+    path = good_dump(tmp_path)
+    first = extract_references([path], tmp_path / "work", show_progress=False)
+    (counts,) = (tmp_path / "work").glob("*.json")
+    counts.write_text(counts.read_text()[:20])  # as if killed while writing it
+    second = extract_references([path], tmp_path / "work", show_progress=False)
+    assert second.read == first.read and second.extract == first.extract
+    assert json.loads(counts.read_text())["read"]["pages"] == 5
+
+
+def test_a_killed_worker_ends_the_build_with_an_error(tmp_path: Path) -> None:
+    import multiprocessing
+    import signal
+    import threading
+
+    path = tmp_path / ARTICLES
+    long_text = "Words and more words. " * 2000
+    path.write_bytes(multistream([page_xml(f"Page {n}", long_text, n) for n in range(1, 400)]))
+    outcome: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            extract_references([path], tmp_path / "work", 2, show_progress=False)
+            outcome.append(None)
+        except BaseException as error:  # noqa: BLE001 - handed to the test thread
+            outcome.append(error)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    while thread.is_alive() and not multiprocessing.active_children():
+        thread.join(0.01)
+    for child in multiprocessing.active_children():
+        os.kill(child.pid, signal.SIGKILL)  # type: ignore[arg-type]
+    thread.join()
+    assert isinstance(outcome[0], DumpError) and "a worker process ended abruptly" in str(outcome[0])
