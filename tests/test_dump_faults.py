@@ -346,7 +346,8 @@ def test_a_dump_whose_name_does_not_tell_gets_its_kind_from_its_content(tmp_path
 def test_spark_local_workers_run_the_drivers_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from builder.spark import _session, build_spark
 
-    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    monkeypatch.setenv("PYSPARK_PYTHON", "unset below")  # so that the test's end restores the environment
+    monkeypatch.delenv("PYSPARK_PYTHON")
     session = _session(2)
     try:
         executables = session.sparkContext.parallelize(range(4), 2).map(lambda _: sys.executable).collect()
