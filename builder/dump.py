@@ -29,6 +29,7 @@ import os
 import queue
 import re
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO, Literal
@@ -77,6 +78,10 @@ class DumpError(Exception):
     def __init__(self, problem: Problem | str) -> None:
         self.problem = problem if isinstance(problem, Problem) else Problem(problem, with_page=False)
         super().__init__(self.problem.render())
+
+
+class DumpWarning(UserWarning):
+    """A part of a dump that was skipped, or a dump whose content contradicts its name or config."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -736,8 +741,16 @@ def iter_pages(
     skip_redirects: bool = True,
     byte_range: tuple[int, int] | None = None,
 ) -> Iterator[Page]:
-    """Yield the pages (one record per revision) of a dump file, streaming."""
-    yield from DumpReader(path, namespaces, skip_redirects, byte_range)
+    """Yield the pages (one record per revision) of a dump file, streaming; skipped parts are warned about."""
+    reader = DumpReader(path, namespaces, skip_redirects, byte_range)
+    warned = 0
+    for page in reader:
+        yield page
+        for problem in reader.problems[warned:]:
+            warnings.warn(problem.render(), DumpWarning, stacklevel=2)
+        warned = len(reader.problems)
+    for problem in reader.problems[warned:]:
+        warnings.warn(problem.render(), DumpWarning, stacklevel=2)
 
 
 def read_siteinfo(path: str | os.PathLike[str]) -> SiteInfo:

@@ -42,6 +42,7 @@ from builder.dump import (
     MAX_PROBLEMS,
     DumpError,
     DumpReader,
+    DumpWarning,
     Problem,
     ReadStats,
     SiteInfo,
@@ -236,10 +237,6 @@ class Extraction:
     seconds: float
     failures: list[str] = dataclasses.field(default_factory=list)
     problems: list[str] = dataclasses.field(default_factory=list)
-
-
-class DumpWarning(UserWarning):
-    """A part of a dump that was skipped, or a dump whose content contradicts its name or config."""
 
 
 def check_dump_kinds(dumps: Sequence[str | Path], history: bool) -> None:

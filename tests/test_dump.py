@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from builder.data.make_sample import page_xml
-from builder.dump import DumpError, DumpReader, iter_pages, read_siteinfo, split_ranges, stream_offsets
+from builder.dump import DumpError, DumpReader, DumpWarning, iter_pages, read_siteinfo, split_ranges, stream_offsets
 
 PAGES = [
     page_xml("Alpha", "Alpha text [[File:A.jpg|thumb|An alpha]]", 1),
@@ -134,3 +134,10 @@ def test_7z_history_dumps_are_streamed(write_dump, tmp_path: Path) -> None:
     archive.write_bytes(data[: len(data) // 2])
     with pytest.raises(DumpError, match=r"history1\.xml\.7z: cannot read the 7z archive"):
         list(iter_pages(archive))
+
+
+def test_iter_pages_warns_about_what_it_skips(write_dump) -> None:
+    pages = [PAGES[0], PAGES[3].replace("<id>4</id>", "<id>four</id>"), PAGES[4]]
+    with pytest.warns(DumpWarning, match=r"page at line \d+ \('Gamma'\) skipped: its <id> 'four' is not a number"):
+        titles = [page.title for page in iter_pages(write_dump(pages))]
+    assert titles == ["Alpha", "Delta"]
