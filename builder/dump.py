@@ -9,6 +9,12 @@ A ``pages-articles-multistream`` file is a concatenation of independent bz2
 streams of 100 pages each; :func:`stream_offsets` finds them (from the
 ``-multistream-index.txt.bz2`` file when present) so that byte ranges can be
 handed to separate worker processes (:func:`iter_pages` with ``byte_range``).
+
+The verdict on a dump never depends on how it is cut: the compression is told by
+the magic bytes, places are given as "line L of the bz2 stream at byte S" (the
+same whether the stream is read from the file's start or from a range), a range
+is read behind the file's own header, and a malformed page is skipped and
+counted the same way in every case.
 """
 
 from __future__ import annotations
@@ -17,22 +23,65 @@ import bz2
 import codecs
 import dataclasses
 import gzip
+import hashlib
 import importlib.util
 import os
 import queue
 import re
 import threading
-from collections.abc import Iterable, Iterator
+import warnings
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Literal
 from xml.parsers import expat
 
 CHUNK_SIZE = 1 << 20
+FINGERPRINT_BYTES = 1 << 20
+TAIL_SCAN_BYTES = 16 << 20
+MAX_PROBLEMS = 100
+MAX_FAILED_CUTS = 64
 _STREAM_MAGIC = re.compile(rb"BZh[1-9]1AY&SY")
+_STREAM_HEADER = re.compile(rb"BZh[1-9]")
+_PAGE_START = re.compile(r"\s*<page[\s>/]")
+_FIRST_PAGE = re.compile(r"<page[\s>/]")
+_END_OF_STREAM = 0x177245385090  # the 48-bit marker that ends every bz2 stream (bit-aligned)
+_MAGIC_BYTES = (("bz2", b"BZh"), ("gz", b"\x1f\x8b"), ("7z", b"7z\xbc\xaf\x27\x1c"))
+
+Compression = Literal["bz2", "gz", "7z", "xml"]
+DumpKind = Literal["articles", "history"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    """Something in a dump that was skipped or that ended its reading.
+
+    ``after_page`` is the last good page the same reader saw before it (None: none yet);
+    a build fills that gap from the earlier parts of the same file, so that the text
+    is the same however the file was cut. ``with_page`` is False for problems whose
+    place is a compressed byte offset, where the last page would depend on buffering.
+    """
+
+    message: str
+    after_page: str | None = None
+    with_page: bool = True
+
+    def render(self, earlier_page: str = "") -> str:
+        if not self.with_page:
+            return self.message
+        page = self.after_page if self.after_page is not None else earlier_page
+        return f"{self.message} (last good page: {page!r})" if page else f"{self.message} (before any good page)"
 
 
 class DumpError(Exception):
     """A dump file that cannot be read to its end; the message names file and place."""
+
+    def __init__(self, problem: Problem | str) -> None:
+        self.problem = problem if isinstance(problem, Problem) else Problem(problem, with_page=False)
+        super().__init__(self.problem.render())
+
+
+class DumpWarning(UserWarning):
+    """A part of a dump that was skipped, or a dump whose content contradicts its name or config."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,6 +115,11 @@ class ReadStats:
     skipped_namespace: int = 0
     skipped_redirect: int = 0
     invalid_utf8_bytes: int = 0
+    malformed_pages: int = 0
+    malformed_revisions: int = 0
+    content_outside_pages: int = 0
+    wrong_root_element: int = 0
+    pages_with_several_revisions: int = 0
 
     def add(self, other: ReadStats) -> None:
         for field in dataclasses.fields(self):
@@ -86,35 +140,161 @@ class _InvalidBytes:
 codecs.register_error("wikipedia-ipc-count", _count_invalid_utf8)
 
 
+def check_dump_path(path: str | os.PathLike[str]) -> Path:
+    """The path as a :class:`Path`, or a clear error if it is missing or not a file."""
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory, not a dump file")
+    if not path.exists():
+        raise FileNotFoundError(f"dump file not found: {path}")
+    return path
+
+
+def dump_compression(path: str | os.PathLike[str]) -> Compression:
+    """The compression of a dump, told by its first bytes (not by its name)."""
+    with open(check_dump_path(path), "rb") as handle:
+        head = handle.read(8)
+    for name, magic in _MAGIC_BYTES:
+        if head.startswith(magic):
+            return name  # type: ignore[return-value]
+    return "xml"
+
+
+def kind_from_name(path: str | os.PathLike[str]) -> DumpKind | None:
+    """What a Wikimedia file name says the dump holds: every revision, or the latest ones."""
+    name = Path(path).name
+    if "pages-meta-history" in name:
+        return "history"
+    if "pages-articles" in name or "pages-meta-current" in name:
+        return "articles"
+    return None
+
+
+def fingerprint(path: str | os.PathLike[str]) -> str:
+    """Size, modification time and a hash of the first and last MB: cheap, even for 20 GB files.
+
+    A dump rewritten in place (same name, same size) gets a new fingerprint, so the
+    finished parts of an earlier build are not taken for parts of this one.
+    """
+    path = Path(path)
+    status = path.stat()
+    digest = hashlib.sha1()
+    with open(path, "rb") as handle:
+        digest.update(handle.read(FINGERPRINT_BYTES))
+        handle.seek(max(0, status.st_size - FINGERPRINT_BYTES))
+        digest.update(handle.read(FINGERPRINT_BYTES))
+    return f"{status.st_size}|{status.st_mtime_ns}|{digest.hexdigest()}"
+
+
+class _Lines:
+    """Turns expat's line numbers into places that do not depend on where reading began.
+
+    Within a bz2 stream that does not start the file, lines are counted from the
+    stream's start: a range of a multistream dump and the whole file then name the
+    same place the same way.
+    """
+
+    def __init__(self) -> None:
+        self.fed = 0
+        self.stream: int | None = None
+        self.first_line = 1
+        self._ended_with_cr = False
+
+    def feed(self, stream: int | None, text: str) -> None:
+        if stream != self.stream:
+            self.stream = stream
+            self.first_line = self.fed + 1
+        if stream is None:
+            return  # not bz2: one stream, expat's own line numbers are the places
+        # expat counts "\n", "\r\n" and a lone "\r" as one line break each
+        breaks = text.count("\n")
+        if "\r" in text:
+            breaks += text.count("\r") - text.count("\r\n")
+        if self._ended_with_cr and text.startswith("\n"):
+            breaks -= 1
+        self.fed += breaks
+        if text:
+            self._ended_with_cr = text.endswith("\r")
+
+    def where(self, line: int, column: int | None = None) -> str:
+        at_column = "" if column is None else f", column {column}"
+        if not self.stream:
+            return f"line {line}{at_column}"
+        return f"line {line - self.first_line + 1}{at_column} of the bz2 stream at byte {self.stream}"
+
+
 class _PageCollector:
-    """expat handlers that assemble pages and the siteinfo from element events."""
+    """expat handlers that assemble pages and the siteinfo from element events.
+
+    A page whose title, namespace or id is missing or not valid is skipped and
+    counted (``malformed_pages``), as is a revision without a valid id; text and
+    elements directly inside the root element other than pages and the siteinfo
+    are counted (``content_outside_pages``). Each gets a :class:`Problem`.
+    """
 
     _CAPTURED = frozenset({"title", "ns", "id", "text", "timestamp", "dbname", "base", "generator", "namespace"})
 
-    def __init__(self, namespaces: frozenset[int] | None, skip_redirects: bool, stats: ReadStats) -> None:
+    def __init__(self, source: str, namespaces: frozenset[int] | None, skip_redirects: bool, stats: ReadStats) -> None:
+        self.source = source
         self.namespaces = namespaces
         self.skip_redirects = skip_redirects
         self.stats = stats
         self.siteinfo = SiteInfo()
         self.ready: list[Page] = []
-        self.last_title = ""
+        self.problems: list[Problem] = []
+        self.last_good: str | None = None
+        self.loud = True
+        self.locate: Callable[[], str] = lambda: "an unknown place"
         self._path: list[str] = []
         self._buffer: list[str] | None = None
         self._namespace_key = 0
         self._page: dict[str, object] = {}
+        self._page_flaw = ""
+        self._page_where = ""
         self._revision: dict[str, object] = {}
+        self._revision_flaw = ""
+        self._revision_where = ""
+        self._page_revisions = 0
+        self._stray_text = False
+        self._last_root_event = ""
+
+    def note(self, message: str) -> None:
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(Problem(f"{self.source}: {message}", self.last_good))
 
     def start(self, name: str, attrs: dict[str, str]) -> None:
+        if self._stray_text:
+            self._end_stray_text()
+        depth = len(self._path)
         parent = self._path[-1] if self._path else ""
         self._path.append(name)
+        if depth == 0:
+            self._last_root_event = self.locate()
+            if name != "mediawiki" and self.loud:
+                self.stats.wrong_root_element += 1
+                self.note(f"the root element is <{name}>, not <mediawiki> ({self._last_root_event})")
+        elif depth == 1 and name not in ("page", "siteinfo") and self.loud:
+            self.stats.content_outside_pages += 1
+            self.note(f"element <{name}> outside the pages at {self.locate()}")
         if name == "page":
-            self._page = {"title": "", "ns": 0, "id": 0, "redirect": False}
+            self._page = {"title": "", "ns": None, "id": None, "redirect": False}
+            self._page_flaw = ""
+            self._page_where = self.locate()
+            self._page_revisions = 0
         elif name == "redirect" and parent == "page":
             self._page["redirect"] = True
         elif name == "revision":
-            self._revision = {"id": 0, "text": "", "timestamp": ""}
+            self._revision = {"id": None, "text": "", "timestamp": ""}
+            self._revision_flaw = ""
+            self._revision_where = self.locate()
         elif name == "namespace" and parent == "namespaces":
-            self._namespace_key = int(attrs.get("key", "0"))
+            key = attrs.get("key", "0")
+            try:
+                self._namespace_key = int(key)
+            except ValueError:
+                raise DumpError(
+                    Problem(f"{self.source}: namespace key {key!r} is not a number at {self.locate()}", self.last_good)
+                ) from None
         if name in self._CAPTURED and self._wanted(name, parent):
             self._buffer = []
 
@@ -125,9 +305,21 @@ class _PageCollector:
         return True
 
     def _keep_page(self) -> bool:
+        if self._page_flaw or self._missing_field():
+            return False
         if self.namespaces is not None and self._page.get("ns") not in self.namespaces:
             return False
         return not (self.skip_redirects and self._page.get("redirect"))
+
+    def _missing_field(self) -> str:
+        """Why the page cannot be used, once its title, ns and id should have been read."""
+        if not str(self._page["title"]).strip():
+            return "it has no title"
+        if self._page["ns"] is None:
+            return "it has no <ns>"
+        if self._page["id"] is None:
+            return "it has no page <id>"
+        return ""
 
     def open_elements(self) -> list[str]:
         return list(self._path)
@@ -135,16 +327,35 @@ class _PageCollector:
     def characters(self, data: str) -> None:
         if self._buffer is not None:
             self._buffer.append(data)
+        elif len(self._path) == 1 and self.loud and not self._stray_text and data.strip():
+            self._stray_text = True
+
+    def _end_stray_text(self) -> None:
+        """Count a run of text directly in the root once, placed after the element before it."""
+        self._stray_text = False
+        self.stats.content_outside_pages += 1
+        self.note(f"text outside the pages after {self._last_root_event}")
 
     def end(self, name: str) -> None:
+        if self._stray_text:
+            self._end_stray_text()
         self._path.pop()
         parent = self._path[-1] if self._path else ""
         value = "".join(self._buffer) if self._buffer is not None else ""
         self._buffer = None
-        if parent == "page" and name in ("title", "ns", "id"):
-            self._page[name] = value if name == "title" else int(value or 0)
-        elif parent == "revision" and name in ("id", "text", "timestamp"):
-            self._revision[name] = int(value or 0) if name == "id" else value
+        if parent == "page" and name == "title":
+            self._page["title"] = value
+        elif parent == "page" and name in ("ns", "id"):
+            number = _integer(value)
+            if number is None:
+                self._page_flaw = self._page_flaw or f"its <{name}> {value!r} is not a number"
+            self._page[name] = number
+        elif parent == "revision" and name == "id":
+            self._revision["id"] = number = _integer(value)
+            if number is None:
+                self._revision_flaw = f"its <id> {value!r} is not a number"
+        elif parent == "revision" and name in ("text", "timestamp"):
+            self._revision[name] = value
         elif name == "revision":
             self._finish_revision()
         elif name == "page":
@@ -153,9 +364,19 @@ class _PageCollector:
             setattr(self.siteinfo, name, value)
         elif parent == "namespaces" and name == "namespace":
             self.siteinfo.namespaces[self._namespace_key] = value
+        if len(self._path) <= 1:
+            self._last_root_event = self.locate()
 
     def _finish_revision(self) -> None:
         self.stats.revisions += 1
+        self._page_revisions += 1
+        if self._page_flaw or self._missing_field():
+            return  # the whole page is skipped and counted when it ends
+        if self._revision_flaw or self._revision["id"] is None:
+            self.stats.malformed_revisions += 1
+            flaw = self._revision_flaw or "it has no <id>"
+            self.note(f"revision at {self._revision_where} of page {self._page['title']!r} skipped: {flaw}")
+            return
         if not self._keep_page():
             return
         self.ready.append(
@@ -171,72 +392,150 @@ class _PageCollector:
 
     def _finish_page(self) -> None:
         self.stats.pages += 1
-        self.last_title = str(self._page["title"])
+        if self._page_revisions > 1:
+            self.stats.pages_with_several_revisions += 1
+        flaw = self._page_flaw or self._missing_field()
+        if flaw:
+            self.stats.malformed_pages += 1
+            title = str(self._page["title"]).strip()
+            named = f" ({title!r})" if title else ""
+            self.note(f"page at {self._page_where}{named} skipped: {flaw}")
+            return
+        self.last_good = str(self._page["title"])
         if self.namespaces is not None and self._page["ns"] not in self.namespaces:
             self.stats.skipped_namespace += 1
         elif self.skip_redirects and self._page["redirect"]:
             self.stats.skipped_redirect += 1
 
 
+def _integer(text: str) -> int | None:
+    """An XML integer field, or None when it is not one (ids are never negative in dumps)."""
+    text = text.strip()
+    return int(text) if text.isascii() and text.lstrip("-").isdigit() else None
+
+
 def _open_binary(path: Path) -> BinaryIO:
-    if not path.exists():
-        raise FileNotFoundError(f"dump file not found: {path}")
-    if path.is_dir():
-        raise IsADirectoryError(f"expected a dump file, got a directory: {path}")
-    return open(path, "rb")  # noqa: SIM115 - closed by the caller's context manager
+    return open(check_dump_path(path), "rb")  # noqa: SIM115 - closed by the caller's context manager
 
 
-def _compression(path: Path) -> str:
-    suffix = path.suffix.lower()
-    if suffix in (".bz2", ".gz", ".7z"):
-        return suffix[1:]
-    if suffix == ".xml":
-        return "none"
+def _stream_end_marker_at(data: bytes, end: int) -> bool:
+    """Whether a bz2 end-of-stream marker (48-bit magic, 32-bit CRC, 0–7 padding bits) ends ``data[:end]``."""
+    if end < 11:
+        return False
+    value = int.from_bytes(data[end - 11 : end], "big")
+    return any((value >> (32 + padding)) & 0xFFFFFFFFFFFF == _END_OF_STREAM for padding in range(8))
+
+
+def _last_stream_end(data: bytes) -> int | None:
+    """The byte just after the last bz2 end-of-stream marker in ``data``, searched at every bit shift."""
+    ends = []
+    for shift in range(8):
+        window = (_END_OF_STREAM << (8 - shift)).to_bytes(7, "big")  # the marker starting ``shift`` bits in
+        middle = window[1:6]
+        position = data.rfind(middle)
+        while position > 0:
+            first, last = data[position - 1], data[position + 5] if position + 5 < len(data) else None
+            head_ok = (first & (0xFF >> shift)) == window[0] if shift else first == window[0]
+            tail_mask = (0xFF << (8 - shift)) & 0xFF
+            tail_ok = shift == 0 or (last is not None and last & tail_mask == window[6])
+            if head_ok and tail_ok:
+                start_bit = (position - 1) * 8 + shift
+                ends.append(-(-(start_bit + 80) // 8))
+                break
+            position = data.rfind(middle, 0, position + 4)
+    ends = [end for end in ends if end <= len(data)]
+    return max(ends) if ends else None
+
+
+def check_bz2_end(path: Path) -> None:
+    """Refuse a bz2 file that does not end with the end of a bz2 stream, before reading it.
+
+    A truncated download, or one with other data appended, is then reported at once and
+    the same way by every reader (the parallel decompressor ignores trailing data).
+    """
+    size = path.stat().st_size
     with open(path, "rb") as handle:
-        head = handle.read(4)
-    if head.startswith(b"BZh"):
-        return "bz2"
-    if head.startswith(b"\x1f\x8b"):
-        return "gz"
-    return "none"
+        handle.seek(max(0, size - 11))
+        if _stream_end_marker_at(handle.read(11), min(size, 11)):
+            return
+        start = max(0, size - TAIL_SCAN_BYTES)
+        handle.seek(start)
+        tail = handle.read()
+    end = _last_stream_end(tail)
+    if end is None and start == 0:
+        raise DumpError(f"{path}: truncated bz2 data: the data ends at byte {size} inside the bz2 stream at byte 0")
+    if end is None:
+        raise DumpError(
+            f"{path}: truncated bz2 data: the data ends at byte {size} inside a bz2 stream"
+            f" (none ends in the last {len(tail):,} bytes)"
+        )
+    if _STREAM_HEADER.match(tail[end : end + 4]):
+        raise DumpError(
+            f"{path}: truncated bz2 data: the data ends at byte {size} inside the bz2 stream at byte {start + end}"
+        )
+    raise DumpError(
+        f"{path}: {size - start - end:,} bytes after the end of the last bz2 stream"
+        f" (from byte {start + end} on) are not bz2 data"
+    )
 
 
-def _bz2_chunks(handle: BinaryIO, path: Path, start: int, end: int | None) -> Iterator[bytes]:
-    """Decompress every bz2 stream between two byte offsets (multistream-aware)."""
+def _bz2_pieces(handle: BinaryIO, path: Path, start: int, end: int) -> Iterator[tuple[int, bytes]]:
+    """Decompress the bz2 streams between two byte offsets; each piece comes with its stream's offset.
+
+    After a stream ends, the next bytes must start another stream: anything else is
+    an error that names its offset, never silently dropped.
+    """
     handle.seek(start)
     offset = start
-    decompressor = bz2.BZ2Decompressor()
-    inside_stream = False
-    while end is None or offset < end:
-        raw = handle.read(CHUNK_SIZE if end is None else min(CHUNK_SIZE, end - offset))
-        if not raw:
-            break
-        offset += len(raw)
-        while raw:
-            inside_stream = True
-            try:
-                yield decompressor.decompress(raw)
-            except OSError as error:
-                raise DumpError(f"{path}: corrupt bz2 data before byte {offset}: {error}") from None
-            if not decompressor.eof:
-                break
-            raw = decompressor.unused_data
+    pending = b""
+    stream = start
+    decompressor: bz2.BZ2Decompressor | None = None
+    while True:
+        if decompressor is None:
+            while len(pending) < 4 and offset < end:
+                more = handle.read(min(CHUNK_SIZE, end - offset))
+                if not more:
+                    break
+                pending += more
+                offset += len(more)
+            if not pending:
+                return
+            stream = offset - len(pending)
+            if not _STREAM_HEADER.match(pending):
+                raise DumpError(
+                    f"{path}: the data at byte {stream} follows the end of a bz2 stream but is not bz2"
+                    " (appended data, or a damaged stream header)"
+                )
             decompressor = bz2.BZ2Decompressor()
-            inside_stream = False
-    if inside_stream:
-        raise DumpError(f"{path}: truncated bz2 stream: the data ends at byte {offset} inside a compressed stream")
+        if not pending:
+            pending = handle.read(min(CHUNK_SIZE, end - offset)) if offset < end else b""
+            offset += len(pending)
+            if not pending:
+                raise DumpError(
+                    f"{path}: truncated bz2 data: the data ends at byte {offset} inside the bz2 stream at byte {stream}"
+                )
+        try:
+            data = decompressor.decompress(pending)
+        except OSError:
+            raise DumpError(f"{path}: corrupt bz2 data in the bz2 stream at byte {stream}") from None
+        pending = b""
+        if data:
+            yield stream, data
+        if decompressor.eof:
+            pending = decompressor.unused_data
+            decompressor = None
 
 
-def _parallel_bz2_chunks(path: Path, threads: int) -> Iterator[bytes]:
+def _parallel_bz2_pieces(path: Path, threads: int) -> Iterator[tuple[int, bytes]]:
     """A single-stream bz2 file decompressed by ``threads`` threads ahead of the parser (indexed_bzip2)."""
     import indexed_bzip2
 
     try:
         with indexed_bzip2.open(str(path), parallelization=threads) as stream:
             while chunk := stream.read(CHUNK_SIZE):
-                yield chunk
-    except RuntimeError as error:  # indexed_bzip2 reports bad data as a bare C++ exception
-        raise DumpError(f"{path}: truncated or corrupt bz2 data ({error})") from None
+                yield 0, chunk
+    except RuntimeError:  # indexed_bzip2 reports bad data as a bare C++ exception
+        raise DumpError(f"{path}: corrupt bz2 data in the bz2 stream at byte 0") from None
 
 
 def _sevenzip_chunks(path: Path) -> Iterator[bytes]:
@@ -288,51 +587,82 @@ def _sevenzip_chunks(path: Path) -> Iterator[bytes]:
         raise DumpError(f"{path}: cannot read the 7z archive ({type(failures[0]).__name__}: {failures[0]})")
 
 
-def _raw_chunks(path: Path, byte_range: tuple[int, int] | None, threads: int = 1) -> Iterator[bytes]:
-    """The dump's decompressed bytes, chunk by chunk."""
-    kind = _compression(path)
-    if kind == "7z":
-        if byte_range is not None:
-            raise ValueError(f"{path}: byte ranges need a bz2 multistream dump")
-        _open_binary(path).close()
-        yield from _sevenzip_chunks(path)
+def _raw_pieces(
+    path: Path, compression: Compression, byte_range: tuple[int, int] | None, threads: int = 1
+) -> Iterator[tuple[int | None, bytes]]:
+    """The dump's decompressed bytes, piece by piece, with the offset of the bz2 stream (None if not bz2)."""
+    if byte_range is not None and compression != "bz2":
+        raise ValueError(f"{path}: byte ranges need a bz2 multistream dump")
+    if compression == "7z":
+        for block in _sevenzip_chunks(path):
+            yield None, block
         return
-    if kind == "bz2" and byte_range is None and threads > 1 and importlib.util.find_spec("indexed_bzip2"):
-        _open_binary(path).close()  # the same clear error as the sequential reader for a missing file
-        yield from _parallel_bz2_chunks(path, threads)
+    if compression == "bz2" and byte_range is None and threads > 1 and importlib.util.find_spec("indexed_bzip2"):
+        yield from _parallel_bz2_pieces(path, threads)
         return
     with _open_binary(path) as handle:
-        if kind == "bz2":
-            start, end = byte_range if byte_range else (0, None)
-            yield from _bz2_chunks(handle, path, start, end)
+        if compression == "bz2":
+            start, end = byte_range if byte_range else (0, path.stat().st_size)
+            yield from _bz2_pieces(handle, path, start, end)
             return
-        if byte_range is not None:
-            raise ValueError(f"{path}: byte ranges need a bz2 multistream dump")
-        stream: BinaryIO = gzip.GzipFile(fileobj=handle) if kind == "gz" else handle
+        stream: BinaryIO = gzip.GzipFile(fileobj=handle) if compression == "gz" else handle
         try:
             while chunk := stream.read(CHUNK_SIZE):
-                yield chunk
+                yield None, chunk
         except (EOFError, gzip.BadGzipFile) as error:
             raise DumpError(f"{path}: truncated or corrupt gzip data: {error}") from None
 
 
-def _decoded_chunks(chunks: Iterable[bytes], stats: ReadStats) -> Iterator[str]:
+def _decoded_pieces(pieces: Iterable[tuple[int | None, bytes]], stats: ReadStats) -> Iterator[tuple[int | None, str]]:
     """UTF-8 decode, replacing (and counting) invalid bytes instead of failing the whole dump."""
     decoder = codecs.getincrementaldecoder("utf-8")(errors="wikipedia-ipc-count")
     before = _InvalidBytes.count
-    for chunk in chunks:
-        yield decoder.decode(chunk)
-    yield decoder.decode(b"", final=True)
+    stream: int | None = None
+    for stream, piece in pieces:
+        yield stream, decoder.decode(piece)
+    yield stream, decoder.decode(b"", final=True)
     stats.invalid_utf8_bytes += _InvalidBytes.count - before
+
+
+def _first_stream_start(handle: BinaryIO, offset: int) -> str:
+    """The first decompressed characters of the bz2 stream at ``offset`` ("" if it cannot be read)."""
+    handle.seek(offset)
+    decompressor = bz2.BZ2Decompressor()
+    try:
+        while not decompressor.eof and (raw := handle.read(1 << 16)):
+            if data := decompressor.decompress(raw):
+                return data[:256].decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    return ""
+
+
+def header_text(path: Path) -> str:
+    """The dump's text before its first ``<page>``, from the first bz2 stream: what a range is read behind."""
+    decompressor = bz2.BZ2Decompressor()
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    text = ""
+    with _open_binary(path) as handle:
+        while not decompressor.eof and (raw := handle.read(1 << 16)):
+            try:
+                text += decoder.decode(decompressor.decompress(raw))
+            except OSError:
+                raise DumpError(f"{path}: corrupt bz2 data in the bz2 stream at byte 0") from None
+            if match := _FIRST_PAGE.search(text):
+                return text[: match.start()]
+    return text
 
 
 class DumpReader:
     """Iterate over the revisions of one dump file (or one byte range of a multistream file).
 
     ``namespaces=None`` keeps every namespace; the default keeps articles only.
-    After iteration, :attr:`stats` tells how many pages were read and skipped and
-    :attr:`siteinfo` holds the dump's namespace names. ``decompress_threads`` > 1
-    decompresses a single-stream bz2 file in parallel threads (indexed_bzip2).
+    After iteration, :attr:`stats` tells how many pages were read and skipped,
+    :attr:`problems` says what was skipped and where, :attr:`last_good` names the
+    last well-formed page, and :attr:`siteinfo` holds the dump's namespace names.
+    ``decompress_threads`` > 1 decompresses a single-stream bz2 file in parallel
+    threads (indexed_bzip2); it is meant for single-stream files, which the build
+    checks before it asks for it.
     """
 
     def __init__(
@@ -350,9 +680,14 @@ class DumpReader:
         self.byte_range = byte_range
         self.stats = ReadStats()
         self.siteinfo = SiteInfo()
+        self.problems: list[Problem] = []
+        self.last_good: str | None = None
 
     def __iter__(self) -> Iterator[Page]:
-        collector = _PageCollector(self.namespaces, self.skip_redirects, self.stats)
+        path = check_dump_path(self.path)
+        compression = dump_compression(path)
+        collector = _PageCollector(str(path), self.namespaces, self.skip_redirects, self.stats)
+        collector.problems = self.problems
         self.siteinfo = collector.siteinfo
         parser = expat.ParserCreate()
         parser.buffer_text = True
@@ -360,31 +695,44 @@ class DumpReader:
         parser.StartElementHandler = collector.start
         parser.EndElementHandler = collector.end
         parser.CharacterDataHandler = collector.characters
-        # A byte range of a multistream dump is a run of <page> elements: give it a
-        # root element, and close whatever the range left open at its end.
-        wrapped = self.byte_range is not None
+        lines = _Lines()
+        collector.locate = lambda: lines.where(parser.CurrentLineNumber)
+        start, end = self.byte_range if self.byte_range else (0, None)
         try:
-            if wrapped:
-                parser.Parse("<mediawiki>", False)
-            raw = _raw_chunks(self.path, self.byte_range, self.decompress_threads)
-            for text in _decoded_chunks(raw, self.stats):
+            if compression == "bz2":
+                check_bz2_end(path)
+            if start > 0:  # a range in the middle of the file is read behind the file's own header
+                collector.loud = False
+                header = header_text(path)
+                lines.feed(0, header)
+                parser.Parse(header, False)
+                collector.loud = True
+            raw = _raw_pieces(path, compression, self.byte_range, self.decompress_threads)
+            for stream, text in _decoded_pieces(raw, self.stats):
+                lines.feed(stream, text)
                 parser.Parse(text, False)
                 yield from collector.ready
                 collector.ready.clear()
-            closing = "".join(f"</{name}>" for name in reversed(collector.open_elements())) if wrapped else ""
-            parser.Parse(closing, True)
+            parser.Parse(self._closing(collector, end), True)
         except expat.ExpatError as error:
-            where = f"line {error.lineno}, column {error.offset}"
-            if wrapped:
-                where += f" of the stream range starting at byte {self.byte_range[0]}"  # type: ignore[index]
-            raise DumpError(
-                f"{self.path}: malformed XML at {where}: {expat.errors.messages[error.code]}"
-                f" (last complete page: {collector.last_title!r})"
-            ) from None
-        except DumpError as error:
-            raise DumpError(f"{error} (last complete page: {collector.last_title!r})") from None
+            where = lines.where(error.lineno, error.offset)
+            message = f"{path}: malformed XML at {where}: {expat.errors.messages[error.code]}"
+            raise DumpError(Problem(message, collector.last_good)) from None
+        finally:
+            self.last_good = collector.last_good
         yield from collector.ready
         collector.ready.clear()
+
+    def _closing(self, collector: _PageCollector, end: int | None) -> str:
+        """A range that stops before the file's end closes the root element the header opened."""
+        if end is None or end >= self.path.stat().st_size:
+            return ""
+        still_open = collector.open_elements()
+        if len(still_open) > 1:
+            raise DumpError(
+                Problem(f"{self.path}: the byte range ending at byte {end} ends inside <{still_open[-1]}>", None)
+            )
+        return "".join(f"</{name}>" for name in still_open)
 
 
 def iter_pages(
@@ -393,15 +741,24 @@ def iter_pages(
     skip_redirects: bool = True,
     byte_range: tuple[int, int] | None = None,
 ) -> Iterator[Page]:
-    """Yield the pages (one record per revision) of a dump file, streaming."""
-    yield from DumpReader(path, namespaces, skip_redirects, byte_range)
+    """Yield the pages (one record per revision) of a dump file, streaming; skipped parts are warned about."""
+    reader = DumpReader(path, namespaces, skip_redirects, byte_range)
+    warned = 0
+    for page in reader:
+        yield page
+        for problem in reader.problems[warned:]:
+            warnings.warn(problem.render(), DumpWarning, stacklevel=2)
+        warned = len(reader.problems)
+    for problem in reader.problems[warned:]:
+        warnings.warn(problem.render(), DumpWarning, stacklevel=2)
 
 
 def read_siteinfo(path: str | os.PathLike[str]) -> SiteInfo:
     """Read only the ``<siteinfo>`` header at the start of a dump."""
-    collector = _PageCollector(frozenset(), True, ReadStats())
+    path = check_dump_path(path)
+    collector = _PageCollector(str(path), frozenset(), True, ReadStats())
+    collector.loud = False
     parser = expat.ParserCreate()
-    parser.StartElementHandler = collector.start
     parser.EndElementHandler = collector.end
     parser.CharacterDataHandler = collector.characters
     done = False
@@ -413,7 +770,7 @@ def read_siteinfo(path: str | os.PathLike[str]) -> SiteInfo:
 
     parser.StartElementHandler = stop_at_first_page
     try:
-        for text in _decoded_chunks(_raw_chunks(Path(path), None), ReadStats()):
+        for _, text in _decoded_pieces(_raw_pieces(path, dump_compression(path), None), ReadStats()):
             parser.Parse(text, False)
             if done or collector.siteinfo.namespaces and "siteinfo" not in collector.open_elements():
                 break
@@ -437,10 +794,10 @@ def stream_offsets(path: str | os.PathLike[str]) -> list[int]:
 
     Read from the multistream index when it is there (lines ``offset:page_id:title``);
     otherwise found by scanning for the byte-aligned bz2 stream header. A single-stream
-    file gives ``[0]``.
+    file gives ``[0]``; a file that is not bz2 (by its first bytes) too.
     """
     path = Path(path)
-    if _compression(path) != "bz2":
+    if dump_compression(path) != "bz2":
         return [0]
     index = index_path(path)
     if index is not None:
@@ -452,6 +809,11 @@ def stream_offsets(path: str | os.PathLike[str]) -> list[int]:
                     raise DumpError(f"{index}:{number}: expected 'offset:page_id:title', got {line.strip()!r}")
                 offsets.add(int(head))
         return sorted(offsets)
+    return scan_stream_offsets(path)
+
+
+def scan_stream_offsets(path: Path) -> list[int]:
+    """Byte offsets of the bz2 streams, found by scanning for the byte-aligned stream header."""
     offsets = []
     overlap = 9
     with _open_binary(path) as handle:
@@ -466,22 +828,31 @@ def stream_offsets(path: str | os.PathLike[str]) -> list[int]:
     return sorted(set(offsets))
 
 
-def split_ranges(path: str | os.PathLike[str], parts: int) -> list[tuple[int, int]]:
+def split_ranges(path: str | os.PathLike[str], parts: int, offsets: list[int] | None = None) -> list[tuple[int, int]]:
     """Cut a multistream dump into about ``parts`` byte ranges on stream boundaries.
 
-    The first stream holds the ``<siteinfo>`` header and opens the root element, so
-    it always starts the first range. Returns one range for a single-stream file.
+    A cut is made only where a stream starts with a ``<page>``, so that every range
+    holds whole pages (files compressed in blocks by other tools, e.g. pbzip2, have
+    streams that cut pages apart). The first range holds the header; the others are
+    read behind it. Returns one range for a file that cannot be cut.
     """
-    size = Path(path).stat().st_size
-    offsets = stream_offsets(path)
+    path = Path(path)
+    size = path.stat().st_size
+    offsets = stream_offsets(path) if offsets is None else offsets
     if len(offsets) < 2 or parts < 2:
         return [(0, size)]
     target = size / parts
     ranges: list[tuple[int, int]] = []
     start = 0
-    for offset in offsets[1:]:
-        if offset - start >= target:
-            ranges.append((start, offset))
-            start = offset
+    failed_checks = 0
+    with _open_binary(path) as handle:
+        for offset in offsets[1:]:
+            if offset - start < target or failed_checks >= MAX_FAILED_CUTS:
+                continue
+            if _PAGE_START.match(_first_stream_start(handle, offset)):
+                ranges.append((start, offset))
+                start = offset
+            else:
+                failed_checks += 1
     ranges.append((start, size))
     return ranges

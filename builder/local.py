@@ -13,6 +13,7 @@ Memory stays flat: only one cluster and one batch are held at a time.
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import hashlib
 import importlib.metadata
@@ -37,7 +38,23 @@ from tqdm.auto import tqdm
 from builder.captions import satisfies, tag_captions
 from builder.clusters import Cluster, Reference
 from builder.config import PipelineConfig
-from builder.dump import DumpError, DumpReader, ReadStats, SiteInfo, read_siteinfo, split_ranges
+from builder.dump import (
+    MAX_PROBLEMS,
+    DumpError,
+    DumpReader,
+    DumpWarning,
+    Problem,
+    ReadStats,
+    SiteInfo,
+    check_dump_path,
+    dump_compression,
+    fingerprint,
+    kind_from_name,
+    read_siteinfo,
+    scan_stream_offsets,
+    split_ranges,
+    stream_offsets,
+)
 from builder.history import FirstSeenPerPage
 from builder.output import PairWriter, Publisher
 from builder.pipeline import FilterChain
@@ -79,19 +96,34 @@ class ExtractTask:
 
 @dataclasses.dataclass
 class ExtractResult:
-    """What one task read, found and skipped; ``error`` says why a task failed."""
+    """What one task read, found and skipped; ``error`` says why a task failed.
+
+    ``problems`` are the task's skipped parts (at most :data:`~builder.dump.MAX_PROBLEMS`)
+    and ``last_good`` its last well-formed page: the build words every problem of a file
+    from these, the same way however many tasks the file was cut into.
+    """
 
     read: ReadStats
     extract: ExtractStats
-    error: str | None = None
+    error: Problem | None = None
+    problems: list[Problem] = dataclasses.field(default_factory=list)
+    last_good: str | None = None
 
     def to_json(self) -> str:
-        return json.dumps({"read": dataclasses.asdict(self.read), "extract": dataclasses.asdict(self.extract)})
+        return json.dumps(
+            {
+                "read": dataclasses.asdict(self.read),
+                "extract": dataclasses.asdict(self.extract),
+                "problems": [dataclasses.asdict(problem) for problem in self.problems],
+                "last_good": self.last_good,
+            }
+        )
 
     @classmethod
     def from_json(cls, text: str) -> ExtractResult:
         data = json.loads(text)
-        return cls(ReadStats(**data["read"]), ExtractStats(**data["extract"]))
+        problems = [Problem(**problem) for problem in data["problems"]]
+        return cls(ReadStats(**data["read"]), ExtractStats(**data["extract"]), None, problems, data["last_good"])
 
 
 def _reference_rows(page_title: str, page_id: int, revision_id: int, references: Iterable) -> list[dict]:
@@ -116,34 +148,44 @@ def iter_task_references(task: ExtractTask, result: ExtractResult, progress: tqd
         task.dump, task.namespaces, byte_range=task.byte_range, decompress_threads=task.decompress_threads
     )
     reader.stats = result.read
+    reader.problems = result.problems
     first_seen = FirstSeenPerPage()
-    for page in reader:
-        try:
-            references = extract_images(page.text, page.title, task.aliases, result.extract)
-        except ExtractionError as error:
-            warnings.warn(f"{task.dump}: {error}; page skipped", stacklevel=1)
-            result.extract.failed_pages += 1
-            continue
-        if task.first_seen:
-            references = first_seen.new_references(page.page_id, references)
-        yield from _reference_rows(page.title, page.page_id, page.revision_id, references)
-        if progress is not None:
-            progress.update(1)
-            progress.set_postfix(references=f"{result.extract.references:,}", refresh=False)
+    try:
+        for page in reader:
+            try:
+                references = extract_images(page.text, page.title, task.aliases, result.extract)
+            except ExtractionError as error:
+                result.extract.failed_pages += 1
+                if len(result.problems) < MAX_PROBLEMS:
+                    result.problems.append(Problem(f"{task.dump}: {error}; page skipped", with_page=False))
+                continue
+            if task.first_seen:
+                references = first_seen.new_references(page.page_id, references)
+            yield from _reference_rows(page.title, page.page_id, page.revision_id, references)
+            if progress is not None:
+                progress.update(1)
+                progress.set_postfix(references=f"{result.extract.references:,}", refresh=False)
+    finally:
+        result.last_good = reader.last_good
     result.extract.repeated_in_history += first_seen.repeated
 
 
 def run_extract_task(task: ExtractTask, progress: tqdm | None = None) -> ExtractResult:
     """Extract one task's references into its parquet shard.
 
-    The shard is written under a temporary name and renamed when complete, beside a
-    ``.json`` with the task's counts: a resumed build takes finished shards as they are.
+    The shard is written under a temporary name and renamed when complete, then its
+    ``.json`` with the task's counts (also renamed into place): a resumed build takes a
+    shard only when both are there and the counts can be read back, so a build killed at
+    any moment leaves nothing half-written that a resume would trust.
     A dump that cannot be read fails this task only; the error comes back in the result.
     """
     shard = Path(task.shard)
     done = shard.with_suffix(".json")
     if shard.is_file() and done.is_file():
-        return ExtractResult.from_json(done.read_text(encoding="utf-8"))
+        try:
+            return ExtractResult.from_json(done.read_text(encoding="utf-8"))
+        except (ValueError, KeyError, TypeError):  # not written by this version: read the part again
+            done.unlink()
     result = ExtractResult(ReadStats(), ExtractStats())
     partial = shard.with_suffix(".partial")
     rows: list[dict] = []
@@ -157,11 +199,20 @@ def run_extract_task(task: ExtractTask, progress: tqdm | None = None) -> Extract
             writer.write_table(pa.Table.from_pylist(rows, schema=REFERENCE_SCHEMA))
     except (DumpError, OSError) as error:
         partial.unlink(missing_ok=True)
-        result.error = str(error)
+        result.error = task_failure(task, error)
         return result
+    counts = done.with_suffix(".json.partial")
+    counts.write_text(result.to_json(), encoding="utf-8")
     partial.rename(shard)
-    done.write_text(result.to_json(), encoding="utf-8")
+    counts.rename(done)
     return result
+
+
+def task_failure(task: ExtractTask, error: DumpError | OSError) -> Problem:
+    """Why a task failed, as a :class:`Problem` (a dump error carries its own)."""
+    if isinstance(error, DumpError):
+        return error.problem
+    return Problem(f"{task.dump}: {error}", with_page=False)
 
 
 def dump_date(path: str | Path) -> str:
@@ -172,7 +223,12 @@ def dump_date(path: str | Path) -> str:
 
 @dataclasses.dataclass
 class Extraction:
-    """All reference shards of a build and what reading the dumps cost."""
+    """All reference shards of a build and what reading the dumps cost.
+
+    ``read`` and ``extract`` count the dumps that were read to their end; a dump with a
+    part that failed is left out whole (``failures`` says why), so that the output and
+    the counts do not depend on how many parts the dump was cut into.
+    """
 
     shards: list[Path]
     read: ReadStats
@@ -180,16 +236,46 @@ class Extraction:
     dumps: list[dict[str, str]]
     seconds: float
     failures: list[str] = dataclasses.field(default_factory=list)
+    problems: list[str] = dataclasses.field(default_factory=list)
+
+
+def check_dump_kinds(dumps: Sequence[str | Path], history: bool) -> None:
+    """Refuse, before any reading, a dump whose file name says it is of the other kind."""
+    wanted = "history" if history else "articles"
+    for dump in dumps:
+        named = kind_from_name(dump)
+        if named is not None and named != wanted:
+            if history:
+                raise ValueError(
+                    f"{dump}: the file name says it holds the latest revisions only (pages-articles); "
+                    "bronze reads the full edit history (a pages-meta-history dump)"
+                )
+            raise ValueError(
+                f"{dump}: the file name says it holds the full edit history (pages-meta-history); "
+                "gold and silver read the latest revisions (a pages-articles dump)"
+            )
 
 
 def plan_tasks(
-    dumps: Sequence[str | Path], workers: int, namespaces: tuple[int, ...], shard_dir: Path, first_seen: bool = False
+    dumps: Sequence[str | Path],
+    workers: int,
+    namespaces: tuple[int, ...],
+    shard_dir: Path,
+    history: bool = False,
+    first_seen: bool = False,
 ) -> tuple[list[ExtractTask], list[dict[str, str]]]:
-    """Cut the dumps into tasks: multistream files into ranges, other files whole."""
+    """Cut the dumps into tasks: multistream files into ranges, other files whole.
+
+    A shard's name hashes the dump's :func:`~builder.dump.fingerprint`, so a dump that
+    changed since an interrupted build is read again on ``--resume``.
+    """
+    check_dump_kinds(dumps, history)
+    if len({Path(dump).resolve() for dump in dumps}) < len(dumps):
+        raise ValueError(f"a dump is given twice: {[str(dump) for dump in dumps]}")
     tasks: list[ExtractTask] = []
     described = []
     for dump in dumps:
-        path = Path(dump)
+        path = check_dump_path(dump)
         readable = True
         try:
             siteinfo = read_siteinfo(path)
@@ -198,17 +284,118 @@ def plan_tasks(
         aliases = tuple(dict.fromkeys(DEFAULT_FILE_ALIASES + tuple(filter(None, [siteinfo.namespaces.get(6, "")]))))
         described.append({"name": path.name, "dbname": siteinfo.dbname or "unknown", "date": dump_date(path)})
         ranges: list[tuple[int, int] | None] = [None]
-        if workers > 1 and readable:
-            cut = split_ranges(path, workers * RANGES_PER_WORKER)
-            ranges = list(cut) if len(cut) > 1 else [None]
-        # a file that cannot be cut into ranges gets the workers as decompression threads instead
-        threads = workers if ranges == [None] else 1
+        threads = 1
+        if workers > 1 and readable and dump_compression(path) == "bz2":
+            try:
+                offsets = stream_offsets(path)
+            except DumpError as error:  # a bad index must not change the verdict: find the streams instead
+                warnings.warn(f"{error}; the bz2 streams are found by scanning the dump instead", DumpWarning, 2)
+                offsets = scan_stream_offsets(path)
+            if offsets == [0]:  # one stream: the workers decompress it as threads instead
+                threads = workers
+            else:
+                cut = split_ranges(path, workers * RANGES_PER_WORKER, offsets)
+                ranges = list(cut) if len(cut) > 1 else [None]
+        stamp = fingerprint(path)
         for byte_range in ranges:
-            identity = f"{path.resolve()}|{path.stat().st_size}|{byte_range}|{namespaces}|{first_seen}"
+            identity = f"{path.resolve()}|{stamp}|{byte_range}|{namespaces}|{first_seen}"
             shard = shard_dir / f"references-{hashlib.sha1(identity.encode()).hexdigest()[:16]}.parquet"
             task = ExtractTask(str(path), byte_range, aliases, namespaces, str(shard), first_seen, threads)
             tasks.append(task)
     return tasks, described
+
+
+def run_tasks(tasks: list[ExtractTask], workers: int, show_progress: bool) -> list[ExtractResult]:
+    """Run the tasks, in worker processes when there are several; results in task order."""
+    if workers <= 1 or len(tasks) == 1:
+        with tqdm(desc="pages", unit=" pages", disable=not show_progress) as progress:
+            return [run_extract_task(task, progress) for task in tasks]
+    context = multiprocessing.get_context("spawn" if sys.platform == "darwin" else "fork")
+    results: list[ExtractResult | None] = [None] * len(tasks)
+    # an executor, not a Pool: a worker killed from outside (out of memory, kill -9) ends
+    # the build with an error instead of leaving it waiting for a result forever
+    with (
+        concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as executor,
+        tqdm(total=len(tasks), desc="dump ranges", disable=not show_progress) as progress,
+    ):
+        futures = {executor.submit(run_extract_task, task): number for number, task in enumerate(tasks)}
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                results[futures[future]] = future.result()
+                progress.update(1)
+                found = sum(done.extract.references for done in results if done is not None)
+                progress.set_postfix(references=f"{found:,}", refresh=False)
+        except concurrent.futures.BrokenExecutor:
+            raise DumpError(
+                "a worker process ended abruptly (killed, or out of memory) while reading the dumps; "
+                "the parts it finished are kept with --work-dir, and --resume reads only the others"
+            ) from None
+    return [result for result in results if result is not None]
+
+
+def dump_kind(name: str, several_revisions: int, history: bool) -> tuple[str, str | None]:
+    """What a dump that was read holds, and a warning when that is not what the build asked for.
+
+    The file name decides when it tells; a page with several revisions shows an edit
+    history whatever the name; otherwise the dump holds one revision per page.
+    """
+    named = kind_from_name(name)
+    kind = "history" if several_revisions else named or "articles"
+    if history and kind == "articles":
+        return kind, (
+            f"{name}: no page has more than one revision: this is not an edit history, "
+            "so bronze from it holds no caption rewrites"
+        )
+    if not history and kind == "history":
+        return kind, (
+            f"{name}: {several_revisions:,} pages have several revisions: this is an edit history "
+            "(pages-meta-history), and every revision was read as a page"
+        )
+    return kind, None
+
+
+def combine_results(
+    tasks: Sequence[ExtractTask],
+    results: Sequence[ExtractResult],
+    described: list[dict[str, str]],
+    history: bool,
+) -> tuple[ReadStats, ExtractStats, list[str], list[str], set[str]]:
+    """Add up the task results per dump: counts, failures, problems and each dump's kind.
+
+    A dump counts only when all its tasks succeeded. Problems and the failure are worded
+    with the last good page before them, looked up in the earlier tasks of the same file
+    when their own task had none yet; problems after a failure are dropped, as a single
+    reader would never have seen them. Returns (read, extract, failures, problems, failed dumps).
+    """
+    by_dump: dict[str, list[tuple[ExtractTask, ExtractResult]]] = {}
+    for task, result in zip(tasks, results, strict=True):
+        by_dump.setdefault(task.dump, []).append((task, result))
+    read, extract = ReadStats(), ExtractStats()
+    failures: list[str] = []
+    problems: list[str] = []
+    failed: set[str] = set()
+    mismatches: list[str] = []
+    for description, (dump, parts) in zip(described, by_dump.items(), strict=True):
+        earlier = ""
+        dump_read, dump_extract = ReadStats(), ExtractStats()
+        for _, result in parts:
+            problems.extend(problem.render(earlier) for problem in result.problems)
+            if result.error is not None:
+                failures.append(result.error.render(earlier))
+                failed.add(dump)
+                break
+            earlier = result.last_good if result.last_good is not None else earlier
+            dump_read.add(result.read)
+            dump_extract.add(result.extract)
+        if dump in failed:
+            description["kind"] = kind_from_name(dump) or "unknown"
+            continue
+        read.add(dump_read)
+        extract.add(dump_extract)
+        description["kind"], mismatch = dump_kind(dump, dump_read.pages_with_several_revisions, history)
+        if mismatch:
+            mismatches.append(mismatch)
+    return read, extract, failures, (mismatches + problems)[:MAX_PROBLEMS], failed
 
 
 def extract_references(
@@ -217,42 +404,28 @@ def extract_references(
     workers: int = 1,
     namespaces: tuple[int, ...] = (0,),
     show_progress: bool = True,
+    history: bool = False,
     first_seen: bool = False,
 ) -> Extraction:
     """Stage 1–3 over all dumps: pages → image references with cleaned texts, as parquet shards.
 
-    ``first_seen``: the dumps hold every revision, and a reference repeated by later
-    revisions of its page counts once (:mod:`builder.history`).
+    ``history``: the dumps are edit histories (every revision of a page); ``first_seen``:
+    a reference repeated by later revisions of its page counts once (:mod:`builder.history`).
+    Skipped parts of the dumps are reported as :class:`DumpWarning` and kept in
+    :attr:`Extraction.problems`.
     """
     shard_dir.mkdir(parents=True, exist_ok=True)
-    tasks, described = plan_tasks(dumps, workers, namespaces, shard_dir, first_seen)
-    read, extract = ReadStats(), ExtractStats()
-    failures: list[str] = []
+    tasks, described = plan_tasks(dumps, workers, namespaces, shard_dir, history, first_seen)
     started = time.perf_counter()
-    if workers <= 1 or len(tasks) == 1:
-        with tqdm(desc="pages", unit=" pages", disable=not show_progress) as progress:
-            results = [run_extract_task(task, progress) for task in tasks]
-    else:
-        context = multiprocessing.get_context("spawn" if sys.platform == "darwin" else "fork")
-        results = []
-        with (
-            context.Pool(workers) as pool,
-            tqdm(total=len(tasks), desc="dump ranges", disable=not show_progress) as progress,
-        ):
-            for result in pool.imap_unordered(run_extract_task, tasks):
-                results.append(result)
-                progress.update(1)
-                progress.set_postfix(references=f"{sum(r.extract.references for r in results):,}", refresh=False)
-    for result in results:
-        read.add(result.read)
-        extract.add(result.extract)
-        if result.error:
-            failures.append(result.error)
-    shards = [Path(task.shard) for task in tasks if Path(task.shard).is_file()]
+    results = run_tasks(tasks, workers, show_progress)
+    seconds = time.perf_counter() - started
+    read, extract, failures, problems, failed = combine_results(tasks, results, described, history)
+    for problem in problems:
+        warnings.warn(problem, DumpWarning, stacklevel=2)
+    shards = [Path(task.shard) for task in tasks if task.dump not in failed and Path(task.shard).is_file()]
     if not shards:
         raise DumpError("no dump could be read: " + "; ".join(failures))
-    seconds = time.perf_counter() - started
-    return Extraction(shards, read, extract, described, seconds, failures)
+    return Extraction(shards, read, extract, described, seconds, failures, problems)
 
 
 def _stream_rows(connection: duckdb.DuckDBPyConnection, query: str) -> Iterator[dict]:
@@ -457,8 +630,8 @@ def build(
         raise ValueError("no dump files given")
     check_one_extraction(configs)
     for dump in dumps:
-        if not Path(dump).is_file():
-            raise FileNotFoundError(f"dump file not found: {dump}")
+        check_dump_path(dump)
+    check_dump_kinds(dumps, configs[0].dump_kind == "history")
     tagger_instance = get_tagger(tagger)  # fail early, before hours of extraction, if no model
     output = Path(output)
     publisher = Publisher(output, [config.name for config in configs], overwrite)
@@ -468,7 +641,13 @@ def build(
     try:
         publisher.open()  # locked and writable before any dump is read
         extraction = extract_references(
-            dumps, work / "references", workers, configs[0].namespaces, show_progress, counts_first_seen(configs[0])
+            dumps,
+            work / "references",
+            workers,
+            configs[0].namespaces,
+            show_progress,
+            history=configs[0].dump_kind == "history",
+            first_seen=counts_first_seen(configs[0]),
         )
         connection = duckdb.connect()
         connection.execute(f"SET temp_directory = '{work / 'duckdb'}'")
@@ -530,7 +709,11 @@ def funnel_record(chain: FilterChain, rows: int, extraction: Extraction, tagger:
         "unparsable_image_references": extraction.extract.unparsed,
         "pages_that_failed_to_parse": extraction.extract.failed_pages,
         "references_repeated_by_later_revisions": extraction.extract.repeated_in_history,
-        "dump_parts_that_failed": len(extraction.failures),
+        "malformed_pages": extraction.read.malformed_pages,
+        "malformed_revisions": extraction.read.malformed_revisions,
+        "content_outside_pages": extraction.read.content_outside_pages,
+        "dumps_with_a_wrong_root_element": extraction.read.wrong_root_element,
+        "dumps_that_failed": len(extraction.failures),
     }
     return {
         "config": chain.config.name,
@@ -540,6 +723,7 @@ def funnel_record(chain: FilterChain, rows: int, extraction: Extraction, tagger:
         "tagger": tagger.signature(),
         "versions": library_versions(),
         "failures": extraction.failures,
+        "problems": extraction.problems,
         "pages": extraction.read.pages,
         "revisions": extraction.read.revisions,
         "skipped": skipped,

@@ -226,7 +226,7 @@ def _is_sample(dump: dict[str, str]) -> bool:
 
 
 def _dump_line(dump: dict[str, str]) -> str:
-    line = f"  - `{dump['name']}` ({dump['dbname']}, dump date {dump['date']})"
+    line = f"  - `{dump['name']}` ({dump['dbname']}, dump date {dump['date']}, kind: {dump.get('kind', 'unknown')})"
     if _is_sample(dump):
         line += (
             ": the toolkit's embedded sample, pages written for the project to exercise the pipeline "

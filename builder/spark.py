@@ -19,20 +19,27 @@ Default master ``local[N]``; pass a ``SparkSession`` (or use ``spark-submit``) f
 
 from __future__ import annotations
 
+import os
+import sys
 import tempfile
+import time
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from builder.config import PipelineConfig
-from builder.dump import DumpError, ReadStats
+from builder.dump import DumpError, ReadStats, check_dump_path
 from builder.local import (
     BuildReport,
+    DumpWarning,
     Extraction,
     ExtractResult,
     ExtractTask,
+    check_dump_kinds,
     check_one_extraction,
     cluster_from_rows,
     cluster_rows,
+    combine_results,
     counts_first_seen,
     funnel_record,
     iter_task_references,
@@ -40,6 +47,7 @@ from builder.local import (
     rule_verdicts,
     sort_key,
     tag_batch,
+    task_failure,
     text_batches,
 )
 from builder.output import Publisher
@@ -48,18 +56,18 @@ from builder.tagging import Tagger, get_tagger
 from builder.wikitext import ExtractStats
 
 
-def _extract_partition(tasks: Iterable[ExtractTask]) -> Iterator[tuple[str, object]]:
-    """Rows tagged ``("row", row)``, then one ``("stats", result)`` per task."""
-    for task in tasks:
+def _extract_partition(tasks: Iterable[tuple[int, ExtractTask]]) -> Iterator[tuple[str, object]]:
+    """Rows tagged ``("row", (dump, row))``, then one ``("stats", (task number, result))`` per task."""
+    for number, task in tasks:
         result = ExtractResult(ReadStats(), ExtractStats())
         try:
             rows = list(iter_task_references(task, result))
-        except (DumpError, OSError) as error:  # a bad dump part fails alone; the others go on
+        except (DumpError, OSError) as error:  # a bad dump fails alone; the others go on
             rows = []
-            result.error = str(error)
+            result.error = task_failure(task, error)
         for row in rows:
-            yield "row", row
-        yield "stats", result
+            yield "row", (task.dump, row)
+        yield "stats", (number, result)
 
 
 def _before_rule(config: PipelineConfig, groups: Iterable[tuple[str, Iterable[dict]]]) -> Iterator[tuple[str, object]]:
@@ -105,8 +113,13 @@ def _session(workers: int):  # noqa: ANN202 - a pyspark.sql.SparkSession
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName("wikipedia-ipc")
-    if not SparkConf().contains("spark.master"):
+    configured = SparkConf()
+    if not configured.contains("spark.master"):
         builder = builder.master(f"local[{workers}]")
+    if configured.get("spark.master", "local").startswith("local") and not configured.contains("spark.pyspark.python"):
+        # local workers run on this machine: give them this interpreter (and its packages),
+        # not whatever ``python3`` is first on the PATH
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     return builder.getOrCreate()
 
 
@@ -121,6 +134,9 @@ def build_spark(
 ) -> BuildReport:
     """Build configs with Spark into the same dataset folder layout as :func:`builder.local.build`."""
     check_one_extraction(configs)
+    for dump in dumps:
+        check_dump_path(dump)
+    check_dump_kinds(dumps, configs[0].dump_kind == "history")
     tagger_instance = get_tagger(tagger)
     output = Path(output)
     publisher = Publisher(output, [config.name for config in configs], overwrite)
@@ -143,18 +159,23 @@ def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
     context = session.sparkContext
     output = publisher.output
     with tempfile.TemporaryDirectory(prefix="wikipedia-ipc-spark-") as scratch:
+        history = configs[0].dump_kind == "history"
         first_seen = counts_first_seen(configs[0])
-        tasks, described = plan_tasks(dumps, workers, configs[0].namespaces, Path(scratch), first_seen)
-        extracted = context.parallelize(tasks, len(tasks)).mapPartitions(_extract_partition).cache()
-        read, extract = ReadStats(), ExtractStats()
-        failures = []
-        for result in extracted.filter(lambda item: item[0] == "stats").values().collect():
-            read.add(result.read)
-            extract.add(result.extract)
-            if result.error:
-                failures.append(result.error)
-        references = extracted.filter(lambda item: item[0] == "row").values()
-        extraction = Extraction([], read, extract, described, 0.0, failures)
+        tasks, described = plan_tasks(dumps, workers, configs[0].namespaces, Path(scratch), history, first_seen)
+        started = time.perf_counter()
+        numbered = list(enumerate(tasks))
+        extracted = context.parallelize(numbered, len(tasks)).mapPartitions(_extract_partition).cache()
+        stats = dict(extracted.filter(lambda item: item[0] == "stats").values().collect())
+        seconds = time.perf_counter() - started
+        results = [stats[number] for number in range(len(tasks))]
+        read, extract, failures, problems, failed = combine_results(tasks, results, described, history)
+        for problem in problems:
+            warnings.warn(problem, DumpWarning, stacklevel=2)
+        if len(failed) == len(described):
+            raise DumpError("no dump could be read: " + "; ".join(failures))
+        rows_of = extracted.filter(lambda item: item[0] == "row").values()
+        references = rows_of.filter(lambda item, bad=frozenset(failed): item[0] not in bad).values()
+        extraction = Extraction([], read, extract, described, seconds, failures, problems)
         chains: dict[str, FilterChain] = {}
         rows: dict[str, int] = {}
         for config in configs:

@@ -252,7 +252,7 @@ def test_a_failed_dump_is_reported_and_the_others_go_on(dump: Path, tmp_path: Pa
     )
     assert pairs_of(tmp_path / "out" / "silver")  # the good dump's pairs are there
     record = json.loads((tmp_path / "out" / "silver" / "funnel.json").read_text())
-    assert record["skipped"]["dump_parts_that_failed"] == 1
+    assert record["skipped"]["dumps_that_failed"] == 1
 
 
 def test_resume_reuses_finished_parts(dump: Path, tmp_path: Path, perceptron_available: None) -> None:

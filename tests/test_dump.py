@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from builder.data.make_sample import page_xml
-from builder.dump import DumpError, DumpReader, iter_pages, read_siteinfo, split_ranges, stream_offsets
+from builder.dump import DumpError, DumpReader, DumpWarning, iter_pages, read_siteinfo, split_ranges, stream_offsets
 
 PAGES = [
     page_xml("Alpha", "Alpha text [[File:A.jpg|thumb|An alpha]]", 1),
@@ -58,17 +58,18 @@ def test_missing_file_names_the_path(tmp_path: Path) -> None:
         list(iter_pages(tmp_path / "nope.xml.bz2"))
 
 
-def test_truncated_bz2_is_an_error_naming_file_and_last_page(write_dump) -> None:
+def test_truncated_bz2_is_refused_before_reading_with_its_byte_offset(write_dump) -> None:
     path = write_dump(PAGES * 40)
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])
-    with pytest.raises(DumpError, match=r"pages-articles\.xml\.bz2: truncated bz2 stream.*last complete page"):
-        list(iter_pages(path))
+    pages = iter_pages(path)
+    with pytest.raises(DumpError, match=rf"xml\.bz2: truncated bz2 data: the data ends at byte {len(data) // 2} "):
+        next(pages)
 
 
 def test_malformed_xml_names_line_and_column(write_dump) -> None:
     broken = page_xml("Alpha", "text", 1).replace("</title>", "</titel>")
-    with pytest.raises(DumpError, match=r"malformed XML at line \d+, column \d+: mismatched tag"):
+    with pytest.raises(DumpError, match=r"malformed XML at line 21, column \d+: mismatched tag \(before any good"):
         list(iter_pages(write_dump([broken])))
 
 
@@ -112,10 +113,13 @@ def test_parallel_decompression_of_a_single_stream_file(write_dump) -> None:
     assert stream_offsets(path) == [0]
     sequential = [(p.title, p.text) for p in iter_pages(path)]
     assert [(p.title, p.text) for p in DumpReader(path, decompress_threads=2)] == sequential
-    data = path.read_bytes()
-    path.write_bytes(data[: len(data) // 2])
-    with pytest.raises(DumpError, match=r"truncated or corrupt bz2 data"):
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(DumpError, match=r"corrupt bz2 data in the bz2 stream at byte 0$"):
         list(DumpReader(path, decompress_threads=2))
+    with pytest.raises(DumpError, match=r"corrupt bz2 data in the bz2 stream at byte 0$"):
+        list(DumpReader(path))
 
 
 def test_7z_history_dumps_are_streamed(write_dump, tmp_path: Path) -> None:
@@ -130,3 +134,10 @@ def test_7z_history_dumps_are_streamed(write_dump, tmp_path: Path) -> None:
     archive.write_bytes(data[: len(data) // 2])
     with pytest.raises(DumpError, match=r"history1\.xml\.7z: cannot read the 7z archive"):
         list(iter_pages(archive))
+
+
+def test_iter_pages_warns_about_what_it_skips(write_dump) -> None:
+    pages = [PAGES[0], PAGES[3].replace("<id>4</id>", "<id>four</id>"), PAGES[4]]
+    with pytest.warns(DumpWarning, match=r"page at line \d+ \('Gamma'\) skipped: its <id> 'four' is not a number"):
+        titles = [page.title for page in iter_pages(write_dump(pages))]
+    assert titles == ["Alpha", "Delta"]
