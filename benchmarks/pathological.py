@@ -80,14 +80,10 @@ def gallery_line_with_unclosed_templates(size: int) -> str:
     return "<gallery>\nX.jpg|" + "{{a|" * (size // 4) + "\n</gallery>"
 
 
-def unclosed_gallery(size: int) -> str:
-    return "<gallery>\n" + repeated("X.jpg|a caption\n")(size)
-
-
 EXTRACTION_SHAPES: list[tuple[str, Callable[[int], str], int]] = [
-    ("[[File:…|{{a| ×N]]", caption_with_unclosed_templates, 16 * TEXT_KB),
+    ("[[File:…|{{a| ×N]]", caption_with_unclosed_templates, 4 * TEXT_KB),
     ("gallery line {{a| ×N", gallery_line_with_unclosed_templates, 16 * TEXT_KB),
-    ("unclosed <gallery> N KB", unclosed_gallery, 64 * TEXT_KB),
+    ("unclosed <gallery> ×N", repeated("<gallery>\nX.jpg|a caption\n"), 16 * TEXT_KB),
     ("unclosed [[File: ×N", repeated("[[File:"), 16 * TEXT_KB),
 ]
 

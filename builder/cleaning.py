@@ -35,6 +35,7 @@ from mwparserfromhell.definitions import URI_SCHEMES
 from mwparserfromhell.nodes import (
     Argument,
     ExternalLink,
+    Heading,
     HTMLEntity,
     Node,
     Template,
@@ -445,6 +446,13 @@ def _render_entity(node: HTMLEntity) -> str:
 
 
 @_render_node.register
+def _render_heading(node: Heading) -> str:
+    """The scan turned real headings into their titles; the parser also reads ``=a=b`` as one, which is text."""
+    marks = "=" * node.level
+    return marks + _render(node.title) + marks
+
+
+@_render_node.register
 def _render_argument(node: Argument) -> str:
     """Outside a template ``{{{1|default}}}`` shows its default."""
     return _render(node.default) if node.default is not None else ""
@@ -658,6 +666,11 @@ def _value(args: Arguments) -> str:
     return " ".join(part for part in (args.get(1), args.get("u") or args.get("ul")) if part)
 
 
+def _power_of_ten(args: Arguments) -> str:
+    """``{{e|3}}`` → "×10^3", the exponent MediaWiki sets as a superscript."""
+    return f"×10^{args.get(1)}" if args.get(1) else ""
+
+
 def _station(suffix: str) -> Renderer:
     """``{{rws|Bath Spa}}`` → "Bath Spa railway station"; ``{{stnlnk|Bath Spa}}`` shows the name alone."""
 
@@ -740,6 +753,7 @@ RENDERERS: dict[str, Renderer] = {
     "Center": _first,
     "Overline": _first,
     "Pi": _constant("π"),
+    "E": _power_of_ten,
     "Angbr": _angle_brackets,
     "Grapheme": _angle_brackets,
     "Infix": _angle_brackets,

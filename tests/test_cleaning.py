@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import mwparserfromhell
 import pytest
 from mwparserfromhell.parser import ParserError
 from mwparserfromhell.wikicode import Wikicode
 
+from benchmarks.pathological import CLEANING_SHAPES
 from builder import cleaning
 from builder.cleaning import (
     ALIASES,
@@ -249,6 +252,7 @@ LOST_TEXT = [
     ("{{val|1.23|u=m}} {{color|red|warm}} {{legend|#f00|Land}} {{center|x}} {{ov|y}} {{pi}}", "1.23 m warm Land x y π"),
     ("a{{spaces|3}}b{{col-break}}c {{ordered list|x|y}}", "a b c x, y"),
     ("Text{{notetag|a note}}{{credit|someone}}", "Text"),
+    ("1.5{{e|3}} m", "1.5×10^3 m"),
 ]
 
 
@@ -415,3 +419,12 @@ def test_registry_keys_are_template_titles() -> None:
     assert set(ALIASES.values()) <= set(RENDERERS)
     assert not set(ALIASES) & set(RENDERERS)
     assert not set(RENDERERS) & DROPPED
+
+
+@pytest.mark.parametrize(
+    "build", [build for _, build, _ in CLEANING_SHAPES], ids=[name for name, _, _ in CLEANING_SHAPES]
+)
+def test_pathological_shapes_take_linear_time(build: Callable[[int], str]) -> None:
+    """Each shape once at 200,000 characters: about a second now, minutes to hours before the scan balanced them."""
+    text = clean_caption(build(200_000))
+    assert [markup for markup in ("{{", "}}", "[[", "]]", "<ref") if markup in text] == []
