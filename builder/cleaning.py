@@ -65,14 +65,15 @@ _LINE_MARKUP = re.compile(r"^(?:[*#:;=]|----)", re.MULTILINE)
 _FREE_URL = re.compile(r"\b(?:" + "|".join(URI_SCHEMES) + r"):", re.IGNORECASE)
 
 # The scanner's tokens: a comment, a tag (closing slash, name, attributes), a brace run, a bracket run of at
-# least two, a pipe, a quote run, any other "<", and the bracket of an external link. Every alternative is
+# least two, a pipe, any other "<", and the bracket of an external link. Every alternative is
 # linear: ``[^<>]*`` stops at the next angle bracket, so a tag that never closes costs one scan to the next "<".
 _TOKEN = re.compile(
-    r"<!--|<(/?)([A-Za-z][A-Za-z0-9]*)((?:[\s/][^<>]*)?)>|\{+|\}+|\[{2,}|\]{2,}|\||'{2,}|<"
+    r"<!--|<(/?)([A-Za-z][A-Za-z0-9]*)((?:[\s/][^<>]*)?)>|\{+|\}+|\[{2,}|\]{2,}|\||<"
     r"|(\[)(?=//|(?:" + "|".join(URI_SCHEMES) + r"):)",
     re.IGNORECASE,
 )
 _EXTERNAL_LINK_END = re.compile(r"[\]\n]")
+_QUOTE_RUN = re.compile(r"('{2,})")
 _LINE_START_MARKUP = re.compile(r"^(?:[*#:;]+|-{4,})", re.MULTILINE)
 _HEADING_START = re.compile(r"^=", re.MULTILINE)
 
@@ -198,7 +199,7 @@ class _Scanner:
         self._emit_text(self.text[position:])
         while self.stack:
             self._close_top()
-        return _strip_line_markup("".join(self.out))
+        return _strip_quotes(_strip_line_markup("".join(self.out)))
 
     def _emit(self, text: str) -> None:
         if not self.stack:
@@ -236,10 +237,8 @@ class _Scanner:
                 self._push("[[")
         elif token[0] == "]":
             self._close_links(len(token))
-        elif token == "|":
-            self._pipe()
         else:
-            self._emit(_quote_run(token))
+            self._pipe()
         return end
 
     def _push(self, kind: str) -> None:
@@ -402,11 +401,48 @@ def _display_target(target: str) -> str:
     return target.strip().removeprefix(":")
 
 
-def _quote_run(run: str) -> str:
-    """MediaWiki's apostrophe runs: 2, 3 and 5 are markup; 4 keeps one apostrophe, 6+ keep the excess."""
-    if len(run) == 4:
-        return "'"
-    return "'" * max(0, len(run) - 5)
+def _strip_quotes(text: str) -> str:
+    """Bold and italic marks go, line by line, by MediaWiki's rules (its parser's ``doQuotes``)."""
+    if "''" not in text:
+        return text
+    return "\n".join(_line_without_quotes(line) if "''" in line else line for line in text.split("\n"))
+
+
+def _line_without_quotes(line: str) -> str:
+    """Runs of 2, 3 and 5 apostrophes are markup; 4 keep one apostrophe and 6 or more the excess.
+
+    When a line has an odd number of both italic and bold marks, one bold mark is an
+    apostrophe before an italic mark: the first one after a one-letter word (as in
+    ``l'``, French for "the"), else the first after a longer word, else the first after a space.
+    """
+    pieces = _QUOTE_RUN.split(line)  # text, run, text, run, …, text
+    runs = pieces[1::2]
+    visible = ["'" if len(run) == 4 else "'" * max(0, len(run) - 5) for run in runs]
+    marks = [3 if len(run) == 4 else min(len(run), 5) for run in runs]
+    italics = sum(1 for mark in marks if mark in (2, 5))
+    bolds = sum(1 for mark in marks if mark in (3, 5))
+    if italics % 2 and bolds % 2:
+        candidates: dict[str, int] = {}
+        for index, mark in enumerate(marks):
+            if mark != 3:
+                continue
+            before = pieces[2 * index] + visible[index]
+            if before[-1:] in ("", " "):
+                kind = "space"
+            elif before[-2:-1] in ("", " "):
+                kind = "one-letter word"
+            else:
+                kind = "longer word"
+            candidates.setdefault(kind, index)
+        for kind in ("one-letter word", "longer word", "space"):
+            if kind in candidates:
+                visible[candidates[kind]] += "'"
+                break
+    out = [pieces[0]]
+    for index, extra in enumerate(visible):
+        out.append(extra)
+        out.append(pieces[2 * index + 2])
+    return "".join(out)
 
 
 def _render(code: Wikicode) -> str:
@@ -666,6 +702,11 @@ def _value(args: Arguments) -> str:
     return " ".join(part for part in (args.get(1), args.get("u") or args.get("ul")) if part)
 
 
+def _legend(args: Arguments) -> str:
+    """``{{legend|#f00|Land}}``: a colour box and its label, on a line of its own."""
+    return f"\n{args.get(2)}\n"
+
+
 def _power_of_ten(args: Arguments) -> str:
     """``{{e|3}}`` → "×10^3", the exponent MediaWiki sets as a superscript."""
     return f"×10^{args.get(1)}" if args.get(1) else ""
@@ -749,7 +790,7 @@ RENDERERS: dict[str, Renderer] = {
     "Replace": _replace,
     "Val": _value,
     "Color": _second,
-    "Legend": _second,
+    "Legend": _legend,
     "Center": _first,
     "Overline": _first,
     "Pi": _constant("π"),
