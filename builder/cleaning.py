@@ -158,7 +158,7 @@ def clean_caption(wikitext: str) -> str:
 
 
 def _parse_and_render(prepared: str) -> str:
-    """Templates, HTML tags, entities and external links of scanned text, rendered."""
+    """Templates, arguments, entities and external links of scanned text, rendered."""
     try:
         return _render(mwparserfromhell.parse(prepared, skip_style_tags=True))
     except (ParserError, RecursionError) as error:
@@ -254,14 +254,11 @@ class _Scanner:
         if not element.hidden:
             self._emit(_render_element(element))
 
-    def _close(self, kind: str) -> bool:
-        """Close the innermost open element of a kind and every element opened inside it; False if none is open."""
-        if not self.open_counts.get(kind):
-            return False
+    def _close(self, kind: str) -> None:
+        """Close the innermost open element of a kind (one is open) and every element opened inside it."""
         while self.stack[-1].kind != kind:
             self._close_top()
         self._close_top()
-        return True
 
     def _open_braces(self, run: str) -> None:
         """Two braces open a template and three an argument; longer runs nest them, the argument innermost."""
