@@ -10,12 +10,13 @@ image references of their own (stage 2 finds them), not caption text.
 Cleaning takes time linear in the caption's length, whatever the markup. A
 single left-to-right scan (:class:`_Scanner`) first does what MediaWiki's
 preprocessor does – comments, ``<nowiki>``-like and ``<ref>``-like tags, bracket
-matching – and hands mwparserfromhell only balanced markup: every template, tag
-and link it opens is closed (unclosed ones at the end of the caption, as a
-browser closes unclosed HTML), stray closers and tag attributes are gone, links
-are already resolved to their text and quote marks are stripped. The parser
-backtracks on unclosed markup, which made it quadratic (or worse) in the
-length of the text; on balanced markup it is not. See ``docs/cleaning.md``.
+matching – and hands mwparserfromhell only balanced markup: every template and
+link it opens is closed (unclosed ones at the end of the caption, as a browser
+closes unclosed HTML), stray closers are gone, HTML tags are reduced to the
+whitespace they stand for, links are resolved to their text, and quote marks and
+line-start markup (lists, headings) are stripped. The parser backtracks on
+unclosed markup, which made it quadratic (or worse) in the length of the text; on
+balanced markup it is not. See ``docs/cleaning.md``.
 
 :data:`RENDERERS`, :data:`ALIASES` and :data:`DROPPED` say which templates are
 known; :func:`is_known_template` lets callers count the ones that are not.
@@ -375,14 +376,12 @@ def _render_element(element: _Element) -> str:
         if element.pipe is not None:
             return "".join(element.parts[element.pipe :])
         return _display_target(head)
-    if element.kind[0] == "{":
-        if not head.strip() or "\n" in head.strip() or any(char in head for char in "[]<>"):
-            return ""  # MediaWiki shows such "templates" as text; as unknown templates they are dropped
-        # A space keeps nested braces apart: "{{{{x}}}}" would read as an argument.
-        inner = f" {content}" if content.startswith("{") else content
-        inner = f"{inner} " if inner.endswith("}") else inner
-        return element.kind + inner + "}" * len(element.kind)
-    return f"<{element.kind}>{content}</{element.kind}>"
+    if not head.strip() or "\n" in head.strip() or any(char in head for char in "[]<>"):
+        return ""  # MediaWiki shows such "templates" as text; as unknown templates they are dropped
+    # A space keeps nested braces apart: "{{{{x}}}}" would read as an argument.
+    inner = f" {content}" if content.startswith("{") else content
+    inner = f"{inner} " if inner.endswith("}") else inner
+    return element.kind + inner + "}" * len(element.kind)
 
 
 def _is_hidden_link(target: str) -> bool:
