@@ -453,7 +453,7 @@ def _render_node(node: Node) -> str:
 
 @_render_node.register
 def _render_text(node: Text) -> str:
-    return _LEFTOVER_BRACKETS.sub("", node.value)
+    return _LEFTOVER_BRACKETS.sub(" ", node.value)  # a space: "[]][" must not become "[["
 
 
 @_render_node.register

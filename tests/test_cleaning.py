@@ -218,6 +218,7 @@ MALFORMED = [
     ("[[Foo\nbar]] and [[a|b\nc]]", "Foo bar and b c"),
     ("[[a<br/>b|label]]", "label"),
     ("{{nowrap<span>x</span>|y}}", ""),
+    ("a []][ b", "a b"),
 ]
 
 VERBATIM = [
