@@ -199,6 +199,9 @@ def _print_summary(report: BuildReport) -> None:
         f"namespaces; found {_plural(report.extraction.extract.references, 'image reference')} "
         f"in {report.extraction.seconds:.1f} s."
     )
+    spent = report.clock.seconds()
+    if spent:
+        print("Time: " + " · ".join(f"{stage} {seconds:.1f} s" for stage, seconds in spent.items()))
     for name, chain in report.funnels.items():
         print(f"\n## {name}: {_plural(report.rows[name], 'pair')}\n")
         print(chain.funnel.markdown())

@@ -57,7 +57,7 @@ from builder.dump import (
 )
 from builder.history import FirstSeenPerPage
 from builder.output import PairWriter, Publisher
-from builder.pipeline import FilterChain
+from builder.pipeline import FilterChain, StageClock
 from builder.tagging import Tagger, get_tagger
 from builder.wikitext import DEFAULT_FILE_ALIASES, ExtractionError, ExtractStats, extract_images
 
@@ -604,6 +604,7 @@ class BuildReport:
     rows: dict[str, int]
     funnels: dict[str, FilterChain]
     extraction: Extraction
+    clock: StageClock = dataclasses.field(default_factory=StageClock)
 
 
 def build(
@@ -635,51 +636,58 @@ def build(
     tagger_instance = get_tagger(tagger)  # fail early, before hours of extraction, if no model
     output = Path(output)
     publisher = Publisher(output, [config.name for config in configs], overwrite)
+    clock = StageClock()
     work = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="wikipedia-ipc-"))
     if not resume:
         shutil.rmtree(work / "references", ignore_errors=True)
     try:
         publisher.open()  # locked and writable before any dump is read
-        extraction = extract_references(
-            dumps,
-            work / "references",
-            workers,
-            configs[0].namespaces,
-            show_progress,
-            history=configs[0].dump_kind == "history",
-            first_seen=counts_first_seen(configs[0]),
-        )
+        with clock.stage("extraction"):
+            extraction = extract_references(
+                dumps,
+                work / "references",
+                workers,
+                configs[0].namespaces,
+                show_progress,
+                history=configs[0].dump_kind == "history",
+                first_seen=counts_first_seen(configs[0]),
+            )
         connection = duckdb.connect()
         connection.execute(f"SET temp_directory = '{work / 'duckdb'}'")
         connection.execute(f"SET threads = {max(1, workers)}")
         chains = {config.name: FilterChain(config) for config in configs}
         candidates = {name: work / f"candidates-{name}.parquet" for name in chains}
-        for name, chain in chains.items():
-            select_candidates(connection, extraction.shards, chain, candidates[name])
+        with clock.stage("grouping"):
+            for name, chain in chains.items():
+                select_candidates(connection, extraction.shards, chain, candidates[name])
         tags = work / "tags.parquet"
-        tag_texts(
-            connection,
-            list(candidates.values()),
-            tags,
-            tagger_instance,
-            isinstance(tagger, str),
-            workers,
-            show_progress,
-        )
+        with clock.stage("tagging"):
+            tag_texts(
+                connection,
+                list(candidates.values()),
+                tags,
+                tagger_instance,
+                isinstance(tagger, str),
+                workers,
+                show_progress,
+            )
         rows = {}
         for name, chain in chains.items():
-            writer = publisher.writer(name)
-            write_pairs(connection, candidates[name], tags, chain, writer)
-            writer.close()
+            with clock.stage("pair filters"):
+                writer = publisher.writer(name)
+                write_pairs(connection, candidates[name], tags, chain, writer)
+                writer.close()
+            clock.move(writer.seconds, "pair filters", "writing")
             rows[name] = writer.rows
             publisher.add_config(name, funnel_record(chain, writer.rows, extraction, tagger_instance))
         connection.close()
-        publisher.publish()
+        with clock.stage("writing"):
+            publisher.publish()
     finally:
         publisher.close()
         if not work_dir:
             shutil.rmtree(work, ignore_errors=True)
-    return BuildReport(output, rows, chains, extraction)
+    return BuildReport(output, rows, chains, extraction, clock)
 
 
 def check_one_extraction(configs: Sequence[PipelineConfig]) -> None:

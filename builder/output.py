@@ -39,6 +39,7 @@ import secrets
 import shutil
 import string
 import tempfile
+import time
 import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -128,6 +129,7 @@ class PairWriter:
         self.rows_per_shard = rows_per_shard
         self.batch_size = batch_size
         self.rows = 0
+        self.seconds = 0.0  # spent encoding and writing parquet, for the build's stage times
         self.files: list[Path] = []
         self._batch: list[dict[str, object]] = []
         self._parts: list[Path] = []
@@ -146,6 +148,11 @@ class PairWriter:
                 self._flush()
 
     def _flush(self) -> None:
+        started = time.perf_counter()
+        self._write_batch()
+        self.seconds += time.perf_counter() - started
+
+    def _write_batch(self) -> None:
         while self._batch:
             if self._writer is None or self._in_part >= self.rows_per_shard:
                 self._open_part()
@@ -165,7 +172,8 @@ class PairWriter:
 
     def close(self) -> list[Path]:
         """Finish the last shard and give the shards their final names."""
-        self._flush()
+        started = time.perf_counter()
+        self._write_batch()
         if self._writer is None:
             self._open_part()
         self._writer.close()  # type: ignore[union-attr]
@@ -175,6 +183,7 @@ class PairWriter:
             name = self.folder / f"train-{index:05d}-of-{total:05d}-{file_digest(part)}.parquet"
             part.rename(name)
             self.files.append(name)
+        self.seconds += time.perf_counter() - started
         return self.files
 
 

@@ -12,8 +12,10 @@ clusters of a build in image order, in one chain.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 
 from builder.captions import word_count
 from builder.clusters import (
@@ -184,3 +186,39 @@ class FilterChain:
         """Steps 5–9 for an engine that has the whole build's clusters in image order."""
         current = self.apply_rule(cluster, passes_rule)
         return self.filter_pairs(current) if current is not None else []
+
+
+STAGES = ("extraction", "grouping", "tagging", "pair filters", "writing")
+
+
+@dataclasses.dataclass
+class StageClock:
+    """Where a build's time goes, stage by stage, for the summary and the scale benchmark.
+
+    ``spans`` keeps each run of a stage as wall-clock ``(start, end)`` (``time.time()``), so
+    that a memory sampler outside the process can tell the stages apart. Writing happens
+    inside the pair-filter pass, cluster by cluster: the writer's own time is moved from
+    that stage to ``writing`` with :meth:`move`.
+    """
+
+    spans: list[tuple[str, float, float]] = dataclasses.field(default_factory=list)
+    moved: dict[str, float] = dataclasses.field(default_factory=dict)
+
+    @contextlib.contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        started = time.time()
+        try:
+            yield
+        finally:
+            self.spans.append((name, started, time.time()))
+
+    def move(self, seconds: float, source: str, target: str) -> None:
+        self.moved[source] = self.moved.get(source, 0.0) - seconds
+        self.moved[target] = self.moved.get(target, 0.0) + seconds
+
+    def seconds(self) -> dict[str, float]:
+        """Time per stage, in :data:`STAGES` order."""
+        spent = dict(self.moved)
+        for name, start, end in self.spans:
+            spent[name] = spent.get(name, 0.0) + end - start
+        return {name: spent[name] for name in STAGES if name in spent}
