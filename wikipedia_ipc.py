@@ -27,7 +27,7 @@ from pathlib import Path
 import datasets
 import pyarrow.parquet as pq
 
-from builder.config import PRESETS, PipelineConfig, preset
+from builder.config import PRESETS, SOURCES, PipelineConfig, preset
 from builder.dump import DumpError
 from builder.local import build, default_workers
 from builder.tagging import TaggerUnavailable
@@ -114,6 +114,12 @@ def _parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     run.add_argument("--configs", nargs="+", default=["gold", "silver"], choices=sorted(PRESETS), help="quality levels")
     run.add_argument("--output", default="wikipedia_ipc", help="dataset folder to write (default: wikipedia_ipc)")
     run.add_argument(
+        "--sources",
+        nargs="+",
+        choices=SOURCES,
+        help="where references may come from (default: link template, as in the paper; add gallery to mine galleries)",
+    )
+    run.add_argument(
         "--tagger",
         default="auto",
         choices=["auto", "stanza", "perceptron"],
@@ -133,6 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = _parse_arguments(argv)
     dumps = arguments.dumps or [str(SAMPLE_DUMP)]
     configs = [preset(name) for name in arguments.configs]
+    if arguments.sources:
+        configs = [dataclasses.replace(config, sources=tuple(arguments.sources)) for config in configs]
     try:
         if arguments.engine == "spark":
             from builder.spark import build_spark

@@ -52,6 +52,7 @@ REFERENCE_SCHEMA = pa.schema(
         ("revision_id", pa.int64()),
         ("position", pa.int64()),
         ("source", pa.string()),
+        ("template", pa.string()),
         ("caption", pa.string()),
         ("alt", pa.string()),
     ]
@@ -103,6 +104,7 @@ def _reference_rows(page_title: str, page_id: int, revision_id: int, references:
             "revision_id": revision_id,
             "position": reference.position,
             "source": reference.source,
+            "template": reference.template,
             "caption": reference.caption,
             "alt": reference.alt,
         }
