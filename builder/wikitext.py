@@ -45,10 +45,16 @@ _KEYED_OPTION = re.compile(r"^\s*([a-z]+)\s*=", re.IGNORECASE)
 _TEMPLATE_KEY = re.compile(r"\s*(image|caption|alt)(\d*)\s*=", re.IGNORECASE)
 _FILE_EXTENSION = re.compile(r"\.[A-Za-z0-9]{2,5}$")
 _TOKENS = re.compile(r"\[\[|\]{2,}|\{\{|\}\}|\|")
-_INERT_TAGS = "nowiki|pre|math|syntaxhighlight|source|timeline|score|hiero|chem|ce|graph|templatedata"
+# Extension tags whose content MediaWiki's preprocessor skips when it pairs brackets, and that hold no
+# caption text: a footnote's markup cannot close a caption's link (the cleaner drops footnotes anyway).
+_INERT_TAGS = (
+    "nowiki|pre|math|syntaxhighlight|source|timeline|score|hiero|chem|ce|graph|templatedata|templatestyles|"
+    "ref|references|imagemap|inputbox|categorytree|mapframe|maplink"
+)
 _INERT_OPEN = re.compile(r"<!--|<(" + _INERT_TAGS + r"|gallery)\b[^<>]*>", re.IGNORECASE)
 _INFOBOX_NAME = re.compile(r"\{\{\s*infobox\b", re.IGNORECASE)
 _OPENERS = {"]]": "[[", "}}": "{{"}
+_INVALID_NAME = re.compile(r"[\[\]{}<>|]")
 
 
 class ExtractionError(Exception):
@@ -291,6 +297,7 @@ class _Tokens:
         pieces = []
         for position in self.unmatched[first:stop]:
             pieces.append(self.text[start:position])
+            pieces.append(" ")  # not "", which could join "[" and "[" into new markup
             start = position + 2
         pieces.append(self.text[start:end])
         return "".join(pieces)
@@ -412,28 +419,34 @@ class _Extractor:
     def _templates(self) -> None:
         """Every paired ``{{…}}``, innermost first (closing order), for its image parameters."""
         tokens = self.tokens
-        closers = [index for index, kind in enumerate(tokens.kinds) if kind == "}}" and tokens.partner[index] >= 0]
-        for closer in closers:
-            opener = tokens.partner[closer]
-            name_span, *parameters = tokens.inner_segments(opener)
-            images: dict[str, _TemplateImage] = {}
-            for start, end in parameters:
-                key = _TEMPLATE_KEY.match(tokens.text, start, end)
-                if key is not None:
-                    field = images.setdefault(key.group(2), _TemplateImage())
-                    setattr(field, key.group(1).casefold(), (key.end(), end))
-            if any(field.image is not None for field in images.values()):
-                name = " ".join(tokens.text[name_span[0] : min(name_span[1], name_span[0] + MAX_TEMPLATE_NAME)].split())
-                for number in sorted(images, key=lambda n: (len(n), n)):
-                    if images[number].image is not None:
-                        self._template_image(images[number], name)
-                tokens.cut(tokens.positions[opener], tokens.positions[closer] + 2)
+        for closer, kind in enumerate(tokens.kinds):
+            if kind == "}}" and tokens.partner[closer] >= 0:
+                self._template(tokens.partner[closer], closer)
         unclosed_infoboxes = (
             1
             for index, kind in enumerate(tokens.kinds)
             if kind == "{{" and tokens.partner[index] < 0 and _INFOBOX_NAME.match(tokens.text, tokens.positions[index])
         )
         self.stats.unclosed += sum(unclosed_infoboxes)
+
+    def _template(self, opener: int, closer: int) -> None:
+        tokens = self.tokens
+        (name_start, name_end), *parameters = tokens.inner_segments(opener)
+        images: dict[str, _TemplateImage] = {}
+        for start, end in parameters:
+            key = _TEMPLATE_KEY.match(tokens.text, start, end)
+            if key is not None:
+                field = images.setdefault(key.group(2), _TemplateImage())
+                setattr(field, key.group(1).casefold(), (key.end(), end))
+        if not any(field.image is not None for field in images.values()):
+            return
+        name = " ".join(tokens.text[name_start : min(name_end, name_start + MAX_TEMPLATE_NAME)].split())
+        if not name or _INVALID_NAME.search(name):
+            return  # MediaWiki shows {{|…}} or {{<ref>|…}} as text
+        for number in sorted(images, key=lambda n: (len(n), n)):
+            if images[number].image is not None:
+                self._template_image(images[number], name)
+        tokens.cut(tokens.positions[opener], tokens.positions[closer] + 2)
 
     def _template_image(self, field: _TemplateImage, template: str) -> None:
         """An image parameter's value is a bare name, a ``File:`` title, or holds a whole ``[[File:…]]``.

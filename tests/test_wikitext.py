@@ -253,3 +253,12 @@ def test_deeply_nested_references_take_linear_time() -> None:
     assert len(found) + stats.unclosed == depth
     # The inner links are found; the outer ones are longer than MAX_SPAN (23 characters a level).
     assert len(found) == sum(1 for level in range(1, depth + 1) if 23 * level - 2 <= MAX_SPAN)
+
+
+def test_templates_with_invalid_names_are_text() -> None:
+    assert refs("{{|image=A.jpg}} {{<b>x</b>|image=B.jpg}} {{[[x]]|image=C.jpg}}") == []
+
+
+def test_footnote_markup_cannot_close_a_caption() -> None:
+    text = "[[File:A.jpg|thumb|The bridge<ref>See [[B|c ]] and {{d</ref> at dusk]]"
+    assert refs(text) == [("File:A.jpg", "The bridge at dusk", "", "link")]
