@@ -44,7 +44,8 @@ _KEYED_OPTION = re.compile(r"^\s*([a-z]+)\s*=", re.IGNORECASE)
 # The paper: the keyword "image", followed by an optional counter; captionN and altN go with imageN.
 _TEMPLATE_KEY = re.compile(r"\s*(image|caption|alt)(\d*)\s*=", re.IGNORECASE)
 _FILE_EXTENSION = re.compile(r"\.[A-Za-z0-9]{2,5}$")
-_TOKENS = re.compile(r"\[\[|\]{2,}|\{\{|\}\}|\|")
+# "[[", a run of "]", "{{", "}}"; the leading class lets the regex engine skip plain text fast.
+_TOKENS = re.compile(r"[\[\]{}](?:(?<=\[)\[|(?<=\])\]+|(?<=\{)\{|(?<=\})\})")
 # Extension tags whose content MediaWiki's preprocessor skips when it pairs brackets, and that hold no
 # caption text: a footnote's markup cannot close a caption's link (the cleaner drops footnotes anyway).
 _INERT_TAGS = (
@@ -52,6 +53,7 @@ _INERT_TAGS = (
     "ref|references|imagemap|inputbox|categorytree|mapframe|maplink"
 )
 _INERT_OPEN = re.compile(r"<!--|<(" + _INERT_TAGS + r"|gallery)\b[^<>]*>", re.IGNORECASE)
+_INERT_CLOSE = {name: re.compile(rf"</{name}\s*>", re.IGNORECASE) for name in (_INERT_TAGS + "|gallery").split("|")}
 _INFOBOX_NAME = re.compile(r"\{\{\s*infobox\b", re.IGNORECASE)
 _OPENERS = {"]]": "[[", "}}": "{{"}
 _INVALID_NAME = re.compile(r"[\[\]{}<>|]")
@@ -126,7 +128,7 @@ def normalize_title(raw: str, aliases: Iterable[str] = DEFAULT_FILE_ALIASES, bar
 
 def _blank(pieces: list[str], text: str, start: int, end: int) -> None:
     """Append ``text[start:end]`` as spaces, newlines kept, so that every offset stays in place."""
-    pieces.append(re.sub(r"[^\n]", " ", text[start:end]))
+    pieces.append("\n".join(" " * len(line) for line in text[start:end].split("\n")))
 
 
 def _hide_inert_markup(text: str) -> tuple[str, list[tuple[int, int]]]:
@@ -160,7 +162,7 @@ def _hide_inert_markup(text: str) -> tuple[str, list[tuple[int, int]]]:
         if match.group().endswith("/>"):
             position = match.end()
             continue
-        closer = None if name in no_closer else re.compile(rf"</{name}\s*>", re.IGNORECASE).search(text, match.end())
+        closer = None if name in no_closer else _INERT_CLOSE[name].search(text, match.end())
         if closer is None:
             no_closer.add(name)
             position = match.start() + 1
@@ -195,8 +197,15 @@ def _without_comments(text: str) -> str:
     return "".join(pieces)
 
 
+def _closing_run(position: int, token: str) -> range:
+    """Where the ``]]`` closers of a token lie; other tokens are their own single position."""
+    if token[0] != "]":
+        return range(position, position + 1)
+    return range(position + len(token) % 2, position + len(token) - 1, 2)
+
+
 class _Tokens:
-    """The bracket and pipe tokens of a text, each opener paired with its closer in one pass.
+    """The bracket tokens of a text, each opener paired with its closer in one pass.
 
     A single stack holds the open ``[[`` and ``{{``. A closer closes the innermost
     opener of its own kind; openers above that one never close (their markup is
@@ -208,23 +217,18 @@ class _Tokens:
 
     def __init__(self, text: str, start: int = 0, end: int | None = None) -> None:
         self.text = text
-        self.positions: list[int] = []
-        self.kinds: list[str] = []
-        for match in _TOKENS.finditer(text, start, len(text) if end is None else end):
-            token = match.group()
-            if token[0] == "]":
-                for offset in range(match.start() + len(token) % 2, match.end(), 2):
-                    self.positions.append(offset)
-                    self.kinds.append("]]")
-            else:
-                self.positions.append(match.start())
-                self.kinds.append(token)
+        end = len(text) if end is None else end
+        found = [(match.start(), match.group()) for match in _TOKENS.finditer(text, start, end)]
+        if text.find("]]]", start, end) >= 0:
+            found = [(offset, token[:2]) for position, token in found for offset in _closing_run(position, token)]
+        self.positions = [position for position, _ in found]
+        self.kinds = [token for _, token in found]
         self.partner = [-1] * len(self.kinds)
         self._cut_starts: list[int] = []
         self._cut_ends: dict[int, int] = {}
         self._pair()
         self.unmatched = [
-            self.positions[index] for index, kind in enumerate(self.kinds) if kind != "|" and self.partner[index] < 0
+            position for position, partner in zip(self.positions, self.partner, strict=True) if partner < 0
         ]
 
     def _pair(self) -> None:
@@ -247,20 +251,27 @@ class _Tokens:
         """Offsets of the pieces of ``text[start:end]`` between its top-level pipes.
 
         ``first``/``stop`` are the indices of the tokens inside that range; paired
-        spans are skipped whole, so pipes of nested links and templates stay.
+        spans are skipped whole, so pipes of nested links and templates stay, and
+        every character is searched for pipes at one level only.
         """
         pieces = []
+        piece_start = start
+        position = start
         index = first
-        while index < stop:
-            partner = self.partner[index]
-            if partner > index:
-                index = partner + 1
-                continue
-            if self.kinds[index] == "|":
-                pieces.append((start, self.positions[index]))
-                start = self.positions[index] + 1
-            index += 1
-        pieces.append((start, end))
+        while True:
+            while index < stop and self.partner[index] < index:
+                index += 1  # a closer, or an opener that never closes: text
+            nested = self.positions[index] if index < stop else end
+            pipe = self.text.find("|", position, nested)
+            while pipe >= 0:
+                pieces.append((piece_start, pipe))
+                piece_start = pipe + 1
+                pipe = self.text.find("|", piece_start, nested)
+            if index >= stop:
+                break
+            index = self.partner[index] + 1
+            position = self.positions[index - 1] + 2
+        pieces.append((piece_start, end))
         return pieces
 
     def inner_segments(self, opener: int) -> list[tuple[int, int]]:
@@ -303,13 +314,9 @@ class _Tokens:
         return "".join(pieces)
 
     def contains_markup(self, start: int, end: int) -> bool:
-        """Whether a bracket token lies in ``text[start:end]`` (pipes do not count)."""
+        """Whether a bracket token lies in ``text[start:end]``."""
         index = bisect.bisect_left(self.positions, start)
-        while index < len(self.positions) and self.positions[index] < end:
-            if self.kinds[index] != "|":
-                return True
-            index += 1
-        return False
+        return index < len(self.positions) and self.positions[index] < end
 
 
 def _is_option(segment: str) -> bool:
@@ -350,7 +357,7 @@ class _Extractor:
         self.stats = stats
         self.references: list[ImageReference] = []
         names = "|".join(re.escape(alias) for alias in aliases)
-        self._file_prefix = re.compile(r"[ \t]*(?:" + names + r")[ \t]*:", re.IGNORECASE)
+        self._link_start = re.compile(r"\[\[[ \t]*(?:" + names + r")[ \t]*:", re.IGNORECASE)
         self.tokens = _Tokens(self._without_galleries())
         self.file_links: list[int] = []  # token indices of the paired [[File:…]] openers, in page order
         self.template_of_link: dict[int, tuple[str, _TemplateImage]] = {}
@@ -386,9 +393,10 @@ class _Extractor:
 
     def _find_file_links(self) -> None:
         tokens = self.tokens
-        for index, kind in enumerate(tokens.kinds):
-            if kind != "[[" or not self._file_prefix.match(tokens.text, tokens.positions[index] + 2):
-                continue
+        for match in self._link_start.finditer(tokens.text):
+            index = bisect.bisect_left(tokens.positions, match.start())
+            if index == len(tokens.positions) or tokens.positions[index] != match.start():
+                continue  # the "[[" belongs to a "[[[" read otherwise
             closer = tokens.partner[index]
             if closer < 0 or tokens.positions[closer] - tokens.positions[index] > MAX_SPAN:
                 self.stats.unclosed += 1
