@@ -226,6 +226,7 @@ class _Tokens:
         self.partner = [-1] * len(self.kinds)
         self._cut_starts: list[int] = []
         self._cut_ends: dict[int, int] = {}
+        self._cuts_sorted = True
         self._pair()
         self.unmatched = [
             position for position, partner in zip(self.positions, self.partner, strict=True) if partner < 0
@@ -280,9 +281,13 @@ class _Tokens:
         return self.segments(opener + 1, closer, self.positions[opener] + 2, self.positions[closer])
 
     def cut(self, start: int, end: int) -> None:
-        """Leave ``text[start:end]`` (a nested image reference) out of every caption around it."""
-        bisect.insort(self._cut_starts, start)
+        """Leave ``text[start:end]`` (a nested image reference) out of every caption around it.
+
+        Every cut must be made before the first :meth:`markup`, which sorts them once.
+        """
+        self._cut_starts.append(start)
         self._cut_ends[start] = end
+        self._cuts_sorted = False
 
     def markup(self, start: int, end: int) -> str:
         """``text[start:end]`` as caption wikitext for the cleaner.
@@ -292,6 +297,9 @@ class _Tokens:
         and the cleaner drops them. Each character thus reaches the cleaner once,
         however deeply the references nest.
         """
+        if not self._cuts_sorted:
+            self._cut_starts.sort()
+            self._cuts_sorted = True
         pieces = []
         while start < end:
             index = bisect.bisect_left(self._cut_starts, start)
@@ -361,7 +369,9 @@ class _Extractor:
         self.tokens = _Tokens(self._without_galleries())
         self.file_links: list[int] = []  # token indices of the paired [[File:…]] openers, in page order
         self.template_of_link: dict[int, tuple[str, _TemplateImage]] = {}
-        self.template_positions: list[int] = []  # offsets of the references found in template values, sorted
+        self.template_positions: list[int] = []  # offsets of the file names found in template values
+        self.template_files: list[tuple[str, _TemplateImage, int, str]] = []  # file, parameters, offset, template
+        self.markup_values: list[tuple[int, int]] = []  # image values with markup and no file link
 
     def _without_galleries(self) -> str:
         """The page with gallery contents blanked: a gallery is read line by line, not as page markup."""
@@ -379,6 +389,7 @@ class _Extractor:
     def run(self) -> list[ImageReference]:
         self._find_file_links()
         self._templates()
+        self._template_references()
         self._links()
         self._gallery_lines()
         self.references.sort(key=lambda reference: reference.position)
@@ -470,22 +481,28 @@ class _Extractor:
         links = self.link_positions[first : bisect.bisect_left(self.link_positions, end)]
         for position in links:
             self.template_of_link.setdefault(position, (template, field))
-        if links:
-            return
         value = self.tokens.text[start:end].strip()
-        if not value:
+        if links or not value:
             return
         if self.tokens.contains_markup(start, end):
+            self.markup_values.append((start, end))
+            return
+        file = normalize_title(value, self.aliases, bare=True)
+        if file is None:
+            self.stats.unparsed += 1
+            return
+        self.template_positions.append(start)
+        self.template_files.append((file, field, start, template))
+
+    def _template_references(self) -> None:
+        """The references of template values, once every nested reference is known and cut out."""
+        for file, field, position, template in self.template_files:
+            self._add(file, self._parameter(field.caption), self._parameter(field.alt), "template", position, template)
+        self.template_positions.sort()
+        for start, end in self.markup_values:
             inner = bisect.bisect_left(self.template_positions, start)
             if inner == len(self.template_positions) or self.template_positions[inner] >= end:
                 self.stats.unparsed += 1  # e.g. {{#property:P18}}; an inner template with an image counts itself
-            return
-        caption = self._parameter(field.caption)
-        alt = self._parameter(field.alt)
-        file = normalize_title(value, self.aliases, bare=True)
-        if file is not None:
-            bisect.insort(self.template_positions, start)
-        self._add(file, caption, alt, "template", start, template)
 
     def _gallery_lines(self) -> None:
         """Each line of a gallery is ``Name|option|…|caption``, split with its own bracket pairs."""
