@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from builder.config import PRESETS, PipelineConfig, preset
 from builder.wikitext import MAX_SPAN, ExtractStats, extract_images, normalize_title
 
 
@@ -262,3 +263,12 @@ def test_templates_with_invalid_names_are_text() -> None:
 def test_footnote_markup_cannot_close_a_caption() -> None:
     text = "[[File:A.jpg|thumb|The bridge<ref>See [[B|c ]] and {{d</ref> at dusk]]"
     assert refs(text) == [("File:A.jpg", "The bridge at dusk", "", "link")]
+
+
+def test_presets_read_the_papers_sources_and_galleries_are_opt_in() -> None:
+    assert {preset(name).sources for name in PRESETS} == {("link", "template")}
+    assert PipelineConfig("mine", sources=("gallery", "link")).sources == ("link", "gallery")
+    with pytest.raises(ValueError, match="infobox"):
+        PipelineConfig("old", sources=("infobox",))
+    with pytest.raises(ValueError, match="at least one"):
+        PipelineConfig("none", sources=())
