@@ -44,8 +44,9 @@ _KEYED_OPTION = re.compile(r"^\s*([a-z]+)\s*=", re.IGNORECASE)
 # The paper: the keyword "image", followed by an optional counter; captionN and altN go with imageN.
 _TEMPLATE_KEY = re.compile(r"\s*(image|caption|alt)(\d*)\s*=", re.IGNORECASE)
 _FILE_EXTENSION = re.compile(r"\.[A-Za-z0-9]{2,5}$")
-# "[[", a run of "]", "{{", "}}"; the leading class lets the regex engine skip plain text fast.
-_TOKENS = re.compile(r"[\[\]{}](?:(?<=\[)\[|(?<=\])\]+|(?<=\{)\{|(?<=\})\})")
+# "[[", "]]", "{{", "}}"; the leading class lets the regex engine skip plain text fast.
+_TOKENS = re.compile(r"[\[\]{}](?:(?<=\[)\[|(?<=\])\]|(?<=\{)\{|(?<=\})\})")
+_ODD_CLOSING_RUN = re.compile(r"(?<!\])\](?:\]\])+(?!\])")
 # Extension tags whose content MediaWiki's preprocessor skips when it pairs brackets, and that hold no
 # caption text: a footnote's markup cannot close a caption's link (the cleaner drops footnotes anyway).
 _INERT_TAGS = (
@@ -197,13 +198,6 @@ def _without_comments(text: str) -> str:
     return "".join(pieces)
 
 
-def _closing_run(position: int, token: str) -> range:
-    """Where the ``]]`` closers of a token lie; other tokens are their own single position."""
-    if token[0] != "]":
-        return range(position, position + 1)
-    return range(position + len(token) % 2, position + len(token) - 1, 2)
-
-
 class _Tokens:
     """The bracket tokens of a text, each opener paired with its closer in one pass.
 
@@ -218,11 +212,11 @@ class _Tokens:
     def __init__(self, text: str, start: int = 0, end: int | None = None) -> None:
         self.text = text
         end = len(text) if end is None else end
-        found = [(match.start(), match.group()) for match in _TOKENS.finditer(text, start, end)]
+        matches = list(_TOKENS.finditer(text, start, end))
+        self.positions = [match.start() for match in matches]
+        self.kinds = [match.group() for match in matches]
         if text.find("]]]", start, end) >= 0:
-            found = [(offset, token[:2]) for position, token in found for offset in _closing_run(position, token)]
-        self.positions = [position for position, _ in found]
-        self.kinds = [token for _, token in found]
+            self._read_odd_runs_from_the_end(start, end)
         self.partner = [-1] * len(self.kinds)
         self._cut_starts: list[int] = []
         self._cut_ends: dict[int, int] = {}
@@ -232,21 +226,34 @@ class _Tokens:
             position for position, partner in zip(self.positions, self.partner, strict=True) if partner < 0
         ]
 
+    def _read_odd_runs_from_the_end(self, start: int, end: int) -> None:
+        """In ``]]]`` the closer is the last two brackets, not the first two the regex took."""
+        for run in _ODD_CLOSING_RUN.finditer(self.text, start, end):
+            index = bisect.bisect_left(self.positions, run.start())
+            while index < len(self.positions) and self.positions[index] < run.end():
+                self.positions[index] += 1
+                index += 1
+
     def _pair(self) -> None:
+        kinds = self.kinds
+        partner = self.partner
         stack: list[int] = []
         open_count = {"[[": 0, "{{": 0}
-        for index, kind in enumerate(self.kinds):
+        for index, kind in enumerate(kinds):
             if kind in open_count:
                 stack.append(index)
                 open_count[kind] += 1
-            elif kind in _OPENERS and open_count[_OPENERS[kind]]:
-                while True:
-                    opener = stack.pop()
-                    open_count[self.kinds[opener]] -= 1
-                    if self.kinds[opener] == _OPENERS[kind]:
-                        self.partner[opener] = index
-                        self.partner[index] = opener
-                        break
+                continue
+            wanted = _OPENERS[kind]
+            if not open_count[wanted]:
+                continue
+            opener = stack.pop()
+            while kinds[opener] != wanted:
+                open_count[kinds[opener]] -= 1
+                opener = stack.pop()
+            open_count[wanted] -= 1
+            partner[opener] = index
+            partner[index] = opener
 
     def segments(self, first: int, stop: int, start: int, end: int) -> list[tuple[int, int]]:
         """Offsets of the pieces of ``text[start:end]`` between its top-level pipes.
