@@ -46,7 +46,7 @@ _TEMPLATE_KEY = re.compile(r"\s*(image|caption|alt)(\d*)\s*=", re.IGNORECASE)
 _FILE_EXTENSION = re.compile(r"\.[A-Za-z0-9]{2,5}$")
 # "[[", "]]", "{{", "}}"; the leading class lets the regex engine skip plain text fast.
 _TOKENS = re.compile(r"[\[\]{}](?:(?<=\[)\[|(?<=\])\]|(?<=\{)\{|(?<=\})\})")
-_ODD_CLOSING_RUN = re.compile(r"(?<!\])\](?:\]\])+(?!\])")
+_CLOSING_RUN = re.compile(r"\]+")
 # Extension tags whose content MediaWiki's preprocessor skips when it pairs brackets, and that hold no
 # caption text: a footnote's markup cannot close a caption's link (the cleaner drops footnotes anyway).
 _INERT_TAGS = (
@@ -215,8 +215,7 @@ class _Tokens:
         matches = list(_TOKENS.finditer(text, start, end))
         self.positions = [match.start() for match in matches]
         self.kinds = [match.group() for match in matches]
-        if text.find("]]]", start, end) >= 0:
-            self._read_odd_runs_from_the_end(start, end)
+        self._read_odd_runs_from_the_end(start, end)
         self.partner = [-1] * len(self.kinds)
         self._cut_starts: list[int] = []
         self._cut_ends: dict[int, int] = {}
@@ -228,11 +227,16 @@ class _Tokens:
 
     def _read_odd_runs_from_the_end(self, start: int, end: int) -> None:
         """In ``]]]`` the closer is the last two brackets, not the first two the regex took."""
-        for run in _ODD_CLOSING_RUN.finditer(self.text, start, end):
-            index = bisect.bisect_left(self.positions, run.start())
-            while index < len(self.positions) and self.positions[index] < run.end():
-                self.positions[index] += 1
-                index += 1
+        run_start = self.text.find("]]]", start, end)
+        while run_start >= 0:
+            run = _CLOSING_RUN.match(self.text, run_start, end)
+            assert run is not None
+            if len(run.group()) % 2:
+                index = bisect.bisect_left(self.positions, run_start)
+                while index < len(self.positions) and self.positions[index] < run.end():
+                    self.positions[index] += 1
+                    index += 1
+            run_start = self.text.find("]]]", run.end(), end)
 
     def _pair(self) -> None:
         kinds = self.kinds
