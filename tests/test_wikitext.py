@@ -222,6 +222,7 @@ N = 50_000
         ("<nowiki" * N + "<nowiki>" * N + "<!--" * N + "[[File:Y.jpg]]", [], 0),
         ("{{a|b=" * N + "x" + "}}" * N + "[[File:Y.jpg|thumb|ok]]", [("File:Y.jpg", "ok", "", "link")], 0),
         ("{{a|[[b|" * N + "[[File:Y.jpg|thumb|ok]]", [("File:Y.jpg", "ok", "", "link")], 0),
+        ("[[File:Y.jpg|thumb|ok]]" + "[[a]]] " * N, [("File:Y.jpg", "ok", "", "link")], 0),
     ],
     ids=[
         "unclosed-braces-in-caption",
@@ -234,6 +235,7 @@ N = 50_000
         "unclosed-inert-tags",
         "nested-templates",
         "interleaved-openers",
+        "odd-closing-runs",
     ],
 )
 def test_pathological_pages_take_linear_time(shape: str, expected: list, unclosed: int) -> None:
