@@ -29,7 +29,7 @@ import datasets
 import pyarrow.parquet as pq
 from datasets.utils.logging import is_progress_bar_enabled
 
-from builder.config import PRESETS, PipelineConfig, preset
+from builder.config import PRESETS, SOURCES, PipelineConfig, preset
 from builder.dump import DumpError
 from builder.local import BuildReport, build, default_workers
 from builder.output import SAMPLE_DUMP, FolderLock, HubError, OutputError, published_files, push_to_hub
@@ -150,6 +150,12 @@ def command_parser() -> argparse.ArgumentParser:
         "is renamed to <name>.orig",
     )
     run.add_argument(
+        "--sources",
+        nargs="+",
+        choices=SOURCES,
+        help="where references may come from (default: link template, as in the paper; add gallery to mine galleries)",
+    )
+    run.add_argument(
         "--tagger",
         default="auto",
         choices=TAGGER_NAMES,
@@ -222,6 +228,8 @@ def _print_summary(report: BuildReport) -> None:
 def _build(arguments: argparse.Namespace) -> int:
     dumps = arguments.dumps or [str(SAMPLE_DUMP)]
     configs = [with_history_references(preset(name), arguments.history_references) for name in arguments.configs]
+    if arguments.sources:
+        configs = [dataclasses.replace(config, sources=tuple(arguments.sources)) for config in configs]
     try:
         if arguments.engine == "spark":
             from builder.spark import build_spark

@@ -46,15 +46,15 @@ from mwparserfromhell.nodes import (
 from mwparserfromhell.parser import ParserError
 from mwparserfromhell.wikicode import Wikicode
 
-# Nesting levels of templates and links rendered; deeper markup renders as nothing, as MediaWiki shows an
-# error in place of templates nested past its expansion depth. mwparserfromhell stops nesting templates at
-# about 33 levels (it leaves the inner ones as text) and recursion errors came from deeper ones; no real
-# caption comes near 20.
+# Nesting levels of templates and links a caption may have. MediaWiki shows an error in place of templates
+# nested past its expansion depth; we drop such a caption (CaptionError, counted by extraction).
+# mwparserfromhell stops nesting templates at about 33 levels (it leaves the inner ones as text) and
+# recursion errors came from deeper ones; no real caption comes near 20.
 MAX_DEPTH = 20
 
 
 class CaptionError(ValueError):
-    """A caption that cannot be rendered: mwparserfromhell failed on the scanned markup.
+    """A caption that cannot be rendered: nested past :data:`MAX_DEPTH`, or mwparserfromhell failed on it.
 
     The caller drops that one caption and counts it; the rest of the page is not affected.
     """
@@ -171,7 +171,6 @@ class _Element:
     """An open template (``{{``), argument (``{{{``) or link (``[[``) of the scan."""
 
     kind: str
-    hidden: bool  # nested deeper than MAX_DEPTH: its text is not kept
     parts: list[str] = dataclasses.field(default_factory=list)
     pipe: int | None = None  # index in parts where the first top-level pipe was
 
@@ -205,7 +204,7 @@ class _Scanner:
     def _emit(self, text: str) -> None:
         if not self.stack:
             self.out.append(text)
-        elif not self.stack[-1].hidden:
+        else:
             self.stack[-1].parts.append(text)
 
     def _emit_text(self, text: str) -> None:
@@ -243,7 +242,9 @@ class _Scanner:
         return end
 
     def _push(self, kind: str) -> None:
-        self.stack.append(_Element(kind, hidden=len(self.stack) >= MAX_DEPTH))
+        if len(self.stack) >= MAX_DEPTH:
+            raise CaptionError(f"markup nested deeper than {MAX_DEPTH} levels")
+        self.stack.append(_Element(kind))
         self.open_counts[kind] = self.open_counts.get(kind, 0) + 1
 
     def _close_top(self, kind: str | None = None) -> None:
@@ -252,8 +253,7 @@ class _Scanner:
         self.open_counts[element.kind] -= 1
         if kind is not None:
             element.kind = kind
-        if not element.hidden:
-            self._emit(_render_element(element))
+        self._emit(_render_element(element))
 
     def _close(self, kind: str) -> None:
         """Close the innermost open element of a kind (one is open) and every element opened inside it."""

@@ -4,6 +4,9 @@ Every number here comes from section 3 of Gohsen et al. (EACL 2023): the
 reference bounds of the image filter (Table 3, steps 1–2 and 6), the minimum
 caption length (step 4), the caption rule (step 5, Table 4) and the dump kind
 that separates gold/silver (pages-articles) from bronze (full edit history).
+The paper mines the extended image syntax and the ``image`` parameters of
+templates; ``<gallery>`` lines are this toolkit's extension, read only when a
+config's ``sources`` asks for them.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from typing import Literal
 CaptionRule = Literal["sentence", "verb"]
 DumpKind = Literal["articles", "history"]
 HistoryReferences = Literal["revision", "first_seen"]
-SOURCES = ("link", "infobox", "gallery")
+SOURCES = ("link", "template", "gallery")
+PAPER_SOURCES = ("link", "template")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,7 +32,7 @@ class PipelineConfig:
     caption_rule: CaptionRule = "sentence"
     dump_kind: DumpKind = "articles"
     namespaces: tuple[int, ...] = (0,)
-    sources: tuple[str, ...] = SOURCES
+    sources: tuple[str, ...] = PAPER_SOURCES
     # history dumps: every revision's use of an image is a reference (the paper's 180 bound
     # assumes it), or "first_seen": once per page and wording, carried by its first revision
     history_references: HistoryReferences = "revision"
@@ -45,6 +49,10 @@ class PipelineConfig:
         unknown = set(self.sources) - set(SOURCES)
         if unknown:
             raise ValueError(f"unknown reference sources {sorted(unknown)}; known: {list(SOURCES)}")
+        if not self.sources:
+            raise ValueError(f"sources must name at least one of {list(SOURCES)}")
+        # One spelling per set of sources, so the card and funnel.json of equal configs are equal.
+        object.__setattr__(self, "sources", tuple(source for source in SOURCES if source in self.sources))
 
     def parameters(self) -> dict[str, object]:
         """The parameters as plain data, for the dataset card and funnel.json."""

@@ -69,6 +69,7 @@ REFERENCE_SCHEMA = pa.schema(
         ("revision_id", pa.int64()),
         ("position", pa.int64()),
         ("source", pa.string()),
+        ("template", pa.string()),
         ("caption", pa.string()),
         ("alt", pa.string()),
     ]
@@ -135,6 +136,7 @@ def _reference_rows(page_title: str, page_id: int, revision_id: int, references:
             "revision_id": revision_id,
             "position": reference.position,
             "source": reference.source,
+            "template": reference.template,
             "caption": reference.caption,
             "alt": reference.alt,
         }
@@ -716,6 +718,7 @@ def funnel_record(chain: FilterChain, rows: int, extraction: Extraction, tagger:
         "unclosed_image_markup": extraction.extract.unclosed,
         "unparsable_image_references": extraction.extract.unparsed,
         "pages_that_failed_to_parse": extraction.extract.failed_pages,
+        "captions_the_cleaner_could_not_render": extraction.extract.captions_dropped,
         "references_repeated_by_later_revisions": extraction.extract.repeated_in_history,
         "malformed_pages": extraction.read.malformed_pages,
         "malformed_revisions": extraction.read.malformed_revisions,

@@ -3,27 +3,34 @@
 Three kinds of reference are recognised (the ``source`` of a reference):
 
 * ``link`` – the extended image syntax ``[[File:Name.jpg|thumb|alt=…|Caption]]``;
-* ``infobox`` – ``{{Infobox …|image=…|caption=…|alt=…}}`` and its numbered keys;
+* ``template`` – the ``image``/``imageN`` parameters of any template, with ``captionN``
+  and ``altN`` (``{{Infobox person|image=…}}``, ``{{multiple image|image1=…}}``, taxoboxes…),
+  the paper's infobox heuristic as the authors' scanner applies it: to every template;
 * ``gallery`` – lines of a ``<gallery>`` block (the paper skipped these).
 
 Parsing every page with mwparserfromhell is slow, and most of a page is not an
-image. A regular-expression pre-scan finds the start of each candidate, a
-bracket counter finds its end and splits it on its top-level pipes, and only
-the caption and alt texts go to mwparserfromhell (in :mod:`builder.cleaning`).
+image. One pass over the page's ``[[``, ``]]``, ``{{``, ``}}`` and ``|`` tokens pairs
+every opener with its closer on a single stack, so every link and template is
+located and split on its top-level pipes in time linear in the page size (vandalised
+pages with thousands of unclosed brackets included). Only the caption and alt texts
+go to mwparserfromhell (in :mod:`builder.cleaning`).
 """
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import html
 import re
+import unicodedata
 from collections.abc import Iterable
 from urllib.parse import unquote
 
-from builder.cleaning import clean_caption
+from builder.cleaning import CaptionError, clean_caption
 
 DEFAULT_FILE_ALIASES = ("File", "Image")
-MAX_SPAN = 20_000  # characters; a longer "image" is an unclosed bracket, not a caption
+MAX_SPAN = 20_000  # characters; a longer "image" link is an unclosed bracket, not a caption
+MAX_TEMPLATE_NAME = 200  # characters kept of a template's name
 
 _KEYWORD_OPTIONS = frozenset(
     "thumb thumbnail frame framed frameless border left right center centre none upright baseline middle "
@@ -34,15 +41,23 @@ _KEYED_OPTIONS = frozenset(
 )
 _SIZE_OPTION = re.compile(r"^\s*(\d+\s*)?(x\s*\d+\s*)?px\s*$", re.IGNORECASE)
 _KEYED_OPTION = re.compile(r"^\s*([a-z]+)\s*=", re.IGNORECASE)
-_INFOBOX_KEY = re.compile(r"^(image|caption|alt)(\d*)$")
+# The paper: the keyword "image", followed by an optional counter; captionN and altN go with imageN.
+_TEMPLATE_KEY = re.compile(r"\s*(image|caption|alt)(\d*)\s*=", re.IGNORECASE)
 _FILE_EXTENSION = re.compile(r"\.[A-Za-z0-9]{2,5}$")
-_BRACKETS = re.compile(r"\[\[|\]{2,}|\{\{|\}\}")
-_HIDDEN = re.compile(
-    r"<!--.*?(?:-->|\Z)|<(nowiki|pre|math|syntaxhighlight|source)\b[^>]*?>.*?(?:</\1\s*>|\Z)", re.S | re.I
+# "[[", "]]", "{{", "}}"; the leading class lets the regex engine skip plain text fast.
+_TOKENS = re.compile(r"[\[\]{}](?:(?<=\[)\[|(?<=\])\]|(?<=\{)\{|(?<=\})\})")
+_CLOSING_RUN = re.compile(r"\]+")
+# Extension tags whose content MediaWiki's preprocessor skips when it pairs brackets, and that hold no
+# caption text: a footnote's markup cannot close a caption's link (the cleaner drops footnotes anyway).
+_INERT_TAGS = (
+    "nowiki|pre|math|syntaxhighlight|source|timeline|score|hiero|chem|ce|graph|templatedata|templatestyles|"
+    "ref|references|imagemap|inputbox|categorytree|mapframe|maplink"
 )
-_GALLERY = re.compile(r"<gallery\b[^>]*>(.*?)</gallery\s*>", re.S | re.I)
-_PIPES_AND_BRACKETS = re.compile(r"\[\[|\]{2,}|\{\{|\}\}|\|")
-_INFOBOX_START = re.compile(r"\{\{\s*infobox\b", re.I)
+_INERT_OPEN = re.compile(r"<!--|<(" + _INERT_TAGS + r"|gallery)\b[^<>]*>", re.IGNORECASE)
+_INERT_CLOSE = {name: re.compile(rf"</{name}\s*>", re.IGNORECASE) for name in (_INERT_TAGS + "|gallery").split("|")}
+_INFOBOX_NAME = re.compile(r"\{\{\s*infobox\b", re.IGNORECASE)
+_OPENERS = {"]]": "[[", "}}": "{{"}
+_INVALID_NAME = re.compile(r"[\[\]{}<>|]")
 
 
 class ExtractionError(Exception):
@@ -51,13 +66,18 @@ class ExtractionError(Exception):
 
 @dataclasses.dataclass(frozen=True)
 class ImageReference:
-    """One use of an image on a page, with its cleaned caption and alternative text."""
+    """One use of an image on a page, with its cleaned caption and alternative text.
+
+    ``template`` names the template whose image parameter holds the image (``source``
+    ``template``), so that its kind (infobox, multiple image, taxobox…) stays known.
+    """
 
     file: str
     caption: str
     alt: str
     source: str
     position: int = 0
+    template: str = ""
 
 
 @dataclasses.dataclass
@@ -68,6 +88,7 @@ class ExtractStats:
     unclosed: int = 0
     unparsed: int = 0
     failed_pages: int = 0
+    captions_dropped: int = 0
     repeated_in_history: int = 0
 
     def add(self, other: ExtractStats) -> None:
@@ -75,15 +96,25 @@ class ExtractStats:
             setattr(self, field.name, getattr(self, field.name) + getattr(other, field.name))
 
 
+def _visible(char: str) -> str:
+    """Whitespace becomes a space; invisible format and control characters (BOM, ZWSP, LRM, NUL) go."""
+    if char.isspace():
+        return " "
+    return "" if unicodedata.category(char) in ("Cc", "Cf") else char
+
+
 def normalize_title(raw: str, aliases: Iterable[str] = DEFAULT_FILE_ALIASES, bare: bool = False) -> str | None:
     """Canonical ``File:Name`` for an image title, or None if ``raw`` is not one.
 
     The paper's image identity: every file prefix becomes ``File:``, underscores
-    become spaces, URL escapes and HTML entities are decoded, whitespace is collapsed
-    and the first letter of the name is upper-cased. ``bare`` accepts a name without
-    prefix (as infoboxes write it) when it ends in a file extension.
+    become spaces, URL escapes and HTML entities are decoded, invisible characters
+    are dropped, whitespace is collapsed and the first letter of the name is
+    upper-cased. ``bare`` accepts a name without prefix (as templates write it)
+    when it ends in a file extension.
     """
-    text = unquote(html.unescape(raw)).replace("_", " ").replace("\u200e", "").replace("\u200f", "")
+    text = unquote(html.unescape(raw)).replace("_", " ")
+    if not text.isprintable():
+        text = "".join(_visible(char) for char in text)
     text = " ".join(text.split())
     prefix, sep, name = text.partition(":")
     if sep and prefix.strip().casefold() in {alias.casefold() for alias in aliases}:
@@ -97,55 +128,215 @@ def normalize_title(raw: str, aliases: Iterable[str] = DEFAULT_FILE_ALIASES, bar
     return "File:" + name[0].upper() + name[1:]
 
 
-def _hide_inert_markup(text: str) -> str:
-    """Blank out comments and <nowiki>-like blocks, keeping every offset in place."""
+def _blank(pieces: list[str], text: str, start: int, end: int) -> None:
+    """Append ``text[start:end]`` as spaces, newlines kept, so that every offset stays in place."""
+    pieces.append("\n".join(" " * len(line) for line in text[start:end].split("\n")))
+
+
+def _hide_inert_markup(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """Blank out comments and ``<nowiki>``-like blocks; find the ``<gallery>`` blocks.
+
+    One forward scan, as MediaWiki's preprocessor reads these tags: a comment
+    without ``-->`` runs to the end of the page, a tag without its closing tag is
+    plain text (and once a closing tag is missing, later openers of that tag are
+    text too, so no tag name is searched for twice). Returns the text and the
+    ``(start, end)`` offsets of every gallery's content.
+    """
     if "<" not in text:
-        return text
-    return _HIDDEN.sub(lambda match: " " * (match.end() - match.start()), text)
+        return text, []
+    pieces: list[str] = []
+    galleries: list[tuple[int, int]] = []
+    no_closer: set[str] = set()
+    position = 0
+    kept = 0
+    while True:
+        match = _INERT_OPEN.search(text, position)
+        if match is None:
+            break
+        if match.group() == "<!--":
+            close = text.find("-->", match.end())
+            end = len(text) if close < 0 else close + 3
+            pieces.append(text[kept : match.start()])
+            _blank(pieces, text, match.start(), end)
+            position = kept = end
+            continue
+        name = match.group(1).casefold()
+        if match.group().endswith("/>"):
+            position = match.end()
+            continue
+        closer = None if name in no_closer else _INERT_CLOSE[name].search(text, match.end())
+        if closer is None:
+            no_closer.add(name)
+            position = match.start() + 1
+            continue
+        if name == "gallery":
+            galleries.append((match.end(), closer.start()))
+            pieces.append(text[kept : match.end()])
+            pieces.append(_without_comments(text[match.end() : closer.start()]))
+            kept = closer.start()
+        else:
+            pieces.append(text[kept : match.start()])
+            _blank(pieces, text, match.start(), closer.end())
+            kept = closer.end()
+        position = closer.end()
+    pieces.append(text[kept:])
+    return "".join(pieces), galleries
 
 
-def _span_end(text: str, start: int, opening: str) -> int | None:
-    """End offset of the bracket group opened at ``start`` (``[[`` or ``{{``), if it closes.
+def _without_comments(text: str) -> str:
+    """Comments inside a gallery blanked like those of the page."""
+    pieces: list[str] = []
+    kept = 0
+    start = text.find("<!--")
+    while start >= 0:
+        close = text.find("-->", start + 4)
+        end = len(text) if close < 0 else close + 3
+        pieces.append(text[kept:start])
+        _blank(pieces, text, start, end)
+        kept = end
+        start = text.find("<!--", end)
+    pieces.append(text[kept:])
+    return "".join(pieces)
 
+
+class _Tokens:
+    """The bracket tokens of a text, each opener paired with its closer in one pass.
+
+    A single stack holds the open ``[[`` and ``{{``. A closer closes the innermost
+    opener of its own kind; openers above that one never close (their markup is
+    text), so paired spans nest properly and no span is scanned twice. A closer
+    with no opener of its kind open is text: the ``}}`` of ``[[B}}C|label]]``.
     A run of closing square brackets is read from its end: in ``]]]`` the first
     bracket closes an external link ``[http://… label]`` and the last two a wikilink.
     """
-    depth = 0
-    limit = min(len(text), start + MAX_SPAN)
-    for match in _BRACKETS.finditer(text, start, limit):
-        token = match.group()
-        if token == opening:
-            depth += 1
-            continue
-        if opening == "[[" and token[0] == "]":
-            closes = len(token) // 2
-            if depth <= closes:
-                return match.start() + len(token) % 2 + 2 * depth
-            depth -= closes
-        elif opening == "{{" and token == "}}":
-            depth -= 1
-            if depth == 0:
-                return match.end()
-    return None
 
+    def __init__(self, text: str, start: int = 0, end: int | None = None) -> None:
+        self.text = text
+        end = len(text) if end is None else end
+        matches = list(_TOKENS.finditer(text, start, end))
+        self.positions = [match.start() for match in matches]
+        self.kinds = [match.group() for match in matches]
+        self._read_odd_runs_from_the_end(start, end)
+        self.partner = [-1] * len(self.kinds)
+        self._cut_starts: list[int] = []
+        self._cut_ends: dict[int, int] = {}
+        self._cuts_sorted = True
+        self._pair()
+        self.unmatched = [
+            position for position, partner in zip(self.positions, self.partner, strict=True) if partner < 0
+        ]
 
-def split_top_level(text: str) -> list[str]:
-    """Split on the pipes of the top level only: pipes in nested links and templates stay."""
-    pieces = []
-    depth = 0
-    last = 0
-    for match in _PIPES_AND_BRACKETS.finditer(text):
-        token = match.group()
-        if token == "|":
-            if depth == 0:
-                pieces.append(text[last : match.start()])
-                last = match.end()
-        elif token in ("[[", "{{"):
-            depth += 1
-        else:
-            depth = max(0, depth - (len(token) // 2 if token[0] == "]" else 1))
-    pieces.append(text[last:])
-    return pieces
+    def _read_odd_runs_from_the_end(self, start: int, end: int) -> None:
+        """In ``]]]`` the closer is the last two brackets, not the first two the regex took."""
+        run_start = self.text.find("]]]", start, end)
+        while run_start >= 0:
+            run = _CLOSING_RUN.match(self.text, run_start, end)
+            assert run is not None
+            if len(run.group()) % 2:
+                index = bisect.bisect_left(self.positions, run_start)
+                while index < len(self.positions) and self.positions[index] < run.end():
+                    self.positions[index] += 1
+                    index += 1
+            run_start = self.text.find("]]]", run.end(), end)
+
+    def _pair(self) -> None:
+        kinds = self.kinds
+        partner = self.partner
+        stack: list[int] = []
+        open_count = {"[[": 0, "{{": 0}
+        for index, kind in enumerate(kinds):
+            if kind in open_count:
+                stack.append(index)
+                open_count[kind] += 1
+                continue
+            wanted = _OPENERS[kind]
+            if not open_count[wanted]:
+                continue
+            opener = stack.pop()
+            while kinds[opener] != wanted:
+                open_count[kinds[opener]] -= 1
+                opener = stack.pop()
+            open_count[wanted] -= 1
+            partner[opener] = index
+            partner[index] = opener
+
+    def segments(self, first: int, stop: int, start: int, end: int) -> list[tuple[int, int]]:
+        """Offsets of the pieces of ``text[start:end]`` between its top-level pipes.
+
+        ``first``/``stop`` are the indices of the tokens inside that range; paired
+        spans are skipped whole, so pipes of nested links and templates stay, and
+        every character is searched for pipes at one level only.
+        """
+        pieces = []
+        piece_start = start
+        position = start
+        index = first
+        while True:
+            while index < stop and self.partner[index] < index:
+                index += 1  # a closer, or an opener that never closes: text
+            nested = self.positions[index] if index < stop else end
+            pipe = self.text.find("|", position, nested)
+            while pipe >= 0:
+                pieces.append((piece_start, pipe))
+                piece_start = pipe + 1
+                pipe = self.text.find("|", piece_start, nested)
+            if index >= stop:
+                break
+            index = self.partner[index] + 1
+            position = self.positions[index - 1] + 2
+        pieces.append((piece_start, end))
+        return pieces
+
+    def inner_segments(self, opener: int) -> list[tuple[int, int]]:
+        """The top-level pieces between a paired opener and its closer."""
+        closer = self.partner[opener]
+        return self.segments(opener + 1, closer, self.positions[opener] + 2, self.positions[closer])
+
+    def cut(self, start: int, end: int) -> None:
+        """Leave ``text[start:end]`` (a nested image reference) out of every caption around it.
+
+        Every cut must be made before the first :meth:`markup`, which sorts them once.
+        """
+        self._cut_starts.append(start)
+        self._cut_ends[start] = end
+        self._cuts_sorted = False
+
+    def markup(self, start: int, end: int) -> str:
+        """``text[start:end]`` as caption wikitext for the cleaner.
+
+        Unpaired brackets go (broken markup is not caption text), and so do the nested
+        image references that :meth:`cut` marked: they are references of their own,
+        and the cleaner drops them. Each character thus reaches the cleaner once,
+        however deeply the references nest.
+        """
+        if not self._cuts_sorted:
+            self._cut_starts.sort()
+            self._cuts_sorted = True
+        pieces = []
+        while start < end:
+            index = bisect.bisect_left(self._cut_starts, start)
+            cut_start = self._cut_starts[index] if index < len(self._cut_starts) else end
+            pieces.append(self._without_unpaired(start, min(cut_start, end)))
+            if cut_start >= end:
+                break
+            start = self._cut_ends[cut_start]
+        return "".join(pieces)
+
+    def _without_unpaired(self, start: int, end: int) -> str:
+        first = bisect.bisect_left(self.unmatched, start)
+        stop = bisect.bisect_left(self.unmatched, end - 1)
+        pieces = []
+        for position in self.unmatched[first:stop]:
+            pieces.append(self.text[start:position])
+            pieces.append(" ")  # not "", which could join "[" and "[" into new markup
+            start = position + 2
+        pieces.append(self.text[start:end])
+        return "".join(pieces)
+
+    def contains_markup(self, start: int, end: int) -> bool:
+        """Whether a bracket token lies in ``text[start:end]``."""
+        index = bisect.bisect_left(self.positions, start)
+        return index < len(self.positions) and self.positions[index] < end
 
 
 def _is_option(segment: str) -> bool:
@@ -156,8 +347,17 @@ def _is_option(segment: str) -> bool:
     return keyed is not None and keyed.group(1).casefold() in _KEYED_OPTIONS
 
 
-def _caption_and_alt(segments: list[str]) -> tuple[str, str]:
-    """The caption is the last segment that is not an option; ``alt=`` gives the alt text."""
+def _clean(wikitext: str, stats: ExtractStats) -> str:
+    """A caption's plain text; one the cleaner cannot render is dropped and counted, not its page."""
+    try:
+        return clean_caption(wikitext)
+    except CaptionError:
+        stats.captions_dropped += 1
+        return ""
+
+
+def _caption_and_alt(segments: list[str], stats: ExtractStats) -> tuple[str, str]:
+    """The caption is the last segment that is not an option (as MediaWiki reads it); ``alt=`` gives the alt text."""
     caption = ""
     alt = ""
     for segment in segments:
@@ -165,104 +365,184 @@ def _caption_and_alt(segments: list[str]) -> tuple[str, str]:
             caption = segment
         elif segment.strip()[:3].casefold() == "alt":
             alt = segment.split("=", 1)[1]
-    return clean_caption(caption), clean_caption(alt)
+    return _clean(caption, stats), _clean(alt, stats)
+
+
+@dataclasses.dataclass
+class _TemplateImage:
+    """The ``image``/``caption``/``alt`` parameters of one counter of a template."""
+
+    image: tuple[int, int] | None = None
+    caption: tuple[int, int] | None = None
+    alt: tuple[int, int] | None = None
 
 
 class _Extractor:
     """Collects the references of one page; one instance per page."""
 
     def __init__(self, text: str, aliases: tuple[str, ...], stats: ExtractStats) -> None:
-        self.text = _hide_inert_markup(text)
+        self.text, self.galleries = _hide_inert_markup(text)
         self.aliases = aliases
         self.stats = stats
-        self.claimed: set[int] = set()
         self.references: list[ImageReference] = []
         names = "|".join(re.escape(alias) for alias in aliases)
-        self._link_start = re.compile(r"\[\[[ \t]*(?:" + names + r")[ \t]*:", re.I)
+        self._link_start = re.compile(r"\[\[[ \t]*(?:" + names + r")[ \t]*:", re.IGNORECASE)
+        self.tokens = _Tokens(self._without_galleries())
+        self.file_links: list[int] = []  # token indices of the paired [[File:…]] openers, in page order
+        self.template_of_link: dict[int, tuple[str, _TemplateImage]] = {}
+        self.template_positions: list[int] = []  # offsets of the file names found in template values
+        self.template_files: list[tuple[str, _TemplateImage, int, str]] = []  # file, parameters, offset, template
+        self.markup_values: list[tuple[int, int]] = []  # image values with markup and no file link
+
+    def _without_galleries(self) -> str:
+        """The page with gallery contents blanked: a gallery is read line by line, not as page markup."""
+        if not self.galleries:
+            return self.text
+        pieces = []
+        kept = 0
+        for start, end in self.galleries:
+            pieces.append(self.text[kept:start])
+            _blank(pieces, self.text, start, end)
+            kept = end
+        pieces.append(self.text[kept:])
+        return "".join(pieces)
 
     def run(self) -> list[ImageReference]:
-        if "{{" in self.text:
-            self._infoboxes()
-        if "<" in self.text:
-            self._galleries()
-        if "[[" in self.text:
-            self._links()
+        self._find_file_links()
+        self._templates()
+        self._template_references()
+        self._links()
+        self._gallery_lines()
         self.references.sort(key=lambda reference: reference.position)
         self.stats.references += len(self.references)
         return self.references
 
-    def _add(self, file: str | None, caption: str, alt: str, source: str, position: int) -> None:
+    def _add(self, file: str | None, caption: str, alt: str, source: str, position: int, template: str = "") -> None:
         if file is None:
             self.stats.unparsed += 1
             return
-        self.references.append(ImageReference(file, caption, alt, source, position))
+        self.references.append(ImageReference(file, caption, alt, source, position, template))
+
+    def _find_file_links(self) -> None:
+        tokens = self.tokens
+        for match in self._link_start.finditer(tokens.text):
+            index = bisect.bisect_left(tokens.positions, match.start())
+            if index == len(tokens.positions) or tokens.positions[index] != match.start():
+                continue  # the "[[" belongs to a "[[[" read otherwise
+            closer = tokens.partner[index]
+            if closer < 0 or tokens.positions[closer] - tokens.positions[index] > MAX_SPAN:
+                self.stats.unclosed += 1
+                continue
+            self.file_links.append(index)
+            tokens.cut(tokens.positions[index], tokens.positions[closer] + 2)
+        self.link_positions = [tokens.positions[index] for index in self.file_links]
 
     def _links(self) -> None:
-        for match in self._link_start.finditer(self.text):
-            start = match.start()
-            if start in self.claimed:
+        tokens = self.tokens
+        for index in self.file_links:
+            (title_start, title_end), *options = tokens.inner_segments(index)
+            file = normalize_title(tokens.text[title_start:title_end], self.aliases)
+            caption, alt = _caption_and_alt([tokens.markup(start, end) for start, end in options], self.stats)
+            position = tokens.positions[index]
+            holder = self.template_of_link.get(position)
+            if holder is None:
+                self._add(file, caption, alt, "link", position)
                 continue
-            end = _span_end(self.text, start, "[[")
-            if end is None:
-                self.stats.unclosed += 1
-                continue
-            file, caption, alt = self._link(self.text[start + 2 : end - 2])
-            self._add(file, caption, alt, "link", start)
+            template, field = holder
+            caption = self._parameter(field.caption) or caption
+            alt = self._parameter(field.alt) or alt
+            self._add(file, caption, alt, "template", position, template)
 
-    def _link(self, inner: str) -> tuple[str | None, str, str]:
-        """File, caption and alt text of the inside of ``[[File:…|…]]``."""
-        title, *options = split_top_level(inner)
-        caption, alt = _caption_and_alt(options)
-        return normalize_title(title, self.aliases), caption, alt
+    def _parameter(self, span: tuple[int, int] | None) -> str:
+        return _clean(self.tokens.markup(*span), self.stats) if span is not None else ""
 
-    def _infoboxes(self) -> None:
-        for match in _INFOBOX_START.finditer(self.text):
-            end = _span_end(self.text, match.start(), "{{")
-            if end is None:
-                self.stats.unclosed += 1
-                continue
-            self._infobox(match.start(), end)
+    def _templates(self) -> None:
+        """Every paired ``{{…}}``, innermost first (closing order), for its image parameters."""
+        tokens = self.tokens
+        for closer, kind in enumerate(tokens.kinds):
+            if kind == "}}" and tokens.partner[closer] >= 0:
+                self._template(tokens.partner[closer], closer)
+        unclosed_infoboxes = (
+            1
+            for index, kind in enumerate(tokens.kinds)
+            if kind == "{{" and tokens.partner[index] < 0 and _INFOBOX_NAME.match(tokens.text, tokens.positions[index])
+        )
+        self.stats.unclosed += sum(unclosed_infoboxes)
 
-    def _infobox(self, start: int, end: int) -> None:
-        fields: dict[str, dict[str, str]] = {}
-        for parameter in split_top_level(self.text[start + 2 : end - 2])[1:]:
-            name, equals, value = parameter.partition("=")
-            key = _INFOBOX_KEY.match(name.strip().casefold()) if equals else None
+    def _template(self, opener: int, closer: int) -> None:
+        tokens = self.tokens
+        (name_start, name_end), *parameters = tokens.inner_segments(opener)
+        images: dict[str, _TemplateImage] = {}
+        for start, end in parameters:
+            key = _TEMPLATE_KEY.match(tokens.text, start, end)
             if key is not None:
-                fields.setdefault(key.group(2), {})[key.group(1)] = value
-        for number in sorted(fields, key=lambda n: int(n or 0)):
-            if fields[number].get("image", "").strip():
-                self._infobox_image(fields[number], start, end)
+                field = images.setdefault(key.group(2), _TemplateImage())
+                setattr(field, key.group(1).casefold(), (key.end(), end))
+        if not any(field.image is not None for field in images.values()):
+            return
+        name = " ".join(tokens.text[name_start : min(name_end, name_start + MAX_TEMPLATE_NAME)].split())
+        if not name or _INVALID_NAME.search(name):
+            return  # MediaWiki shows {{|…}} or {{<ref>|…}} as text
+        for number in sorted(images, key=lambda n: (len(n), n)):
+            if images[number].image is not None:
+                self._template_image(images[number], name)
+        tokens.cut(tokens.positions[opener], tokens.positions[closer] + 2)
 
-    def _infobox_image(self, field: dict[str, str], start: int, end: int) -> None:
-        """The image value is a bare name, a ``File:`` title, or a whole ``[[File:…]]``."""
-        value = field["image"].strip()
-        caption = clean_caption(field.get("caption", ""))
-        alt = clean_caption(field.get("alt", ""))
-        link = self._link_start.search(value)
-        if link is not None:
-            link_end = _span_end(value, link.start(), "[[")
-            if link_end is None:
-                self.stats.unclosed += 1
-                return
-            file, link_caption, link_alt = self._link(value[link.start() + 2 : link_end - 2])
-            position = self.text.find(value[link.start() : link_end], start, end)
-            self.claimed.add(position)
-            self._add(file, caption or link_caption, alt or link_alt, "infobox", position)
-        elif "{{" in value or "[[" in value:
+    def _template_image(self, field: _TemplateImage, template: str) -> None:
+        """An image parameter's value is a bare name, a ``File:`` title, or holds a whole ``[[File:…]]``.
+
+        A ``[[File:…]]`` in the value is the reference (as the authors' scanner reads
+        it), marked as the template's. Its caption and alt text are the template's
+        ``captionN``/``altN`` when given, as the paper mines them; the authors' code
+        drops these and keeps only the link's own.
+        """
+        assert field.image is not None
+        start, end = field.image
+        first = bisect.bisect_left(self.link_positions, start)
+        links = self.link_positions[first : bisect.bisect_left(self.link_positions, end)]
+        for position in links:
+            self.template_of_link.setdefault(position, (template, field))
+        value = self.tokens.text[start:end].strip()
+        if links or not value:
+            return
+        if self.tokens.contains_markup(start, end):
+            self.markup_values.append((start, end))
+            return
+        file = normalize_title(value, self.aliases, bare=True)
+        if file is None:
             self.stats.unparsed += 1
-        else:
-            self._add(normalize_title(value, self.aliases, bare=True), caption, alt, "infobox", start)
+            return
+        self.template_positions.append(start)
+        self.template_files.append((file, field, start, template))
 
-    def _galleries(self) -> None:
-        for match in _GALLERY.finditer(self.text):
-            offset = match.start(1)
-            for line in match.group(1).split("\n"):
-                if line.strip():
-                    name, *options = split_top_level(line)
-                    caption, alt = _caption_and_alt(options)
-                    self._add(normalize_title(name.strip(), self.aliases, bare=True), caption, alt, "gallery", offset)
-                offset += len(line) + 1
+    def _template_references(self) -> None:
+        """The references of template values, once every nested reference is known and cut out."""
+        for file, field, position, template in self.template_files:
+            self._add(file, self._parameter(field.caption), self._parameter(field.alt), "template", position, template)
+        self.template_positions.sort()
+        for start, end in self.markup_values:
+            inner = bisect.bisect_left(self.template_positions, start)
+            if inner == len(self.template_positions) or self.template_positions[inner] >= end:
+                self.stats.unparsed += 1  # e.g. {{#property:P18}}; an inner template with an image counts itself
+
+    def _gallery_lines(self) -> None:
+        """Each line of a gallery is ``Name|option|…|caption``, split with its own bracket pairs."""
+        for start, end in self.galleries:
+            line_start = start
+            while line_start < end:
+                line_end = self.text.find("\n", line_start, end)
+                if line_end < 0:
+                    line_end = end
+                if self.text[line_start:line_end].strip():
+                    self._gallery_line(line_start, line_end)
+                line_start = line_end + 1
+
+    def _gallery_line(self, start: int, end: int) -> None:
+        tokens = _Tokens(self.text, start, end)
+        (name_start, name_end), *options = tokens.segments(0, len(tokens.kinds), start, end)
+        caption, alt = _caption_and_alt([tokens.markup(a, b) for a, b in options], self.stats)
+        file = normalize_title(self.text[name_start:name_end].strip(), self.aliases, bare=True)
+        self._add(file, caption, alt, "gallery", start)
 
 
 def extract_images(
@@ -277,8 +557,7 @@ def extract_images(
     other languages, the dump's localized name). ``title`` names the page in errors.
     """
     aliases = tuple(dict.fromkeys(file_aliases))
-    extractor = _Extractor(wikitext, aliases, stats if stats is not None else ExtractStats())
     try:
-        return extractor.run()
+        return _Extractor(wikitext, aliases, stats if stats is not None else ExtractStats()).run()
     except (RecursionError, ValueError, IndexError) as error:
         raise ExtractionError(f"page {title!r}: cannot extract images ({type(error).__name__}: {error})") from error

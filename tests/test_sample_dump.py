@@ -16,6 +16,7 @@ wherever a page's templates name an image outside the infobox keys read today.
 from __future__ import annotations
 
 import bz2
+import dataclasses
 import json
 from pathlib import Path
 
@@ -23,7 +24,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import wikipedia_ipc
-from builder.config import GOLD, SILVER
+from builder.config import GOLD, SILVER, SOURCES
 from builder.data import make_sample
 from builder.dump import DumpReader
 from builder.local import build
@@ -31,6 +32,8 @@ from builder.wikitext import ExtractStats, extract_images
 
 SAMPLE = wikipedia_ipc.SAMPLE_DUMP
 POSTCARD = "File:Easter Bunny Postcard 1907.jpg"
+# The sample's pairs were worked out with its galleries, which the presets leave out unless asked.
+WITH_GALLERIES = [dataclasses.replace(config, sources=SOURCES) for config in (GOLD, SILVER)]
 
 
 def test_committed_sample_matches_its_source() -> None:
@@ -76,7 +79,7 @@ def test_infoboxes_with_bare_names_links_and_numbered_keys(pages) -> None:
             POSTCARD,
             "A postcard featuring the Easter Bunny and a basket of eggs",
             "A postcard shows a hare with a basket of colored eggs.",
-            "infobox",
+            "template",
         )
     ]
     assert refs(pages["Belfast Blitz"]) == [
@@ -84,13 +87,13 @@ def test_infoboxes_with_bare_names_links_and_numbered_keys(pages) -> None:
             "File:Belfast Blitz rubble 1941.jpg",
             "Troops clearing rubble after the May air raid on Belfast",
             "Soldiers with shovels stand among ruined houses.",
-            "infobox",
+            "template",
         )
     ]
     leuven = refs(pages["Leuven"])
     assert leuven[:2] == [
-        ("File:Leuven Town Hall.jpg", "The Gothic town hall was built between 1448 and 1469.", "", "infobox"),
-        ("File:Saint Peter's Church Leuven.jpg", "Saint Peter's Church stands opposite the town hall.", "", "infobox"),
+        ("File:Leuven Town Hall.jpg", "The Gothic town hall was built between 1448 and 1469.", "", "template"),
+        ("File:Saint Peter's Church Leuven.jpg", "Saint Peter's Church stands opposite the town hall.", "", "template"),
     ]
     assert leuven[2:] == [
         (
@@ -139,7 +142,7 @@ def test_nested_icon_and_unclosed_markup(pages) -> None:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory, perceptron_available: None) -> Path:
     out = tmp_path_factory.mktemp("sample") / "wikipedia_ipc"
-    build([SAMPLE], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)
+    build([SAMPLE], WITH_GALLERIES, out, tagger="perceptron", show_progress=False)
     return out
 
 
@@ -299,3 +302,13 @@ def test_cli_builds_the_sample_by_default(tmp_path: Path, perceptron_available: 
     out = tmp_path / "wikipedia_ipc"
     assert wikipedia_ipc.main(["build", "--output", str(out), "--tagger", "perceptron", "--quiet"]) == 0
     assert sorted(path.name for path in out.iterdir()) == ["README.md", "gold", "silver"]
+
+
+def test_cli_sources_option_is_recorded(tmp_path: Path, perceptron_available: None) -> None:
+    out = tmp_path / "wikipedia_ipc"
+    arguments = ["build", "--output", str(out), "--tagger", "perceptron", "--quiet", "--configs", "silver"]
+    assert wikipedia_ipc.main([*arguments, "--sources", "gallery", "link", "template"]) == 0
+    record = json.loads((out / "silver" / "funnel.json").read_text(encoding="utf-8"))
+    assert record["parameters"]["sources"] == ["link", "template", "gallery"]
+    assert record["funnel"][-1]["pairs"] == len(GOLD_PAIRS | SILVER_ONLY)
+    assert "`sources`: `['link', 'template', 'gallery']`" in (out / "README.md").read_text(encoding="utf-8")

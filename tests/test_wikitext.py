@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from builder.wikitext import ExtractStats, extract_images, normalize_title
+from builder.config import PRESETS, PipelineConfig, preset
+from builder.wikitext import MAX_SPAN, ExtractStats, extract_images, normalize_title
 
 
 def refs(wikitext: str, **kwargs) -> list[tuple[str, str, str, str]]:
@@ -20,6 +21,8 @@ def refs(wikitext: str, **kwargs) -> list[tuple[str, str, str, str]]:
         ("IMAGE:Caf&eacute;.png", "File:Café.png"),
         ("Talk:Something", None),
         ("File:", None),
+        ("File:\ufeffBridge\u200b.jpg\x00", "File:Bridge.jpg"),
+        ("File:\u200eBridge\u200f at\tnight.jpg", "File:Bridge at night.jpg"),
     ],
 )
 def test_normalize_title(raw: str, expected: str | None) -> None:
@@ -64,7 +67,7 @@ def test_nested_file_link_is_its_own_reference() -> None:
     ]
 
 
-def test_infobox_keys_bare_names_and_full_links() -> None:
+def test_template_keys_bare_names_and_full_links() -> None:
     text = """{{Infobox person
 | name = Dieric Bouts
 | image = Dieric_Bouts.jpg <!-- portrait -->
@@ -75,9 +78,10 @@ def test_infobox_keys_bare_names_and_full_links() -> None:
 }}
 '''Dieric Bouts''' was a painter."""
     assert refs(text) == [
-        ("File:Dieric Bouts.jpg", "Bouts as painted by himself", "A man in a red hat", "infobox"),
-        ("File:Last Supper.jpg", "The Last Supper was painted by Bouts", "A table", "infobox"),
+        ("File:Dieric Bouts.jpg", "Bouts as painted by himself", "A man in a red hat", "template"),
+        ("File:Last Supper.jpg", "The Last Supper was painted by Bouts", "A table", "template"),
     ]
+    assert {reference.template for reference in extract_images(text)} == {"Infobox person"}
 
 
 def test_gallery_lines() -> None:
@@ -106,3 +110,183 @@ def test_deeply_nested_and_huge_markup_does_not_hang() -> None:
     text = f"[[File:Deep.jpg|thumb|Deep {nested} caption]]" + "[[" * 5000
     found = refs(text)
     assert found[0][0] == "File:Deep.jpg"
+
+
+def test_images_of_any_template_with_numbered_keys() -> None:
+    text = """{{multiple image
+ | align = right | footer = Two views
+ | image1 = Bridge_north.jpg | alt1 = A stone bridge | caption1 = The bridge seen from the north bank
+ | image2 = File:Bridge south.jpg | caption2 = The same bridge from the south, at dusk
+ | image3 =
+}}
+{{CSS image crop|Image = Tower.jpg |bSize = 315|cWidth = 230|Location = right}}
+{{Speciesbox | image = Hare.JPG | image_caption = A hare in a field }}"""
+    found = [(r.file, r.caption, r.alt, r.source, r.template) for r in extract_images(text)]
+    assert found == [
+        (
+            "File:Bridge north.jpg",
+            "The bridge seen from the north bank",
+            "A stone bridge",
+            "template",
+            "multiple image",
+        ),
+        ("File:Bridge south.jpg", "The same bridge from the south, at dusk", "", "template", "multiple image"),
+        ("File:Tower.jpg", "", "", "template", "CSS image crop"),
+        # The authors read captions from caption/captionN keys only: image_caption is not one.
+        ("File:Hare.JPG", "", "", "template", "Speciesbox"),
+    ]
+
+
+def test_whole_link_in_a_template_value_keeps_its_own_texts_unless_the_template_gives_them() -> None:
+    text = "{{Anthropology|image=[[File:P human body.svg|140px|alt=A human body]]}}"
+    found = [(r.file, r.caption, r.alt, r.source, r.template) for r in extract_images(text)]
+    assert found == [("File:P human body.svg", "", "A human body", "template", "Anthropology")]
+
+
+def test_template_values_that_are_not_file_names_are_counted() -> None:
+    stats = ExtractStats()
+    text = "{{Infobox place|image={{#property:P18}}|caption=Seen from above}} {{Infobox x|image=none}}"
+    assert refs(text, stats=stats) == []
+    assert stats.unparsed == 2
+
+
+def test_an_image_template_inside_an_image_value_counts_once() -> None:
+    stats = ExtractStats()
+    text = "{{Infobox person|image={{CSS image crop|Image=Face.jpg|bSize=200}}|caption=The face of the man}}"
+    found = [(r.file, r.caption, r.template) for r in extract_images(text, stats=stats)]
+    assert found == [("File:Face.jpg", "", "CSS image crop")]
+    assert stats.unparsed == 0
+
+
+def test_a_stray_closing_brace_in_a_nested_link_is_text() -> None:
+    assert refs("[[File:A.jpg|thumb|The [[B}}C|label]] at dusk]]") == [("File:A.jpg", "The label at dusk", "", "link")]
+
+
+def test_unpaired_brackets_are_not_caption_text() -> None:
+    # As in MediaWiki, an unclosed {{ is text: its pipe splits the link, and the last piece is the caption.
+    assert refs("[[File:A.jpg|thumb|The {{nowrap|old]] bridge ]]") == [("File:A.jpg", "old", "", "link")]
+    assert refs("[[File:B.jpg|thumb|A }} and {{broken [[link]]]]") == [("File:B.jpg", "A and broken link", "", "link")]
+
+
+def test_case_insensitive_prefixes_and_every_segment_read() -> None:
+    text = "[[iMaGe:a.jpg|Draft caption|thumb|The final caption|upright]] [[FILE : b.jpg|alt=Only alt|left]]"
+    assert refs(text) == [
+        ("File:A.jpg", "The final caption", "", "link"),
+        ("File:B.jpg", "", "Only alt", "link"),
+    ]
+
+
+def test_inert_markup_hides_images_and_unclosed_tags_are_text() -> None:
+    text = (
+        "<nowiki>[[File:Shown.jpg|thumb|literal]]</nowiki> <pre>{{multiple image|image1=P.jpg}}</pre> "
+        "<nowiki/> [[File:After.jpg|thumb|After a self-closing tag]] <math>x [[File:M.jpg]]</math> "
+        "<!-- [[File:Old.jpg|thumb|commented]] --> <nowiki>unclosed [[File:Real.jpg|thumb|Still a use]]"
+    )
+    assert refs(text) == [
+        ("File:After.jpg", "After a self-closing tag", "", "link"),
+        ("File:Real.jpg", "Still a use", "", "link"),
+    ]
+
+
+def test_gallery_comments_and_unclosed_galleries() -> None:
+    text = (
+        "<gallery>\nA.jpg|One <!-- hidden | not a pipe --> caption\n<!-- B.jpg|gone -->\n</gallery>"
+        "<gallery>\nC.jpg|Never closed\n[[File:D.jpg|thumb|A link after it]]"
+    )
+    assert refs(text) == [
+        ("File:A.jpg", "One caption", "", "gallery"),
+        ("File:D.jpg", "A link after it", "", "link"),
+    ]
+
+
+def test_nested_references_reach_the_cleaner_once() -> None:
+    text = "{{Infobox x|image=Outer.jpg|caption=Outer {{multiple image|image1=Inner.jpg|caption1=Inner text}} end}}"
+    found = [(r.file, r.caption, r.template) for r in extract_images(text)]
+    assert found == [("File:Outer.jpg", "Outer end", "Infobox x"), ("File:Inner.jpg", "Inner text", "multiple image")]
+
+
+# Vandalised pages: each shape once, at a size that would take minutes if extraction were quadratic.
+N = 50_000
+
+
+@pytest.mark.parametrize(
+    ("shape", "expected", "unclosed"),
+    [
+        ("[[File:X.jpg|thumb|" + "{{a|" * 4_000 + "]]", [("File:X.jpg", "", "", "link")], 0),
+        ("[[File:X.jpg|thumb|" + "{{a|" * N + "]]", [], 1),  # longer than MAX_SPAN
+        ("<gallery>\nX.jpg|" + "{{a|" * N + "b\n</gallery>", [("File:X.jpg", "b", "", "gallery")], 0),
+        ("<gallery>" * N + "[[File:Y.jpg|thumb|ok]]", [("File:Y.jpg", "ok", "", "link")], 0),
+        ("[[File:" * N, [], N),
+        ("{{a|" * N + "[[File:Y.jpg|thumb|ok]]", [("File:Y.jpg", "ok", "", "link")], 0),
+        ("]]" * N + "}}" * N + "[[File:Y.jpg|thumb|ok]]", [("File:Y.jpg", "ok", "", "link")], 0),
+        ("<nowiki" * N + "<nowiki>" * N + "<!--" * N + "[[File:Y.jpg]]", [], 0),
+        ("{{a|b=" * N + "x" + "}}" * N + "[[File:Y.jpg|thumb|ok]]", [("File:Y.jpg", "ok", "", "link")], 0),
+        ("{{a|[[b|" * N + "[[File:Y.jpg|thumb|ok]]", [("File:Y.jpg", "ok", "", "link")], 0),
+        ("[[File:Y.jpg|thumb|ok]]" + "[[a]]] " * N, [("File:Y.jpg", "ok", "", "link")], 0),
+    ],
+    ids=[
+        "unclosed-braces-in-caption",
+        "huge-caption",
+        "unclosed-braces-in-gallery-line",
+        "unclosed-galleries",
+        "unclosed-file-links",
+        "unclosed-templates",
+        "stray-closers",
+        "unclosed-inert-tags",
+        "nested-templates",
+        "interleaved-openers",
+        "odd-closing-runs",
+    ],
+)
+def test_pathological_pages_take_linear_time(shape: str, expected: list, unclosed: int) -> None:
+    stats = ExtractStats()
+    assert refs(shape, stats=stats) == expected
+    assert stats.unclosed == unclosed
+
+
+def test_deeply_nested_references_take_linear_time() -> None:
+    depth = 20_000
+    templates = "{{a|image=X.jpg|caption=Level " * depth + "x" + "}}" * depth
+    found = extract_images(templates)
+    assert len(found) == depth
+    assert found[-1].caption == "Level x" and found[0].caption == "Level"
+    links = "[[File:L.jpg|thumb|a " * depth + "]]" * depth
+    stats = ExtractStats()
+    found = extract_images(links, stats=stats)
+    assert len(found) + stats.unclosed == depth
+    # The inner links are found; the outer ones are longer than MAX_SPAN (23 characters a level).
+    assert len(found) == sum(1 for level in range(1, depth + 1) if 23 * level - 2 <= MAX_SPAN)
+
+
+def test_templates_with_invalid_names_are_text() -> None:
+    assert refs("{{|image=A.jpg}} {{<b>x</b>|image=B.jpg}} {{[[x]]|image=C.jpg}}") == []
+
+
+def test_footnote_markup_cannot_close_a_caption() -> None:
+    text = "[[File:A.jpg|thumb|The bridge<ref>See [[B|c ]] and {{d</ref> at dusk]]"
+    assert refs(text) == [("File:A.jpg", "The bridge at dusk", "", "link")]
+
+
+def test_presets_read_the_papers_sources_and_galleries_are_opt_in() -> None:
+    assert {preset(name).sources for name in PRESETS} == {("link", "template")}
+    assert PipelineConfig("mine", sources=("gallery", "link")).sources == ("link", "gallery")
+    with pytest.raises(ValueError, match="infobox"):
+        PipelineConfig("old", sources=("infobox",))
+    with pytest.raises(ValueError, match="at least one"):
+        PipelineConfig("none", sources=())
+
+
+def test_a_caption_the_cleaner_cannot_render_is_dropped_and_counted_not_its_page() -> None:
+    deep = "{{" * 1000 + "x" + "}}" * 1000
+    page = (
+        f"[[File:Good.jpg|thumb|A caption that stays.]] text [[File:Deep.jpg|thumb|{deep}]] "
+        "[[File:Also.jpg|alt=Kept]]"
+    )
+    stats = ExtractStats()
+    references = extract_images(page, "Page", stats=stats)
+    assert [(r.file, r.caption, r.alt) for r in references] == [
+        ("File:Good.jpg", "A caption that stays.", ""),
+        ("File:Deep.jpg", "", ""),
+        ("File:Also.jpg", "", "Kept"),
+    ]
+    assert stats.captions_dropped == 1
