@@ -4,7 +4,7 @@ The presets follow the paper; where the paper is silent they follow the authors'
 code (webis-de/eacl23-paraphrase-acquisition-from-image-captions). The rows below
 are the exceptions: bugs of that code we do not copy, and our extensions, each
 opt-in or harmless to the method. The README and every generated dataset card
-show this table, so a user of a rebuilt corpus knows what it is.
+show this table, so that a user of a rebuilt corpus knows what it is.
 """
 
 from __future__ import annotations
@@ -25,21 +25,40 @@ class Deviation:
 DEVIATIONS: tuple[Deviation, ...] = (
     Deviation(
         "Image links",
-        "`[[File:` / `[[Image:` matched with only the first letter case-insensitive",
-        "namespace names case-insensitive, plus the dump's localized File namespace",
-        "MediaWiki accepts `FILE:` and `image:`; their pattern misses such references",
+        "`[[File:` / `[[Image:` with only the first letter case-insensitive",
+        "namespace names in any case, plus the dump's localized File namespace",
+        "MediaWiki reads `FILE:` and `image:` too; the narrow pattern misses those references",
     ),
     Deviation(
         "Image links",
-        "commented-out markup (`<!-- [[File:…]] -->`) is read",
-        "comments, `<nowiki>`, `<pre>`, `<math>` and source blocks are ignored",
-        "a reader never sees commented-out images; they are not captions",
+        "markup inside `<!-- … -->` is read",
+        "comments, `<nowiki>`, `<pre>`, `<math>` and footnotes hide the markup inside them",
+        "a reader never sees a commented-out image; it is no caption",
     ),
     Deviation(
         "Image links",
-        "the caption is the last `|` segment, split without regard to nested links or templates",
-        "the caption is the last top-level segment that is not an image option",
-        "`[[File:A.jpg|thumb|A [[B|b]] c]]` would otherwise lose its caption",
+        "`[[:File:…]]` counts as an image use",
+        "it is a link to the file page, not an image use",
+        "MediaWiki shows no image for it",
+    ),
+    Deviation(
+        "Image links",
+        "the caption is the last `|` segment",
+        "the caption is the last top-level segment that is not an image option (as MediaWiki reads it)",
+        "`[[File:A.jpg|A [[B|b]] c|thumb]]` would lose its caption",
+    ),
+    Deviation(
+        "Template images",
+        "`image0`–`image9`; a value is cut at every `=`; `{{!}}` is read as a parameter separator",
+        "`imageN` for any N (the paper: an optional counter); a value keeps every `=` after the first; "
+        "`{{!}}` is a literal pipe inside the value",
+        "the paper's rule, and values as MediaWiki passes them",
+    ),
+    Deviation(
+        "Template images",
+        "an `image` value that is a whole `[[File:…|caption]]` keeps only the link's own caption",
+        "the template's `caption`/`alt` parameter when given, else the link's own",
+        "the paper mines infobox captions; the narrow reading loses them",
     ),
     Deviation(
         "Galleries",
@@ -49,45 +68,63 @@ DEVIATIONS: tuple[Deviation, ...] = (
     ),
     Deviation(
         "Caption cleaning",
-        "`<ref>…</ref>` removed greedily (text between two references is lost)",
-        "each reference removed on its own (mwparserfromhell's parse)",
+        "`<ref>…</ref>` removed greedily (the text between two footnotes is lost)",
+        "each footnote removed on its own",
         "the greedy pattern deletes caption text",
     ),
     Deviation(
         "Caption cleaning",
-        "non-printable removal with Java's ASCII-only `\\p{Print}` strips accented and non-Latin letters",
-        "Unicode-aware: only control and format characters go (zero-width joiners stay)",
-        "`Café Müller` must not become `Caf  M ller`",
+        "accents and other non-ASCII letters stripped",
+        "Unicode kept; only control and format characters go (zero-width joiners stay)",
+        "`Café Müller` must stay `Café Müller`",
     ),
     Deviation(
         "Caption cleaning",
-        "text re-joined from tokens, with a space before punctuation",
-        "the caption's own spacing, whitespace collapsed",
-        "the caption as the reader sees it; see docs/cleaning.md for every template rule",
+        "text re-joined from tokens, with a space before punctuation; alternative texts left raw",
+        "the caption's own spacing, whitespace collapsed; alternative texts cleaned like captions",
+        "the text as the reader sees it; docs/cleaning.md compares every template and markup rule",
     ),
     Deviation(
-        "Caption rule (silver, bronze)",
-        "`VerbHeuristic` accepts captions *without* a verb (its test is inverted)",
-        "a caption passes when some token is tagged as a verb (`VB*`)",
+        "Caption cleaning",
+        "no limit on nesting",
+        "a caption nested deeper than 20 templates or links is dropped and counted in funnel.json",
+        "vandalised pages must not stall a build or cost a page its other images",
+    ),
+    Deviation(
+        "Caption words ≥ 6, significant difference",
+        "Java's ASCII-only `\\W`",
+        "Unicode word characters (Python's `\\w`)",
+        "accented and non-Latin letters are word characters",
+    ),
+    Deviation(
+        "Caption has verb (silver, bronze)",
+        "`VerbHeuristic` keeps captions *without* a verb (its test is inverted)",
+        "a caption passes when a token is tagged as a verb (`VB*`)",
         "the paper's rule is 'contains a verb'",
     ),
     Deviation(
-        "Caption rule",
+        "Caption is sentence (gold)",
+        "`MD (RB)? VB` matches any `VB*` after the modal; brackets removed after tagging",
+        "Table 4 as printed (`VB` after the modal); parenthetical asides removed before tagging",
+        "the paper's rules",
+    ),
+    Deviation(
+        "POS tagger",
         "Stanford CoreNLP, `english-left3words-distsim`",
-        "CoreNLP when installed (`--tagger corenlp`), else stanza, else NLTK's perceptron; the card names the tagger",
-        "CoreNLP needs Java and a download; the others give different verdicts on some captions",
+        "CoreNLP when installed (`--tagger corenlp`), else stanza, else NLTK's perceptron; the card names it",
+        "CoreNLP needs Java and a download; other taggers give other verdicts on some captions",
     ),
     Deviation(
         "References ≤ 10",
-        "the bound is 10 × 18 = 180 for every corpus",
+        "10 × 18 = 180 for every corpus",
         "10 for gold and silver, 180 for bronze (edit history)",
-        "the paper sets 180 only for the edit history, where one image occurrence repeats in ~18 revisions",
+        "the paper sets 180 only for the edit history, where an image use repeats in ~18 revisions",
     ),
     Deviation(
-        "Significant caption diff",
-        "Java's ASCII-only `\\W` when dropping non-word characters",
-        "Python's Unicode `\\w`",
-        "accented letters are word characters; ASCII-only matching would call `Zürich` and `Zrich` equal",
+        "Unique candidates",
+        "duplicates found within each map task's share of the pairs, by a 32-bit `hashCode`",
+        "one candidate per pair of lower-cased texts in the whole build (128-bit digests), the first in image order",
+        "the result must not depend on how the work is split, and hash collisions must not drop distinct pairs",
     ),
 )
 

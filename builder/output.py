@@ -50,6 +50,7 @@ import yaml
 from huggingface_hub.repocard import metadata_load
 
 from builder.clusters import Pair
+from builder.fidelity import markdown_table
 from builder.pipeline import Funnel
 
 PAIR_SCHEMA = pa.schema(
@@ -314,6 +315,7 @@ def render_card(records: Iterable[dict], template: Path = CARD_TEMPLATE) -> str:
         sample_notice=notice,
         config_list=", ".join(f"`{record['config']}`" for record in ordered),
         builds="\n".join(_build_section(record) for record in ordered),
+        fidelity=markdown_table(),
     )
 
 
