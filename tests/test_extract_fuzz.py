@@ -5,11 +5,10 @@ turns up. The examples are derandomized and no example database is kept, so ever
 run (and CI) tries the same pages.
 
 What reaches a dataset row is the cleaner's rendering of what extraction hands it.
-Extraction's part, checked here, is to hand on caption and alt texts whose brackets
-pair up and that have no pipe outside brackets (so no image option such as
-``|thumb`` leaks into a caption). Markup MediaWiki itself shows as text (an invalid
-link target like ``[[<ref>]]``, ``{{}}``, an unclosed ``<ref>``) the cleaner renders
-as text too.
+Extraction's part is to hand on caption and alt texts whose brackets pair up and
+that have no pipe outside brackets (so no image option such as ``|thumb`` leaks into
+a caption); the cleaned captions that come out hold no leftover markup (``[[``,
+``]]``, ``{{``, ``}}``, ``<ref``, ``|thumb``).
 """
 
 from __future__ import annotations
@@ -34,6 +33,7 @@ STARTS = [
     "[[File:A.jpg|", "[[File:A.jpg|thumb|", "[[image:b.png|alt=", "{{multiple image|image1=A.jpg|caption1=",
     "{{Infobox|image=B.jpg|alt=", "<gallery>\nA.jpg|", "\nb.png|thumb|",
 ]  # fmt: skip
+LEFTOVER_MARKUP = ("[[", "]]", "{{", "}}", "<ref", "|thumb")
 EXAMPLES = 1500
 RUN = settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None)
 
@@ -94,3 +94,5 @@ def test_references_are_sound(page: str) -> None:
         assert (reference.source == "template") == bool(reference.template), page
         for text in (reference.caption, reference.alt):
             assert text == text.strip() and "\n" not in text, (page, text)
+            if "<nowiki>" not in page:  # <nowiki> content is kept as written, brackets and all, by design
+                assert [markup for markup in LEFTOVER_MARKUP if markup in text] == [], (page, text)
