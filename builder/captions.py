@@ -9,7 +9,7 @@ captions that contain a verb. Parenthetical material such as "(pictured)" or
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from nltk.tokenize import NLTKWordTokenizer
 
@@ -17,6 +17,7 @@ from builder.tagging import TaggedText, Tagger, get_tagger
 
 INFLECTED_VERBS = frozenset({"VBP", "VBZ", "VBD"})
 WH_WORDS = frozenset({"WDT", "WP", "WRB"})
+TAG_BATCH = 512
 
 
 _WORDS = NLTKWordTokenizer()
@@ -137,3 +138,30 @@ def classify(texts: Sequence[str], rule: str = "sentence", tagger: str | Tagger 
 def tag_sequences(tagged: TaggedText) -> list[list[str]]:
     """Only the tags of a tagged caption, sentence by sentence."""
     return [[tag for _, tag in sentence] for sentence in tagged]
+
+
+def tag_batch(texts: list[str], tagger: Tagger) -> list[list[list[str]]]:
+    """The tag sequences of a batch of texts, as the engines store them between tagging and the rule."""
+    return [tag_sequences(tagged) for tagged in tag_captions(texts, tagger)]
+
+
+def text_batches(texts: Iterable[str]) -> Iterator[list[str]]:
+    """Texts in lists of :data:`TAG_BATCH`, the unit in which taggers work."""
+    batch: list[str] = []
+    for text in texts:
+        batch.append(text)
+        if len(batch) >= TAG_BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def rule_verdicts(rows: Iterable[dict], rule: str) -> dict[str, bool]:
+    """Each text of a cluster's rows, judged by the caption rule from its stored tags."""
+    verdicts: dict[str, bool] = {}
+    for row in rows:
+        for text, tags in ((row["caption"], row["caption_tags"]), (row["alt"], row["alt_tags"])):
+            if text:
+                verdicts[text] = satisfies(rule, tags or [])
+    return verdicts

@@ -13,6 +13,8 @@ import itertools
 from collections.abc import Callable, Iterable
 
 CAPTION_TYPES = ("caption", "alt")
+# the order of references within a cluster (and of clusters: by image first), in every engine
+SORT_COLUMNS = ("image", "page_id", "revision_id", "position")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,3 +116,31 @@ def build_pairs(cluster: Cluster) -> list[Pair]:
         holders = [reference for reference in cluster.references if reference.text(kind)]
         pairs.extend(Pair(cluster.image, kind, a, b) for a, b in itertools.combinations(holders, 2))
     return pairs
+
+
+def reference_from_row(row: dict) -> Reference:
+    """A reference from a row of the reference shards (a missing text is an empty one)."""
+    return Reference(
+        page=row["page"],
+        page_id=row["page_id"],
+        revision_id=row["revision_id"],
+        position=row["position"],
+        source=row["source"],
+        caption=row["caption"] or "",
+        alt=row["alt"] or "",
+    )
+
+
+def cluster_rows(cluster: Cluster) -> list[dict]:
+    """The reference rows of a cluster: the inverse of :func:`cluster_from_rows`."""
+    return [{"image": cluster.image, **dataclasses.asdict(reference)} for reference in cluster.references]
+
+
+def cluster_from_rows(image: str, rows: list[dict]) -> Cluster:
+    """A cluster from its reference rows, already in :data:`SORT_COLUMNS` order."""
+    return Cluster(image, tuple(reference_from_row(row) for row in rows))
+
+
+def sort_key(row: dict) -> tuple:
+    """:data:`SORT_COLUMNS` of a reference row, for engines that group without sorting."""
+    return tuple(row[column] for column in SORT_COLUMNS)

@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib.metadata
+import sys
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from builder.captions import word_count
 from builder.clusters import (
@@ -29,7 +32,9 @@ from builder.clusters import (
     min_references,
 )
 from builder.config import PipelineConfig
+from builder.extraction import Extraction
 from builder.pairs import UniqueCandidates, divergent_captions, significant_difference
+from builder.tagging import Tagger
 
 ClusterStep = Callable[[Cluster], Cluster | None]
 PairStep = Callable[[list[Pair]], list[Pair]]
@@ -173,11 +178,19 @@ class FilterChain:
         bound_row.count_cluster(current)
         return current
 
-    def filter_pairs(self, cluster: Cluster) -> list[Pair]:
-        """Steps 7–9 on the cluster's candidate pairs; call in image order (step 7 remembers pairs)."""
+    def filter_pairs(self, cluster: Cluster, unique: PairStep | None = None) -> list[Pair]:
+        """Steps 7–9 on the cluster's candidate pairs; call in image order (step 7 remembers pairs).
+
+        ``unique`` replaces step 7 for an engine that decides the build-wide first of each
+        candidate elsewhere: it gets the cluster's pairs in :func:`build_pairs` order and
+        returns those that are first; clusters may then come in any order.
+        """
         pair_rows = self.funnel.rows[len(self.cluster_steps) + 2 :]
+        steps = [step for _, step in self.pair_steps]
+        if unique is not None:
+            steps[0] = unique
         pairs = build_pairs(cluster)
-        for row, (_, step) in zip(pair_rows, self.pair_steps, strict=True):
+        for row, step in zip(pair_rows, steps, strict=True):
             pairs = step(pairs)
             row.count_pairs(pairs)
         return pairs
@@ -222,3 +235,58 @@ class StageClock:
         for name, start, end in self.spans:
             spent[name] = spent.get(name, 0.0) + end - start
         return {name: spent[name] for name in STAGES if name in spent}
+
+
+def library_versions() -> dict[str, str]:
+    """Versions of the libraries that shape the output, for the dataset card."""
+    versions = {"python": sys.version.split()[0]}
+    for package in ("mwparserfromhell", "nltk", "stanza", "duckdb", "pyarrow", "datasets"):
+        try:
+            versions[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+@dataclasses.dataclass
+class BuildReport:
+    """What a build produced, per config."""
+
+    output: Path
+    rows: dict[str, int]
+    funnels: dict[str, FilterChain]
+    extraction: Extraction
+    clock: StageClock = dataclasses.field(default_factory=StageClock)
+
+
+def funnel_record(chain: FilterChain, rows: int, extraction: Extraction, tagger: Tagger) -> dict[str, object]:
+    """A config's ``funnel.json`` content: its Table 3 counts and everything that shaped them."""
+    skipped = {
+        "redirects": extraction.read.skipped_redirect,
+        "other_namespaces": extraction.read.skipped_namespace,
+        "invalid_utf8_bytes": extraction.read.invalid_utf8_bytes,
+        "unclosed_image_markup": extraction.extract.unclosed,
+        "unparsable_image_references": extraction.extract.unparsed,
+        "pages_that_failed_to_parse": extraction.extract.failed_pages,
+        "captions_the_cleaner_could_not_render": extraction.extract.captions_dropped,
+        "references_repeated_by_later_revisions": extraction.extract.repeated_in_history,
+        "malformed_pages": extraction.read.malformed_pages,
+        "malformed_revisions": extraction.read.malformed_revisions,
+        "content_outside_pages": extraction.read.content_outside_pages,
+        "dumps_with_a_wrong_root_element": extraction.read.wrong_root_element,
+        "dumps_that_failed": len(extraction.failures),
+    }
+    return {
+        "config": chain.config.name,
+        "rows": rows,
+        "parameters": chain.config.parameters(),
+        "dumps": extraction.dumps,
+        "tagger": tagger.signature(),
+        "versions": library_versions(),
+        "failures": extraction.failures,
+        "problems": extraction.problems,
+        "pages": extraction.read.pages,
+        "revisions": extraction.read.revisions,
+        "skipped": skipped,
+        "funnel": chain.funnel.to_list(),
+    }

@@ -1,7 +1,7 @@
 """The Spark engine: the same stages as :mod:`builder.local`, distributed with PySpark.
 
 * extraction – dump files and multistream byte ranges are the partitions of an RDD;
-  each runs :func:`builder.local.iter_task_references`;
+  each runs :func:`builder.extraction.iter_task_references`;
 * grouping by image – Spark's shuffle, the references of one image sorted as the
   local engine sorts them;
 * steps 0–4 and 5–6 – :class:`builder.pipeline.FilterChain` per cluster; each
@@ -27,31 +27,24 @@ import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from builder.captions import rule_verdicts, tag_batch, text_batches
+from builder.clusters import cluster_from_rows, cluster_rows, sort_key
 from builder.config import PipelineConfig
-from builder.dump import DumpError, ReadStats, check_dump_path
-from builder.local import (
-    BuildReport,
-    DumpWarning,
+from builder.dump import DumpError, DumpWarning, ReadStats, check_dump_path
+from builder.extraction import (
     Extraction,
     ExtractResult,
     ExtractTask,
     check_dump_kinds,
     check_one_extraction,
-    cluster_from_rows,
-    cluster_rows,
     combine_results,
     counts_first_seen,
-    funnel_record,
     iter_task_references,
     plan_tasks,
-    rule_verdicts,
-    sort_key,
-    tag_batch,
     task_failure,
-    text_batches,
 )
 from builder.output import Publisher
-from builder.pipeline import FilterChain, Funnel
+from builder.pipeline import BuildReport, FilterChain, Funnel, funnel_record
 from builder.tagging import Tagger, get_tagger
 from builder.wikitext import ExtractStats
 

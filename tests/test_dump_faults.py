@@ -24,7 +24,8 @@ import wikipedia_ipc
 from builder.config import BRONZE, GOLD
 from builder.data.make_sample import HEADER, dump_xml, page_xml
 from builder.dump import DumpError, DumpWarning, fingerprint
-from builder.local import build, extract_references, plan_tasks
+from builder.extraction import plan_tasks
+from builder.local import build, extract_references
 
 ARTICLES = "enwiki-20240101-pages-articles-multistream.xml.bz2"
 
