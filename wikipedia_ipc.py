@@ -31,7 +31,7 @@ from datasets.utils.logging import is_progress_bar_enabled
 
 from builder.config import PRESETS, SOURCES, PipelineConfig, preset
 from builder.dump import DumpError
-from builder.local import BuildReport, build, default_workers
+from builder.local import DUCKDB_MEMORY, BuildReport, build, default_workers
 from builder.output import SAMPLE_DUMP, FolderLock, HubError, OutputError, published_files, push_to_hub
 from builder.tagging import TAGGER_NAMES, TaggerUnavailable
 
@@ -163,6 +163,12 @@ def command_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--workers", type=int, default=default_workers(), help="worker processes (default: CPU count)")
     run.add_argument("--work-dir", help="keep intermediate files here instead of a temporary folder")
+    run.add_argument(
+        "--memory",
+        default=DUCKDB_MEMORY,
+        help=f"memory for grouping references by image (DuckDB; default {DUCKDB_MEMORY}); past it, sorting spills "
+        "to the work folder",
+    )
     run.add_argument("--resume", action="store_true", help="reuse the finished dump parts in --work-dir")
     run.add_argument(
         "--engine", choices=["local", "spark"], default="local", help="local processes, or PySpark (local[N] master)"
@@ -253,6 +259,7 @@ def _build(arguments: argparse.Namespace) -> int:
                 show_progress=not arguments.quiet,
                 resume=arguments.resume,
                 overwrite=arguments.overwrite,
+                memory_limit=arguments.memory,
             )
     except (FileNotFoundError, IsADirectoryError, ValueError, DumpError, TaggerUnavailable, OutputError) as error:
         print(f"error: {error}", file=sys.stderr)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import bz2
 import dataclasses
+import json
 import multiprocessing
 import random
 import re
@@ -277,6 +278,10 @@ def write_dump(folder: Path, target_bytes: int, seed: int = 0, workers: int = 2)
     stem = f"enwiki-20220901-scale{target_bytes // 1_000_000}mb-s{seed}-pages-articles-multistream"
     path = folder / f"{stem}.xml.bz2"
     index = folder / f"{stem.replace('multistream', 'multistream-index')}.txt.bz2"
+    described = folder / f"{stem}.json"
+    if path.is_file() and index.is_file() and described.is_file():  # the same seed and size wrote the same bytes
+        counts = json.loads(described.read_text(encoding="utf-8"))
+        return Shape(path, index, **counts)
     rng = random.Random(seed)
     references = _References(target_bytes // XML_BYTES_PER_REFERENCE, real_captions(), rng)
     xml_bytes = pages = 0
@@ -297,7 +302,10 @@ def write_dump(folder: Path, target_bytes: int, seed: int = 0, workers: int = 2)
             offset = _flush(pending.pop(0), out, index_out, offset)
     path.with_suffix(".partial").rename(path)
     index.with_suffix(".partial").rename(index)
-    return Shape(path, index, xml_bytes, path.stat().st_size, pages, references.placed, len(references.used))
+    shape = Shape(path, index, xml_bytes, path.stat().st_size, pages, references.placed, len(references.used))
+    counts = {field: getattr(shape, field) for field in ("xml_bytes", "bz2_bytes", "pages", "references", "images")}
+    described.write_text(json.dumps(counts), encoding="utf-8")
+    return shape
 
 
 def _flush(item: tuple, out, index_out, offset: int) -> int:  # noqa: ANN001 - file objects

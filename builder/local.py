@@ -17,6 +17,7 @@ import concurrent.futures
 import itertools
 import multiprocessing
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -53,6 +54,8 @@ from builder.tagging import Tagger, get_tagger
 
 TAG_SCHEMA = pa.schema([("text", pa.string()), ("tags", pa.list_(pa.list_(pa.string())))])
 SORT_KEY = ", ".join(SORT_COLUMNS)
+DUCKDB_MEMORY = "512MB"  # DuckDB's default is 80% of the machine's memory
+_MEMORY_SIZE = re.compile(r"\d+(?:\.\d+)?\s*(?:[KMGT]i?B|bytes)", re.IGNORECASE)
 
 
 def run_tasks(tasks: list[ExtractTask], workers: int, show_progress: bool) -> list[ExtractResult]:
@@ -227,8 +230,12 @@ def build(
     show_progress: bool = True,
     resume: bool = False,
     overwrite: bool = False,
+    memory_limit: str = DUCKDB_MEMORY,
 ) -> BuildReport:
     """Build the given configs from the given dumps into a Hub-ready dataset folder.
+
+    ``memory_limit`` bounds DuckDB's grouping and tagging queries (e.g. ``"512MB"``,
+    ``"4GB"``); past it they spill to the work folder, so memory stays flat as dumps grow.
 
     With ``work_dir`` and ``resume``, the reference shards that an interrupted build
     finished are used as they are, and only the rest of the dumps is read again.
@@ -243,6 +250,7 @@ def build(
     for dump in dumps:
         check_dump_path(dump)
     check_dump_kinds(dumps, configs[0].dump_kind == "history")
+    check_memory_limit(memory_limit)
     tagger_instance = get_tagger(tagger)  # fail early, before hours of extraction, if no model
     output = Path(output)
     publisher = Publisher(output, [config.name for config in configs], overwrite)
@@ -265,6 +273,7 @@ def build(
         connection = duckdb.connect()
         connection.execute(f"SET temp_directory = '{work / 'duckdb'}'")
         connection.execute(f"SET threads = {max(1, workers)}")
+        connection.execute(f"SET memory_limit = '{memory_limit}'")
         chains = {config.name: FilterChain(config) for config in configs}
         candidates = {name: work / f"candidates-{name}.parquet" for name in chains}
         with clock.stage("grouping"):
@@ -298,6 +307,17 @@ def build(
         if not work_dir:
             shutil.rmtree(work, ignore_errors=True)
     return BuildReport(output, rows, chains, extraction, clock)
+
+
+def check_memory_limit(memory_limit: str) -> None:
+    """A DuckDB memory size such as ``512MB``, checked before any dump is read."""
+    if not _MEMORY_SIZE.fullmatch(memory_limit):
+        raise ValueError(f"memory limit {memory_limit!r} is not a size such as 512MB or 4GB")
+    with duckdb.connect() as connection:
+        try:
+            connection.execute(f"SET memory_limit = '{memory_limit}'")
+        except duckdb.Error as error:
+            raise ValueError(f"memory limit {memory_limit!r} is not a size such as 512MB or 4GB ({error})") from None
 
 
 def default_workers() -> int:

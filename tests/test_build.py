@@ -17,6 +17,7 @@ import wikipedia_ipc
 from builder.config import GOLD, SILVER
 from builder.data.make_sample import dump_xml, page_xml
 from builder.local import build
+from builder.output import SAMPLE_DUMP
 
 POSTCARD = "Easter Bunny Postcard 1907.jpg"
 FLAG = "Flag of France.svg"
@@ -269,3 +270,9 @@ def test_resume_reuses_finished_parts(dump: Path, tmp_path: Path, perceptron_ava
     assert one == sorted((tmp_path / "two" / "gold").glob("*.parquet"))[0].read_bytes()
     with pytest.raises(ValueError, match="resume needs the work_dir"):
         build([dump], [GOLD], tmp_path / "three", resume=True)
+
+
+def test_a_bad_memory_limit_is_refused_before_any_dump_is_read(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="not a size"):
+        build([SAMPLE_DUMP], [GOLD], tmp_path / "out", tagger="perceptron", memory_limit="lots", show_progress=False)
+    assert not (tmp_path / "out").exists()
