@@ -117,18 +117,34 @@ def file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
+def finalize_parts(folder: Path, parts: Sequence[Path]) -> list[Path]:
+    """Give written part files, in output order, their final names ``train-XXXXX-of-YYYYY-<hash>.parquet``."""
+    files = []
+    for index, part in enumerate(parts):
+        name = folder / f"train-{index:05d}-of-{len(parts):05d}-{file_digest(part)}.parquet"
+        part.rename(name)
+        files.append(name)
+    return files
+
+
 class PairWriter:
     """Write pairs into ``train-XXXXX-of-YYYYY-<hash>.parquet`` shards of a (staging) config folder.
 
-    Shards are written as ``part-*.tmp`` and get their final, content-hashed names on
+    Shards are written as ``<prefix>-*.tmp`` and get their final, content-hashed names on
     :meth:`close`. A config without pairs gets one shard with no rows (the schema, for
     parquet readers); the card leaves it out of ``configs:``, as ``datasets`` cannot load it.
+    A writer that holds one slice of the output (a Spark partition) stops at :meth:`finish`
+    instead, under a ``prefix`` of its own, and the parts of all slices are named together
+    by :func:`finalize_parts`.
     """
 
-    def __init__(self, folder: Path, rows_per_shard: int = ROWS_PER_SHARD, batch_size: int = 10_000) -> None:
+    def __init__(
+        self, folder: Path, rows_per_shard: int = ROWS_PER_SHARD, batch_size: int = 10_000, prefix: str = "part"
+    ) -> None:
         self.folder = folder
         self.rows_per_shard = rows_per_shard
         self.batch_size = batch_size
+        self.prefix = prefix
         self.rows = 0
         self.seconds = 0.0  # spent encoding and writing parquet, for the build's stage times
         self.files: list[Path] = []
@@ -166,24 +182,30 @@ class PairWriter:
     def _open_part(self) -> None:
         if self._writer is not None:
             self._writer.close()
-        part = self.folder / f"part-{len(self._parts):05d}.tmp"
+        part = self.folder / f"{self.prefix}-{len(self._parts):05d}.tmp"
         self._parts.append(part)
         self._writer = pq.ParquetWriter(part, PAIR_SCHEMA, compression="zstd")
         self._in_part = 0
 
-    def close(self) -> list[Path]:
-        """Finish the last shard and give the shards their final names."""
+    def finish(self) -> list[Path]:
+        """Write what is left and close the last part; the parts written, none if no row came."""
         started = time.perf_counter()
         self._write_batch()
-        if self._writer is None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        self.seconds += time.perf_counter() - started
+        return list(self._parts)
+
+    def close(self) -> list[Path]:
+        """Finish the last shard and give the shards their final names."""
+        self.finish()
+        started = time.perf_counter()
+        if not self._parts:
             self._open_part()
-        self._writer.close()  # type: ignore[union-attr]
-        self._writer = None
-        total = len(self._parts)
-        for index, part in enumerate(self._parts):
-            name = self.folder / f"train-{index:05d}-of-{total:05d}-{file_digest(part)}.parquet"
-            part.rename(name)
-            self.files.append(name)
+            self._writer.close()  # type: ignore[union-attr]
+            self._writer = None
+        self.files = finalize_parts(self.folder, self._parts)
         self.seconds += time.perf_counter() - started
         return self.files
 
@@ -511,10 +533,18 @@ class Publisher:
         self._writers[name] = PairWriter(self.staging / name)
         return self._writers[name]
 
-    def add_config(self, name: str, record: dict[str, object]) -> None:
-        """The config's pairs are written (its writer closed): stage its funnel.json."""
-        writer = self._writers[name]
-        self._records[name] = write_funnel(writer.folder, record, writer.files)
+    def config_folder(self, name: str) -> Path:
+        """The config's staging folder, for an engine whose workers write the parquet shards themselves."""
+        if self.staging is None:
+            raise RuntimeError("Publisher.open() must come first")
+        folder = self.staging / name
+        folder.mkdir(exist_ok=True)
+        return folder
+
+    def add_config(self, name: str, record: dict[str, object], files: Sequence[Path] | None = None) -> None:
+        """The config's pairs are written (its writer closed, or ``files`` finalized): stage its funnel.json."""
+        written = self._writers[name].files if files is None else files
+        self._records[name] = write_funnel(self.config_folder(name), record, written)
 
     def publish(self) -> Path:
         """Render the card, commit the staged build and swap it into the output folder."""

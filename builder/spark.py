@@ -1,4 +1,4 @@
-"""The Spark engine: the same stages as :mod:`builder.local`, distributed with PySpark.
+"""The Spark engine: schedules the same stages as :mod:`builder.local` on RDDs, with PySpark.
 
 * extraction – dump files and multistream byte ranges are the partitions of an RDD;
   each runs :func:`builder.extraction.iter_task_references`;
@@ -6,19 +6,24 @@
   local engine sorts them;
 * steps 0–4 and 5–6 – :class:`builder.pipeline.FilterChain` per cluster; each
   partition's funnel is collected and added up on the driver;
-* steps 7–9 – on the driver, over the surviving clusters in image order: step 7
-  keeps the first of each candidate in the whole build, which needs one ordered
-  pass (the pair filters are cheap next to tagging, and the driver writes the
-  output anyway);
 * tagging – each unique text once, one tagger per partition, joined back by text;
-* output – the pairs, in image order, through the same writer as the local engine,
-  so both engines give byte-identical parquet.
+* step 7 – build-wide: every candidate pair gets its order key (image, index in the
+  cluster's pairs), and a shuffle by the pair's digest keeps the smallest key, which is
+  the pair the local engine keeps (the first in image order);
+* steps 8–9 – per cluster on the executors, counted per image as the local engine counts;
+* output – the pairs are range-partitioned by their order key, and each executor writes
+  its partition as parquet shards into the config's staging folder; the driver only
+  names the shards (content hashes, in partition order) and publishes them. No pair
+  passes through the driver, so the output size does not depend on its memory.
 
+The staging folder lies inside the output folder, so on a cluster the output must be on
+a file system that every executor sees at the same path (as the dumps must be).
 Default master ``local[N]``; pass a ``SparkSession`` (or use ``spark-submit``) for a cluster.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import tempfile
@@ -28,7 +33,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from builder.captions import rule_verdicts, tag_batch, text_batches
-from builder.clusters import cluster_from_rows, cluster_rows, sort_key
+from builder.clusters import Cluster, build_pairs, cluster_from_rows, cluster_rows, sort_key
 from builder.config import PipelineConfig
 from builder.dump import DumpError, DumpWarning, ReadStats, check_dump_path
 from builder.extraction import (
@@ -43,7 +48,8 @@ from builder.extraction import (
     plan_tasks,
     task_failure,
 )
-from builder.output import Publisher
+from builder.output import ROWS_PER_SHARD, PairWriter, Publisher, finalize_parts, pair_row
+from builder.pairs import candidate_key
 from builder.pipeline import BuildReport, FilterChain, Funnel, funnel_record
 from builder.tagging import Tagger, get_tagger
 from builder.wikitext import ExtractStats
@@ -81,7 +87,7 @@ def _tag_partition(tagger_name: str, texts: Iterable[str]) -> Iterator[tuple[str
 
 
 def _apply_rule(config: PipelineConfig, groups: Iterable[tuple[str, Iterable[dict]]]) -> Iterator[tuple[str, object]]:
-    """Steps 5–6 per cluster; the survivors go to the driver for steps 7–9."""
+    """Steps 5–6 per cluster; the surviving clusters go on to steps 7–9, keyed by image."""
     chain = FilterChain(config)
     for image, rows in groups:
         ordered = sorted(rows, key=sort_key)
@@ -93,11 +99,76 @@ def _apply_rule(config: PipelineConfig, groups: Iterable[tuple[str, Iterable[dic
     yield "funnel", chain.funnel.to_list()
 
 
+def _candidates(item: tuple[str, Cluster]) -> Iterator[tuple[bytes, tuple[str, int]]]:
+    """Each candidate pair of a cluster as (digest, order key): the key orders pairs as the local engine meets them."""
+    image, cluster = item
+    for index, pair in enumerate(build_pairs(cluster)):
+        yield candidate_key(pair), (image, index)
+
+
+def _filter_pairs(
+    config: PipelineConfig, groups: Iterable[tuple[str, tuple[Cluster, Iterable[int]]]]
+) -> Iterator[tuple[str, object]]:
+    """Steps 7–9 per cluster, step 7 from the build-wide firsts; pair rows keyed by (image, rank), then the funnel."""
+    chain = FilterChain(config)
+    for image, (cluster, firsts) in groups:
+        kept = frozenset(firsts)
+        pairs = chain.filter_pairs(
+            cluster, lambda pairs, kept=kept: [pair for index, pair in enumerate(pairs) if index in kept]
+        )
+        for rank, pair in enumerate(pairs):
+            yield "pair", ((image, rank), pair_row(pair))
+    yield "funnel", chain.funnel.to_list()
+
+
+def _write_partition(
+    folder: str, rows_per_shard: int, partition: int, rows: Iterable[tuple[tuple[str, int], dict]]
+) -> Iterator[tuple[int, list[str]]]:
+    """Write one range partition of the sorted pairs as parquet parts named after the partition.
+
+    The parts are written under names of this task attempt and renamed when complete,
+    so that a retried or speculative attempt never leaves a half-written part under the
+    name the driver will read.
+    """
+    from pyspark import TaskContext
+
+    attempt = TaskContext.get().attemptNumber()
+    writer = PairWriter(Path(folder), rows_per_shard, prefix=f"attempt-{partition:05d}-{attempt}")
+    writer.write_rows(row for _, row in rows)
+    parts = []
+    for index, part in enumerate(writer.finish()):
+        final = part.with_name(f"part-{partition:05d}-{index:05d}.tmp")
+        os.replace(part, final)
+        parts.append(str(final))
+    yield writer.rows, parts
+
+
 def _with_tags(rows, tags, column: str):  # noqa: ANN001, ANN202 - RDDs
     """Attach the tags of each row's ``column`` text (empty texts get none)."""
     keyed = rows.keyBy(lambda row: row[column])
     joined = keyed.leftOuterJoin(tags)
     return joined.map(lambda item: {**item[1][0], f"{column}_tags": item[1][1]})
+
+
+def _write_pairs(  # noqa: ANN001 - clusters: an RDD of (image, Cluster)
+    clusters, config: PipelineConfig, chain: FilterChain, folder: Path, rows_per_shard: int
+) -> tuple[int, list[Path]]:
+    """Steps 7–9 and the output on the executors; the driver gets the funnels, the row count and the parts' names."""
+    firsts = clusters.flatMap(_candidates).reduceByKey(min).values().groupByKey()
+    pairs = clusters.join(firsts).mapPartitions(lambda part, c=config: _filter_pairs(c, part)).cache()
+    for funnel in pairs.filter(lambda item: item[0] == "funnel").values().collect():
+        chain.funnel.add(Funnel.from_list(funnel))
+    rows = pairs.filter(lambda item: item[0] == "pair").values()
+    total = rows.count()
+    if not total:
+        return 0, []
+    ordered = rows.sortByKey(numPartitions=math.ceil(total / rows_per_shard))
+    written = ordered.mapPartitionsWithIndex(
+        lambda partition, part, where=str(folder), size=rows_per_shard: _write_partition(where, size, partition, part)
+    ).collect()
+    pairs.unpersist()
+    parts = [Path(part) for _, names in written for part in names]
+    return sum(count for count, _ in written), parts
 
 
 def _session(workers: int):  # noqa: ANN202 - a pyspark.sql.SparkSession
@@ -124,8 +195,14 @@ def build_spark(
     workers: int = 2,
     spark=None,  # noqa: ANN001 - a pyspark.sql.SparkSession
     overwrite: bool = False,
+    rows_per_shard: int = ROWS_PER_SHARD,
 ) -> BuildReport:
-    """Build configs with Spark into the same dataset folder layout as :func:`builder.local.build`."""
+    """Build configs with Spark into the same dataset folder layout as :func:`builder.local.build`.
+
+    The pairs of a config are range-partitioned into about ``rows_per_shard`` rows per
+    executor task and parquet file; a config with fewer pairs gives the local engine's single,
+    byte-identical file.
+    """
     check_one_extraction(configs)
     for dump in dumps:
         check_dump_path(dump)
@@ -135,7 +212,7 @@ def build_spark(
     publisher = Publisher(output, [config.name for config in configs], overwrite)
     with publisher:  # locked and writable before any dump is read
         session = spark if spark is not None else _session(workers)
-        report = _build_with_session(session, dumps, configs, publisher, tagger_instance, workers)
+        report = _build_with_session(session, dumps, configs, publisher, tagger_instance, workers, rows_per_shard)
         if spark is None:
             session.stop()
     return report
@@ -148,6 +225,7 @@ def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
     publisher: Publisher,
     tagger_instance: Tagger,
     workers: int,
+    rows_per_shard: int,
 ) -> BuildReport:
     context = session.sparkContext
     output = publisher.output
@@ -186,15 +264,15 @@ def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
                 chain.funnel.add(Funnel.from_list(funnel))
             for funnel in after.filter(lambda item: item[0] == "funnel").values().collect():
                 chain.funnel.add(Funnel.from_list(funnel))
-            writer = publisher.writer(config.name)
-            # steps 7–9 on the driver, over the clusters in image order: "unique candidates" is
-            # global and keeps the first pair in image order, exactly as the local engine does
-            ordered = after.filter(lambda item: item[0] == "cluster").values().sortByKey()
-            for _, cluster in ordered.toLocalIterator():
-                writer.write(chain.filter_pairs(cluster))
-            writer.close()
-            rows[config.name] = writer.rows
+            clusters = after.filter(lambda item: item[0] == "cluster").values()
+            written, parts = _write_pairs(clusters, config, chain, publisher.config_folder(config.name), rows_per_shard)
+            if parts:
+                files = finalize_parts(publisher.config_folder(config.name), parts)
+            else:  # no pair survived: one shard with no rows, as the local engine writes
+                writer = publisher.writer(config.name)
+                files = writer.close()
+            rows[config.name] = written
             chains[config.name] = chain
-            publisher.add_config(config.name, funnel_record(chain, writer.rows, extraction, tagger_instance))
+            publisher.add_config(config.name, funnel_record(chain, written, extraction, tagger_instance), files)
         publisher.publish()
     return BuildReport(output, rows, chains, extraction)

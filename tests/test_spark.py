@@ -1,17 +1,20 @@
-"""The Spark engine runs the same stages as the local engine and must give the same bytes."""
+"""The Spark engine runs the same stages as the local engine and must give the same rows (and bytes in one file)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from test_bronze import HISTORY
-from test_pairs import STEP_7_TO_9_PAGES
+from test_pairs import MOORED, STEP_7_TO_9_PAGES, link
 
+import builder.output
+import builder.pipeline
 import wikipedia_ipc
 from builder.config import BRONZE, GOLD, SILVER
-from builder.data.make_sample import dump_xml
+from builder.data.make_sample import dump_xml, page_xml
 from builder.local import build
 from builder.spark import build_spark
 
@@ -36,6 +39,17 @@ def same_output(first: Path, second: Path, config: str) -> None:
     assert funnel_one == funnel_two
 
 
+def same_rows(first: Path, second: Path, config: str) -> int:
+    """The rows of both builds' shards, read in shard order, are equal one by one; returns how many."""
+    one = pq.read_table(sorted((first / config).glob("*.parquet"))).to_pylist()
+    two = pq.read_table(sorted((second / config).glob("*.parquet"))).to_pylist()
+    assert one == two
+    funnel_one = json.loads((first / config / "funnel.json").read_text())["funnel"]
+    funnel_two = json.loads((second / config / "funnel.json").read_text())["funnel"]
+    assert funnel_one == funnel_two
+    return len(one)
+
+
 def test_sample_gold_and_silver(spark, tmp_path: Path, perceptron_available: None) -> None:
     build([wikipedia_ipc.SAMPLE_DUMP], [GOLD, SILVER], tmp_path / "local", tagger="perceptron", show_progress=False)
     report = build_spark([wikipedia_ipc.SAMPLE_DUMP], [GOLD, SILVER], tmp_path / "spark", "perceptron", 2, spark)
@@ -53,10 +67,49 @@ def test_bronze_history(spark, tmp_path: Path, perceptron_available: None) -> No
 
 
 def test_unique_candidates_across_images(spark, tmp_path: Path, perceptron_available: None) -> None:
-    """Step 7 is build-wide: the driver applies it in image order, whatever the partitions."""
+    """Step 7 is build-wide: the first pair in image order is kept, whatever the partitions."""
     dump = tmp_path / "enwiki-20240101-pages-articles.xml"
     dump.write_text(dump_xml(STEP_7_TO_9_PAGES), encoding="utf-8")
     build([dump], [SILVER], tmp_path / "local", tagger="perceptron", show_progress=False)
     report = build_spark([dump], [SILVER], tmp_path / "spark", "perceptron", 2, spark)
     assert report.rows == {"silver": 1}
+    same_output(tmp_path / "local", tmp_path / "spark", "silver")
+
+
+def test_executors_write_range_partitioned_shards(
+    spark, tmp_path: Path, perceptron_available: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pairs are built, filtered and written on the executors only: the driver never makes a pair.
+
+    Executors run in Python worker processes of their own, so breaking pair construction
+    and pair rows in this (the driver's) process must not change the build.
+    """
+    build([wikipedia_ipc.SAMPLE_DUMP], [GOLD, SILVER], tmp_path / "local", tagger="perceptron", show_progress=False)
+
+    def not_on_the_driver(*arguments: object) -> None:
+        raise AssertionError("the driver made a pair")
+
+    monkeypatch.setattr(builder.pipeline, "build_pairs", not_on_the_driver)
+    monkeypatch.setattr(builder.output, "pair_row", not_on_the_driver)
+    out = tmp_path / "spark"
+    report = build_spark([wikipedia_ipc.SAMPLE_DUMP], [GOLD, SILVER], out, "perceptron", 2, spark, rows_per_shard=3)
+    assert report.rows == {"gold": 10, "silver": 20}
+    assert same_rows(tmp_path / "local", out, "gold") == 10
+    assert same_rows(tmp_path / "local", out, "silver") == 20
+    gold = sorted((out / "gold").glob("*.parquet"))
+    assert len(gold) >= 3  # 10 rows in ranges of about 3: several executors wrote shards
+    assert all(f"-of-{len(gold):05d}-" in path.name for path in gold)
+    card = json.loads((out / "gold" / "funnel.json").read_text())["wikipedia_ipc"]["files"]
+    assert card == [path.name for path in gold]
+    assert not list(out.glob(".wikipedia_ipc-staging-*"))
+
+
+def test_no_pair_survives(spark, tmp_path: Path, perceptron_available: None) -> None:
+    """A config without pairs gets the local engine's one shard with no rows."""
+    dump = tmp_path / "enwiki-20240101-pages-articles.xml"
+    pages = [page_xml(title, "Text.\n" + link("Harbour.jpg", MOORED), number) for number, title in enumerate("AB")]
+    dump.write_text(dump_xml(pages), encoding="utf-8")  # one pair, of equal captions: step 8 drops it
+    build([dump], [SILVER], tmp_path / "local", tagger="perceptron", show_progress=False)
+    report = build_spark([dump], [SILVER], tmp_path / "spark", "perceptron", 2, spark)
+    assert report.rows == {"silver": 0}
     same_output(tmp_path / "local", tmp_path / "spark", "silver")
