@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -112,4 +115,24 @@ def test_no_pair_survives(spark, tmp_path: Path, perceptron_available: None) -> 
     build([dump], [SILVER], tmp_path / "local", tagger="perceptron", show_progress=False)
     report = build_spark([dump], [SILVER], tmp_path / "spark", "perceptron", 2, spark)
     assert report.rows == {"silver": 0}
+    same_output(tmp_path / "local", tmp_path / "spark", "silver")
+
+
+def test_spark_submit_local_mode(tmp_path: Path, perceptron_available: None) -> None:
+    """The README's ``spark-submit`` command builds the sample as the local engine does."""
+    import pyspark
+
+    submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+    root = Path(wikipedia_ipc.__file__).resolve().parent
+    environment = {
+        **os.environ,
+        "PYSPARK_PYTHON": sys.executable,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])),
+    }
+    command = [str(submit), "--master", "local[2]", "wikipedia_ipc.py", "build", "--engine", "spark"]
+    command += ["--tagger", "perceptron", "--quiet", "--output", str(tmp_path / "spark")]
+    done = subprocess.run(command, cwd=root, env=environment, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    build([wikipedia_ipc.SAMPLE_DUMP], [GOLD, SILVER], tmp_path / "local", tagger="perceptron", show_progress=False)
+    same_output(tmp_path / "local", tmp_path / "spark", "gold")
     same_output(tmp_path / "local", tmp_path / "spark", "silver")
