@@ -189,8 +189,8 @@ class PairWriter:
 
     def finish(self) -> list[Path]:
         """Write what is left and close the last part; the parts written, none if no row came."""
+        self._flush()
         started = time.perf_counter()
-        self._write_batch()
         if self._writer is not None:
             self._writer.close()
             self._writer = None
