@@ -29,11 +29,11 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from builder.captions import rule_verdicts, tag_batch, text_batches
-from builder.clusters import Cluster, build_pairs, cluster_from_rows, cluster_rows, sort_key
+from builder.clusters import Cluster, Pair, build_pairs, cluster_from_rows, cluster_rows, sort_key
 from builder.config import PipelineConfig
 from builder.dump import DumpError, DumpWarning, ReadStats, check_dump_path
 from builder.extraction import (
@@ -106,16 +106,22 @@ def _candidates(item: tuple[str, Cluster]) -> Iterator[tuple[bytes, tuple[str, i
         yield candidate_key(pair), (image, index)
 
 
+def _first_in_build(firsts: frozenset[int]) -> Callable[[list[Pair]], list[Pair]]:
+    """Step 7 for one cluster: the pairs (by their index in the cluster) that are first of their candidate."""
+
+    def keep(pairs: list[Pair]) -> list[Pair]:
+        return [pair for index, pair in enumerate(pairs) if index in firsts]
+
+    return keep
+
+
 def _filter_pairs(
     config: PipelineConfig, groups: Iterable[tuple[str, tuple[Cluster, Iterable[int]]]]
 ) -> Iterator[tuple[str, object]]:
     """Steps 7–9 per cluster, step 7 from the build-wide firsts; pair rows keyed by (image, rank), then the funnel."""
     chain = FilterChain(config)
     for image, (cluster, firsts) in groups:
-        kept = frozenset(firsts)
-        pairs = chain.filter_pairs(
-            cluster, lambda pairs, kept=kept: [pair for index, pair in enumerate(pairs) if index in kept]
-        )
+        pairs = chain.filter_pairs(cluster, _first_in_build(frozenset(firsts)))
         for rank, pair in enumerate(pairs):
             yield "pair", ((image, rank), pair_row(pair))
     yield "funnel", chain.funnel.to_list()
