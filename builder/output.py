@@ -173,8 +173,8 @@ class PairWriter:
 
     def close(self) -> list[Path]:
         """Finish the last shard and give the shards their final names."""
+        self._flush()
         started = time.perf_counter()
-        self._write_batch()
         if self._writer is None:
             self._open_part()
         self._writer.close()  # type: ignore[union-attr]
