@@ -139,15 +139,22 @@ def test_paper_profile_without_its_models_says_how_to_get_them(monkeypatch: pyte
         score_pairs(["a b"], ["c d"], profile="paper", measures=["st"])
 
 
-def test_evaluate_module_loads_from_the_repository_and_from_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_evaluate_module_loads_as_documented(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """``evaluate.load("delta_sem_syn")`` from the repository root, ``metrics.load()`` from anywhere."""
+    import metrics
+
     monkeypatch.chdir(REPO)
-    metric = evaluate.load("metrics/delta_sem_syn")
+    metric = evaluate.load("delta_sem_syn")
     results = metric.compute(
         predictions=[TABLE_5[0][0]], references=[TABLE_5[0][1]], measures=["rouge1", "rougeL", "bleu"]
     )
     assert round(results["syn"][0], 2) == 0.27
-    monkeypatch.chdir(REPO / "metrics")
-    assert evaluate.load("delta_sem_syn").name == "delta_sem_syn"
+    monkeypatch.chdir(tmp_path)
+    anywhere = metrics.load()
+    assert anywhere.name == "delta_sem_syn"
+    results = anywhere.compute(predictions=[TABLE_5[2][0]], references=[TABLE_5[2][1]], measures=["bleu"])
+    assert round(results["bleu"][0], 2) == 0.99
+    assert evaluate.load(metrics.MODULE_PATH).name == "delta_sem_syn"
 
 
 def test_command_line_tsv_jsonl_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
