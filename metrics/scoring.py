@@ -76,6 +76,7 @@ class SemanticScorer:
         batch_size: int = 64,
         tokenizer: str = "auto",
         fp16: bool = False,
+        runtime: str = "torch",
     ) -> None:
         import torch
 
@@ -86,6 +87,7 @@ class SemanticScorer:
         self.batch_size = batch_size
         self.tokenizer = tokenizer
         self.fp16 = fp16
+        self.runtime = runtime
         self._encoder: SharedEncoder | None = None
         self._sentence_model = None
         self._bert_scorer = None
@@ -98,7 +100,12 @@ class SemanticScorer:
             ensure_hub_model(self.profile, what, self.profile.bert_model)
             try:
                 self._encoder = SharedEncoder(
-                    self.profile.bert_model, self.profile.bert_layer, self.device, self.batch_size, self.fp16
+                    self.profile.bert_model,
+                    self.profile.bert_layer,
+                    self.device,
+                    self.batch_size,
+                    self.fp16,
+                    self.runtime,
                 )
             except OSError as error:
                 raise ModelUnavailable(self.profile, what, str(error)) from error
@@ -235,16 +242,21 @@ def _clip(value: float) -> float:
     return value if math.isnan(value) else min(1.0, max(0.0, value))
 
 
-_SCORERS: dict[tuple[Profile, str | None, int, str, bool], SemanticScorer] = {}
+_SCORERS: dict[tuple[Profile, str | None, int, str, bool, str], SemanticScorer] = {}
 
 
 def semantic_scorer(
-    profile: Profile, device: str | None = None, batch_size: int = 64, tokenizer: str = "auto", fp16: bool = False
+    profile: Profile,
+    device: str | None = None,
+    batch_size: int = 64,
+    tokenizer: str = "auto",
+    fp16: bool = False,
+    runtime: str = "torch",
 ) -> SemanticScorer:
-    """One scorer (and one model load) per profile, device, batch size, tokenizer and precision in a process."""
-    key = (profile, device, batch_size, tokenizer, fp16)
+    """One scorer (and one model load) per profile, device, batch size, tokenizer, precision and runtime."""
+    key = (profile, device, batch_size, tokenizer, fp16, runtime)
     if key not in _SCORERS:
-        _SCORERS[key] = SemanticScorer(profile, device, batch_size, tokenizer, fp16)
+        _SCORERS[key] = SemanticScorer(profile, device, batch_size, tokenizer, fp16, runtime)
     return _SCORERS[key]
 
 
@@ -274,6 +286,7 @@ def score_pairs(
     word_vectors: str | None = None,
     tokenize: str = "auto",
     fp16: bool = False,
+    runtime: str = "torch",
     progress: bool = False,
 ) -> dict[str, object]:
     """Score text pairs: per-pair lists for each measure, syn/sem/delta, means and σ, signature.
@@ -281,7 +294,9 @@ def score_pairs(
     ``measures`` picks a subset of ``rouge1 rougeL bleu wms bert st``; ``syn``, ``sem`` and
     ``delta`` are reported when the measures they average are all there. ``tokenize`` is
     ``auto``, ``rouge`` or ``unicode`` (see :mod:`metrics.syntactic`); ``fp16`` halves the
-    transformer on CUDA (faster, but the scores move); ``progress`` shows bars on stderr.
+    transformer on CUDA (faster, but the scores move); ``runtime="onnx"`` runs the shared
+    transformer (``minilm``) in ONNX Runtime on the CPU, the same scores within 1e-5 and
+    about twice as fast (``pip install 'wikipedia-ipc[onnx]'``); ``progress`` shows bars on stderr.
 
     A measure that cannot be computed for a pair is NaN, with a warning: a text without
     any word (empty, punctuation or emoji only) for every measure, a text the model sees
@@ -304,7 +319,7 @@ def score_pairs(
             scores[measure].append(value)
     truncated = 0
     if any(measure in chosen for measure in SEMANTIC):
-        scorer = semantic_scorer(resolved, device, batch_size, tokenize, fp16)
+        scorer = semantic_scorer(resolved, device, batch_size, tokenize, fp16, runtime)
         semantic, truncated = scorer.score(predictions, references, chosen, progress)
         scores.update(semantic)
     wordless = [not unicode_words(a) or not unicode_words(b) for a, b in zip(predictions, references, strict=True)]
