@@ -84,6 +84,8 @@ class SemanticScorer:
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         if fp16 and not self.device.startswith("cuda"):
             raise ValueError("fp16 needs a CUDA device")
+        if runtime != "torch" and not profile.shared:
+            raise ValueError(f"runtime={runtime!r} serves the shared transformer of the 'minilm' profile only")
         self.batch_size = batch_size
         self.tokenizer = tokenizer
         self.fp16 = fp16

@@ -168,7 +168,7 @@ class OnnxLayer:
         example["attention_mask"][1, 5:] = 0
         batch, length = torch.export.Dim("batch"), torch.export.Dim("length", max=limit)
         shapes = {"input_ids": {0: batch, 1: length}, "attention_mask": {0: batch, 1: length}}
-        partial = target.with_suffix(".partial.onnx")
+        partial = target.with_name(f"partial-{os.getpid()}.onnx")  # concurrent exports do not collide
         exporter_log = logging.getLogger("torch.onnx")
         level = exporter_log.level
         exporter_log.setLevel(logging.ERROR)  # its notes on skipped torchvision operators are noise here

@@ -49,3 +49,8 @@ def test_progress_bars_go_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
     captured = capsys.readouterr()
     assert "encoding" in captured.err and "ROUGE, BLEU" in captured.err and "WMS" in captured.err
     assert "Loading weights" not in captured.err and captured.out == ""
+
+
+def test_onnx_runtime_is_for_the_shared_transformer_only() -> None:
+    with pytest.raises(ValueError, match="serves the shared transformer of the 'minilm' profile only"):
+        score_pairs(["A rabbit postcard"], ["A bunny card"], profile="paper", runtime="onnx", measures=["st"])
