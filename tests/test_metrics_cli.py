@@ -99,6 +99,6 @@ def test_every_option_has_help() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "metrics", "score", "--help"], capture_output=True, text=True, cwd=REPO, check=True
     )
-    for option in ("--output", "--columns", "--header", "--profile", "--tokenize", "--batch-size", "--device"):
-        assert option in result.stdout
+    options = ("--output", "--columns", "--header", "--profile", "--tokenize", "--batch-size", "--device", "--runtime")
+    assert all(option in result.stdout for option in options)
     assert "sentences per transformer batch" in result.stdout and "the two text columns" in result.stdout
