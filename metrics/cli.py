@@ -21,7 +21,6 @@ import argparse
 import csv
 import json
 import re
-import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -161,19 +160,24 @@ def score_file(path: Path, output: Path, arguments: argparse.Namespace) -> dict[
 def score_folder(folder: Path, output: Path, arguments: argparse.Namespace) -> dict[str, dict[str, object]]:
     """Every config of a built dataset folder, scored into the same layout under ``output``, with its card.
 
-    Each config's ``funnel.json`` is copied along, so the card is rendered anew with a
-    YAML ``configs:`` entry per config: ``load_dataset(output, "gold")`` works as on the input.
+    Only the parquet files a config's ``funnel.json`` lists are read (a user's files beside
+    them are not pairs). Each config's record is carried over, so the card is rendered anew
+    with a YAML ``configs:`` entry per config: ``load_dataset(output, "gold")`` works as on
+    the input, and the scored file's content-hashed name keeps ``datasets``' cache honest.
     """
-    from builder.output import write_card
+    from builder.output import CARD, FUNNEL, MARKER, file_digest, funnel_manifest, render_card, write_funnel
 
-    configs = sorted(path.parent for path in folder.glob("*/funnel.json"))
+    configs = sorted(path.parent for path in folder.glob(f"*/{FUNNEL}") if funnel_manifest(path) is not None)
     if not configs:
-        raise InputError(f"{folder}: not a Wikipedia-IPC folder (no */funnel.json)")
+        raise InputError(f"{folder}: not a Wikipedia-IPC folder (no */{FUNNEL} written by the toolkit)")
     all_results = {}
+    records = []
     for config in configs:
-        files = sorted(config.glob("*.parquet"))
-        if not files:
-            raise InputError(f"{config}: no parquet files")
+        record = json.loads((config / FUNNEL).read_text(encoding="utf-8"))
+        files = [config / name for name in record.pop(MARKER)["files"]]
+        missing = [str(file) for file in files if not file.is_file()]
+        if missing:
+            raise InputError(f"{config / FUNNEL}: lists parquet files that are missing: {', '.join(missing)}")
         table = pq.read_table(files)
         if not table.num_rows:
             raise InputError(f"{config}: no pairs to score")
@@ -182,17 +186,24 @@ def score_folder(folder: Path, output: Path, arguments: argparse.Namespace) -> d
             table = table.append_column(column, pa.array(results[column], type=pa.float64()))  # type: ignore[arg-type]
         target = output / config.name
         target.mkdir(parents=True, exist_ok=True)
-        pq.write_table(table, target / "train-00000-of-00001.parquet", compression="zstd")
-        shutil.copyfile(config / "funnel.json", target / "funnel.json")
+        previous = funnel_manifest(target / FUNNEL)
+        part = target / "train.parquet.partial"
+        pq.write_table(table, part, compression="zstd")
+        scored = target / f"train-00000-of-00001-{file_digest(part)}.parquet"
+        part.replace(scored)
+        if previous:  # an earlier scoring of this config: its file is ours to remove
+            for name in previous["files"]:
+                if name != scored.name:
+                    (target / name).unlink(missing_ok=True)
+        records.append(write_funnel(target, record, [scored]))
         all_results[config.name] = results
-    card = write_card(output)
     signature = next(iter(all_results.values()))["signature"]
-    with open(card, "a", encoding="utf-8") as handle:
-        handle.write(
-            "\n## Δsem,syn scores\n\n"
-            f"Every pair carries the columns {', '.join(f'`{c}`' for c in SCORE_COLUMNS)}, "
-            f"scored with `python -m metrics score` (signature `{signature}`).\n"
-        )
+    card = render_card(records) + (
+        "\n## Δsem,syn scores\n\n"
+        f"Every pair carries the columns {', '.join(f'`{c}`' for c in SCORE_COLUMNS)}, "
+        f"scored with `python -m metrics score` (signature `{signature}`).\n"
+    )
+    (output / CARD).write_text(card, encoding="utf-8")
     return all_results
 
 
