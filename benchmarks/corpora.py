@@ -23,6 +23,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from builder.output import funnel_manifest
+
 
 class CorpusError(ValueError):
     """A corpus file that is missing or malformed; the message names the file and the line."""
@@ -243,7 +245,8 @@ def read_wikipedia_ipc(path: Path, report: ReadReport) -> Iterator[PairRecord]:
     """A config folder built by this toolkit, or the authors' released JSONL."""
     if path.is_dir():
         rows: list[dict] = []
-        files = sorted(path.glob("*.parquet"))
+        manifest = funnel_manifest(path / "funnel.json")  # the build's own files, not others in the folder
+        files = [path / name for name in manifest["files"]] if manifest else sorted(path.glob("*.parquet"))
         if not files:
             configs = sorted(p.parent.name for p in path.glob("*/funnel.json"))
             hint = f"; name a config folder, e.g. {path / configs[0]}" if configs else ""

@@ -81,10 +81,10 @@ def gallery_line_with_unclosed_templates(size: int) -> str:
 
 
 EXTRACTION_SHAPES: list[tuple[str, Callable[[int], str], int]] = [
-    ("[[File:…|{{a| ×N]]", caption_with_unclosed_templates, 4 * TEXT_KB),
-    ("gallery line {{a| ×N", gallery_line_with_unclosed_templates, 16 * TEXT_KB),
-    ("unclosed <gallery> ×N", repeated("<gallery>\nX.jpg|a caption\n"), 16 * TEXT_KB),
-    ("unclosed [[File: ×N", repeated("[[File:"), 16 * TEXT_KB),
+    ("[[File:…|{{a| ×N]]", caption_with_unclosed_templates, 20 * TEXT_KB),
+    ("gallery line {{a| ×N", gallery_line_with_unclosed_templates, 32 * TEXT_KB),
+    ("unclosed <gallery> ×N", repeated("<gallery>\nX.jpg|a caption\n"), 256 * TEXT_KB),
+    ("unclosed [[File: ×N", repeated("[[File:"), 256 * TEXT_KB),
 ]
 
 

@@ -227,8 +227,9 @@ def _write_atomic(path: Path, text: str) -> None:
 def write_funnel(folder: Path, record: dict[str, object], files: Sequence[Path]) -> dict[str, object]:
     """``funnel.json``: the Table 3 rows, how the config was built, and the files the toolkit wrote."""
     marked = {**record, MARKER: {"format": FORMAT, "files": [path.name for path in files]}}
-    _write_atomic(folder / FUNNEL, json.dumps(marked, indent=2, ensure_ascii=False) + "\n")
-    return marked
+    text = json.dumps(marked, indent=2, ensure_ascii=False) + "\n"
+    _write_atomic(folder / FUNNEL, text)
+    return json.loads(text)  # as a reader of funnel.json sees it, so that the card says the same
 
 
 def funnel_manifest(path: Path) -> dict | None:

@@ -238,10 +238,15 @@ class SpacyTagger:
         return f"spacy|spacy-{_version('spacy')}|{self.model}"
 
 
-def corenlp_home() -> Path:
-    """Where CoreNLP lives: ``CORENLP_HOME``, else where ``stanza.install_corenlp()`` puts it."""
+def corenlp_home() -> Path | None:
+    """Where CoreNLP lives: ``CORENLP_HOME``, else where ``stanza.install_corenlp()`` puts it.
+
+    None when stanza, whose client runs CoreNLP, is not installed.
+    """
     if os.environ.get("CORENLP_HOME"):
         return Path(os.environ["CORENLP_HOME"])
+    if importlib.util.find_spec("stanza") is None:
+        return None
     from stanza.resources.installation import DEFAULT_CORENLP_DIR
 
     return Path(DEFAULT_CORENLP_DIR)
@@ -310,7 +315,13 @@ class CoreNLPTagger:
     def __init__(
         self, home: str | os.PathLike[str] | None = None, memory: str = "2G", timeout_ms: int = 120_000
     ) -> None:
-        self.home = Path(home) if home is not None else corenlp_home()
+        found = Path(home) if home is not None else corenlp_home()
+        if found is None or importlib.util.find_spec("stanza") is None:
+            raise TaggerUnavailable(
+                'the corenlp tagger runs Stanford CoreNLP through stanza\'s client: pip install -e ".[stanza]", then '
+                'python -c "import stanza; stanza.install_corenlp()"; CoreNLP needs Java 17 or newer'
+            )
+        self.home = found
         version = corenlp_version(self.home)
         if version is None:
             raise TaggerUnavailable(
@@ -359,13 +370,18 @@ def stanza_models_installed(model_dir: str | None = None) -> bool:
     """Whether stanza and its English tokenize/pos models are on this machine."""
     if importlib.util.find_spec("stanza") is None:
         return False
-    root = Path(model_dir or os.environ.get("STANZA_RESOURCES_DIR") or Path.home() / "stanza_resources")
+    if model_dir is None and not os.environ.get("STANZA_RESOURCES_DIR"):
+        from stanza.resources.common import DEFAULT_MODEL_DIR
+
+        model_dir = DEFAULT_MODEL_DIR
+    root = Path(model_dir or os.environ["STANZA_RESOURCES_DIR"])
     return any((root / "en" / "pos").glob("*.pt")) if (root / "en").is_dir() else False
 
 
 def auto_backend() -> str:
     """The backend ``auto`` means here: CoreNLP if installed, then stanza with its models, then the perceptron."""
-    if corenlp_version(corenlp_home()) is not None:
+    home = corenlp_home()
+    if home is not None and importlib.util.find_spec("stanza") is not None and corenlp_version(home) is not None:
         return "corenlp"
     if stanza_models_installed():
         return "stanza"

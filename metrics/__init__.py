@@ -1,10 +1,25 @@
 """Δsem,syn: how sophisticated paraphrases are (semantic minus syntactic similarity).
 
-:func:`score_pairs` is the Python API; ``metrics/delta_sem_syn`` is the same measure
-as an ``evaluate`` module; ``python -m metrics score`` scores files and folders.
+:func:`score_pairs` is the Python API; :func:`load` (or ``evaluate.load(MODULE_PATH)``, or
+``evaluate.load("delta_sem_syn")`` from the repository root) gives the same measure as an
+``evaluate`` module; ``python -m metrics score`` scores files and folders.
 """
+
+from __future__ import annotations
+
+from pathlib import Path
 
 from metrics.profiles import ModelUnavailable, Profile, get_profile
 from metrics.scoring import MEASURES, score_pairs
 
-__all__ = ["MEASURES", "ModelUnavailable", "Profile", "get_profile", "score_pairs"]
+MODULE_PATH = str(Path(__file__).resolve().parent / "delta_sem_syn" / "delta_sem_syn.py")
+
+
+def load(**kwargs: object):  # noqa: ANN201 - an evaluate.EvaluationModule; evaluate is imported lazily
+    """``evaluate.load`` of the Δsem,syn module, from wherever the package is installed."""
+    import evaluate
+
+    return evaluate.load(MODULE_PATH, **kwargs)
+
+
+__all__ = ["MEASURES", "MODULE_PATH", "ModelUnavailable", "Profile", "get_profile", "load", "score_pairs"]

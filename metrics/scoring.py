@@ -2,25 +2,44 @@
 
 ``syn = mean(ROUGE-1, ROUGE-L, BLEU)``, ``sem = mean(WMS, BERT, ST)`` and
 ``Δsem,syn = sem − syn`` per pair (paper, section 4); a corpus's Δsem,syn is the
-mean over its pairs. Every measure lies in [0, 1].
+mean over its pairs. Every measure lies in [0, 1], or is NaN where it cannot be computed.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import math
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
+from tqdm.auto import tqdm
 
-from metrics.profiles import ModelUnavailable, Profile, get_profile, minilm_path
-from metrics.semantic import Encoding, SharedEncoder, WordMover, greedy_f1, load_word_vectors
-from metrics.syntactic import SYNTACTIC, SyntacticScorer
+from metrics.profiles import (
+    ModelUnavailable,
+    Profile,
+    ensure_gensim_vectors,
+    ensure_hub_model,
+    get_profile,
+    load_stop_words,
+    minilm_path,
+)
+from metrics.semantic import (
+    Pieces,
+    SharedEncoder,
+    WordMover,
+    cosine,
+    greedy_f1,
+    load_word_vectors,
+    model_limit,
+    quiet_transformers,
+    word_pieces,
+)
+from metrics.syntactic import SYNTACTIC, SyntacticScorer, unicode_words
 
 SEMANTIC = ("wms", "bert", "st")
 MEASURES = SYNTACTIC + SEMANTIC
 DERIVED = ("syn", "sem", "delta")
-MAX_LENGTH = 256  # word pieces; longer texts are truncated as the sentence models require
 
 
 def _version(package: str) -> str:
@@ -50,143 +69,211 @@ def check_pairs(predictions: Sequence[object], references: Sequence[object]) -> 
 class SemanticScorer:
     """Loads a profile's models once and scores batches of pairs with them."""
 
-    def __init__(self, profile: Profile, device: str | None = None, batch_size: int = 64) -> None:
+    def __init__(
+        self,
+        profile: Profile,
+        device: str | None = None,
+        batch_size: int = 64,
+        tokenizer: str = "auto",
+        fp16: bool = False,
+        runtime: str = "torch",
+    ) -> None:
         import torch
 
         self.profile = profile
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        if fp16 and not self.device.startswith("cuda"):
+            raise ValueError("fp16 needs a CUDA device")
+        if runtime != "torch" and not profile.shared:
+            raise ValueError(f"runtime={runtime!r} serves the shared transformer of the 'minilm' profile only")
         self.batch_size = batch_size
+        self.tokenizer = tokenizer
+        self.fp16 = fp16
+        self.runtime = runtime
         self._encoder: SharedEncoder | None = None
         self._sentence_model = None
         self._bert_scorer = None
         self._word_mover: WordMover | None = None
+        self._syntactic = SyntacticScorer(tokenizer)
 
     def encoder(self) -> SharedEncoder:
         if self._encoder is None:
+            what = f"model {self.profile.bert_model!r}"
+            ensure_hub_model(self.profile, what, self.profile.bert_model)
             try:
                 self._encoder = SharedEncoder(
-                    self.profile.bert_model, self.profile.bert_layer, self.device, self.batch_size, MAX_LENGTH
+                    self.profile.bert_model,
+                    self.profile.bert_layer,
+                    self.device,
+                    self.batch_size,
+                    self.fp16,
+                    self.runtime,
                 )
             except OSError as error:
-                raise ModelUnavailable(self.profile, f"model {self.profile.bert_model!r}", str(error)) from error
+                raise ModelUnavailable(self.profile, what, str(error)) from error
+            self._encoder.limit = min(self._encoder.limit, self.profile.max_length)
         return self._encoder
 
     def word_mover(self) -> WordMover:
         if self._word_mover is None:
+            ensure_gensim_vectors(self.profile)
+            stop_words = load_stop_words(self.profile)
             encoder = self.encoder() if self.profile.word_vectors == "word-pieces" else None
-            self._word_mover = WordMover(load_word_vectors(self.profile, encoder))
+            self._word_mover = WordMover(load_word_vectors(self.profile, encoder), stop_words, self.wms_words)
         return self._word_mover
 
-    def _library_st(self, sentences: list[str]) -> np.ndarray:
+    def wms_words(self, text: str) -> list[str]:
+        """The words WMS looks up: the authors' stemmed tokens (``paper``), or plain Unicode words."""
+        if self.profile.wms_words == "stemmed":
+            return self._syntactic.tokens(text, text)[0]
+        return unicode_words(text)
+
+    def _library_st(self, sentences: list[str]) -> tuple[np.ndarray, Pieces]:
         from sentence_transformers import SentenceTransformer
 
         if self._sentence_model is None:
+            what = f"sentence model {self.profile.sentence_model!r}"
+            ensure_hub_model(self.profile, what, self.profile.sentence_model)
             try:
-                self._sentence_model = SentenceTransformer(self.profile.sentence_model, device=self.device)
+                with quiet_transformers():
+                    self._sentence_model = SentenceTransformer(self.profile.sentence_model, device=self.device)
             except OSError as error:
-                detail = str(error).splitlines()[0]
-                raise ModelUnavailable(
-                    self.profile, f"sentence model {self.profile.sentence_model!r}", detail
-                ) from error
-        return self._sentence_model.encode(
+                raise ModelUnavailable(self.profile, what, str(error).splitlines()[0]) from error
+            self._sentence_model.max_seq_length = min(self.profile.max_length, self._sentence_model.max_seq_length)
+        pieces = word_pieces(self._sentence_model.tokenizer, sentences, self._sentence_model.max_seq_length)
+        vectors = self._sentence_model.encode(
             sentences, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True
         )
+        return vectors, pieces
 
     def _library_bert(self, a: list[str], b: list[str]) -> list[float]:
         import bert_score
 
         if self._bert_scorer is None:
+            what = f"BERTScore model {self.profile.bert_model!r}"
+            ensure_hub_model(self.profile, what, self.profile.bert_model)
             try:
-                self._bert_scorer = bert_score.BERTScorer(
-                    model_type=self.profile.bert_model,
-                    num_layers=self.profile.bert_layer,
-                    lang="en",
-                    rescale_with_baseline=True,
-                    batch_size=self.batch_size,
-                    device=self.device,
-                )
+                with quiet_transformers():
+                    self._bert_scorer = bert_score.BERTScorer(
+                        model_type=self.profile.bert_model,
+                        num_layers=self.profile.bert_layer,
+                        lang="en",
+                        rescale_with_baseline=True,
+                        batch_size=self.batch_size,
+                        device=self.device,
+                    )
             except OSError as error:
-                detail = str(error).splitlines()[0]
-                raise ModelUnavailable(self.profile, f"BERTScore model {self.profile.bert_model!r}", detail) from error
-        _, _, f1 = self._bert_scorer.score(a, b)
+                raise ModelUnavailable(self.profile, what, str(error).splitlines()[0]) from error
+        with quiet_transformers():
+            _, _, f1 = self._bert_scorer.score(a, b)
         return f1.tolist()
 
-    def score(self, a: Sequence[str], b: Sequence[str], measures: Sequence[str]) -> dict[str, list[float]]:
-        """Encode each unique sentence once; score every pair from the cached encodings."""
+    def score(
+        self, a: Sequence[str], b: Sequence[str], measures: Sequence[str], progress: bool = False
+    ) -> tuple[dict[str, list[float]], int]:
+        """Per-pair scores, encoding each unique sentence once; and how many texts were cut to the limit."""
         unique = sorted(set(a) | set(b))
         index = {sentence: i for i, sentence in enumerate(unique)}
         pairs = [(index[x], index[y]) for x, y in zip(a, b, strict=True)]
         scores: dict[str, list[float]] = {}
+        cut = [False] * len(unique)
         if "st" in measures or "bert" in measures:
-            scores.update(self._transformer_scores(unique, pairs, measures))
+            transformer_scores, cut = self._transformer_scores(unique, pairs, measures, progress)
+            scores.update(transformer_scores)
         if "wms" in measures:
             mover = self.word_mover()
             bags = [mover.bag(sentence) for sentence in unique]
-            scores["wms"] = [mover.similarity(bags[i], bags[j]) for i, j in pairs]
-        # A pair with an empty side shares no meaning: 0, whatever the models make of "".
-        empty = [not unique[i].strip() or not unique[j].strip() for i, j in pairs]
-        return {
-            measure: [0.0 if gone else value for value, gone in zip(values, empty, strict=True)]
-            for measure, values in scores.items()
-        }
+            bar = tqdm(pairs, desc="WMS", unit=" pairs", disable=not progress)
+            scores["wms"] = [mover.similarity(bags[i], bags[j]) for i, j in bar]
+        truncated = sum(cut[i] + cut[j] for i, j in pairs)
+        return scores, truncated
 
     def _transformer_scores(
-        self, unique: list[str], pairs: list[tuple[int, int]], measures: Sequence[str]
-    ) -> dict[str, list[float]]:
+        self, unique: list[str], pairs: list[tuple[int, int]], measures: Sequence[str], progress: bool
+    ) -> tuple[dict[str, list[float]], list[bool]]:
         scores: dict[str, list[float]] = {}
         if self.profile.shared:
-            encodings: list[Encoding] = self.encoder().encode(unique)
+            encodings, cut = self.encoder().encode(unique, progress)
             if "st" in measures:
-                scores["st"] = [_clip(float(encodings[i].sentence @ encodings[j].sentence)) for i, j in pairs]
+                scores["st"] = [_clip(cosine(encodings[i], encodings[j])) for i, j in pairs]
             if "bert" in measures:
                 baseline = self.profile.bert_baseline or 0.0
                 scores["bert"] = [
                     _clip((greedy_f1(encodings[i], encodings[j]) - baseline) / (1 - baseline)) for i, j in pairs
                 ]
-            return scores
+            return scores, cut
+        cut = [False] * len(unique)
         if "st" in measures:
-            vectors = self._library_st(unique)
-            scores["st"] = [_clip(float(vectors[i] @ vectors[j])) for i, j in pairs]
+            vectors, pieces = self._library_st(unique)
+            scores["st"] = [
+                math.nan if pieces.unknown[i] or pieces.unknown[j] else _clip(float(vectors[i] @ vectors[j]))
+                for i, j in pairs
+            ]
+            cut = [x or y for x, y in zip(cut, pieces.truncated, strict=True)]
         if "bert" in measures:
             distinct = sorted(set(pairs))
-            f1 = self._library_bert([unique[i] for i, _ in distinct], [unique[j] for _, j in distinct])
+            texts = [text.lower() for text in unique] if self.profile.lowercase_bert else unique
+            f1 = self._library_bert([texts[i] for i, _ in distinct], [texts[j] for _, j in distinct])
             by_pair = dict(zip(distinct, f1, strict=True))
-            scores["bert"] = [_clip(by_pair[pair]) for pair in pairs]
-        return scores
+            tokenizer = self._bert_scorer._tokenizer  # type: ignore[union-attr]
+            pieces = word_pieces(tokenizer, texts, model_limit(tokenizer, self._bert_scorer._model.config))  # type: ignore[union-attr]
+            scores["bert"] = [
+                math.nan if pieces.unknown[i] or pieces.unknown[j] else _clip(by_pair[(i, j)]) for i, j in pairs
+            ]
+            cut = [x or y for x, y in zip(cut, pieces.truncated, strict=True)]
+        return scores, cut
 
 
-def signature(profile: Profile) -> str:
+def signature(profile: Profile, tokenizer: str = "auto") -> str:
     """Everything that changes the scores, in one line (after sacrebleu's signatures)."""
     bert_scale = f"rescale:{profile.bert_baseline}" if profile.bert_baseline is not None else "rescale:bert_score"
+    bert_case = "+lowercase" if profile.lowercase_bert else ""
+    wms_words = "porter" if profile.wms_words == "stemmed" else "words"
     return (
         f"profile:{profile.name}|st:{_model_name(profile.sentence_model)}"
-        f"|bert:{_model_name(profile.bert_model)}@L{profile.bert_layer}+{bert_scale}"
-        f"|wms:{_model_name(profile.word_vectors)}+sklearn-stop-words"
+        f"|bert:{_model_name(profile.bert_model)}@L{profile.bert_layer}+{bert_scale}{bert_case}"
+        f"|wms:{_model_name(profile.word_vectors)}+{wms_words}+{profile.stop_words}-stop-words"
+        f"|maxlen:{profile.max_length}|tok:{tokenizer}"
         f"|bleu:nltk-{_version('nltk')}+method7+symmetric|rouge:rouge-score-{_version('rouge-score')}+stem"
         f"|transformers:{_version('transformers')}|wikipedia-ipc:{_version('wikipedia-ipc')}"
     )
 
 
 def _clip(value: float) -> float:
-    return min(1.0, max(0.0, value)) if not math.isnan(value) else 0.0
+    """Into [0, 1], as the paper normalizes every measure; NaN (not computable) stays NaN."""
+    return value if math.isnan(value) else min(1.0, max(0.0, value))
 
 
-_SCORERS: dict[tuple[Profile, str | None, int], SemanticScorer] = {}
+_SCORERS: dict[tuple[Profile, str | None, int, str, bool, str], SemanticScorer] = {}
 
 
-def semantic_scorer(profile: Profile, device: str | None = None, batch_size: int = 64) -> SemanticScorer:
-    """One scorer (and one model load) per profile, device and batch size in a process."""
-    key = (profile, device, batch_size)
+def semantic_scorer(
+    profile: Profile,
+    device: str | None = None,
+    batch_size: int = 64,
+    tokenizer: str = "auto",
+    fp16: bool = False,
+    runtime: str = "torch",
+) -> SemanticScorer:
+    """One scorer (and one model load) per profile, device, batch size, tokenizer, precision and runtime."""
+    key = (profile, device, batch_size, tokenizer, fp16, runtime)
     if key not in _SCORERS:
-        _SCORERS[key] = SemanticScorer(profile, device, batch_size)
+        _SCORERS[key] = SemanticScorer(profile, device, batch_size, tokenizer, fp16, runtime)
     return _SCORERS[key]
 
 
 def aggregate(values: Sequence[float]) -> dict[str, float]:
+    """Mean and σ over the pairs that have a score; ``n`` says how many those are."""
     array = np.asarray(values, dtype=np.float64)
+    array = array[~np.isnan(array)]
     if not len(array):
-        return {"mean": float("nan"), "std": float("nan")}
-    return {"mean": float(array.mean()), "std": float(array.std())}
+        return {"mean": math.nan, "std": math.nan, "n": 0}
+    return {"mean": float(array.mean()), "std": float(array.std()), "n": len(array)}
+
+
+def _mean(values: Sequence[float]) -> float:
+    """The average of a pair's measures; NaN if one of them is."""
+    return sum(values) / len(values)
 
 
 def score_pairs(
@@ -199,11 +286,25 @@ def score_pairs(
     sentence_model: str | None = None,
     bert_model: str | None = None,
     word_vectors: str | None = None,
+    tokenize: str = "auto",
+    fp16: bool = False,
+    runtime: str = "torch",
+    progress: bool = False,
 ) -> dict[str, object]:
     """Score text pairs: per-pair lists for each measure, syn/sem/delta, means and σ, signature.
 
     ``measures`` picks a subset of ``rouge1 rougeL bleu wms bert st``; ``syn``, ``sem`` and
-    ``delta`` are reported when the measures they average are all there.
+    ``delta`` are reported when the measures they average are all there. ``tokenize`` is
+    ``auto``, ``rouge`` or ``unicode`` (see :mod:`metrics.syntactic`); ``fp16`` halves the
+    transformer on CUDA (faster, but the scores move); ``runtime="onnx"`` runs the shared
+    transformer (``minilm``) in ONNX Runtime on the CPU, the same scores within 1e-5 and
+    about twice as fast (``pip install 'wikipedia-ipc[onnx]'``); ``progress`` shows bars on stderr.
+
+    A measure that cannot be computed for a pair is NaN, with a warning: a text without
+    any word (empty, punctuation or emoji only) for every measure, a text the model sees
+    only as unknown word pieces for BERT and ST, a text without a known content word for
+    WMS. ``nan`` counts them per measure; aggregates are over the rest (their ``n``).
+    ``truncated`` counts the texts (of both lists) cut to the models' limit.
     """
     check_pairs(predictions, references)
     chosen = tuple(MEASURES if measures is None else measures)
@@ -213,20 +314,47 @@ def score_pairs(
     resolved = get_profile(profile) if isinstance(profile, str) else profile
     resolved = resolved.with_models(sentence_model, bert_model, word_vectors)
     scores: dict[str, list[float]] = {measure: [] for measure in SYNTACTIC if measure in chosen}
-    syntactic = SyntacticScorer()
-    for a, b in zip(predictions, references, strict=True):
+    syntactic = SyntacticScorer(tokenize)
+    pairs = zip(predictions, references, strict=True)
+    for a, b in tqdm(pairs, total=len(predictions), desc="ROUGE, BLEU", unit=" pairs", disable=not progress):
         for measure, value in syntactic.score(a, b, chosen).items():
             scores[measure].append(value)
+    truncated = 0
     if any(measure in chosen for measure in SEMANTIC):
-        scores.update(semantic_scorer(resolved, device, batch_size).score(predictions, references, chosen))
+        scorer = semantic_scorer(resolved, device, batch_size, tokenize, fp16, runtime)
+        semantic, truncated = scorer.score(predictions, references, chosen, progress)
+        scores.update(semantic)
+    wordless = [not unicode_words(a) or not unicode_words(b) for a, b in zip(predictions, references, strict=True)]
+    for measure, values in scores.items():
+        scores[measure] = [math.nan if gone else value for value, gone in zip(values, wordless, strict=True)]
     if all(measure in scores for measure in SYNTACTIC):
-        scores["syn"] = [sum(values) / 3 for values in zip(*(scores[m] for m in SYNTACTIC), strict=True)]
+        scores["syn"] = [_mean(values) for values in zip(*(scores[m] for m in SYNTACTIC), strict=True)]
     if all(measure in scores for measure in SEMANTIC):
-        scores["sem"] = [sum(values) / 3 for values in zip(*(scores[m] for m in SEMANTIC), strict=True)]
+        scores["sem"] = [_mean(values) for values in zip(*(scores[m] for m in SEMANTIC), strict=True)]
     if "syn" in scores and "sem" in scores:
         scores["delta"] = [sem - syn for sem, syn in zip(scores["sem"], scores["syn"], strict=True)]
     ordered = {measure: scores[measure] for measure in MEASURES + DERIVED if measure in scores}
     result: dict[str, object] = dict(ordered)
     result["aggregates"] = {measure: aggregate(values) for measure, values in ordered.items()}
-    result["signature"] = signature(resolved)
+    result["nan"] = {measure: sum(math.isnan(value) for value in values) for measure, values in ordered.items()}
+    result["truncated"] = truncated
+    result["signature"] = signature(resolved, tokenize)
+    _warn(result, len(predictions), sum(wordless), resolved.max_length)
     return result
+
+
+def _warn(result: dict[str, object], total: int, wordless: int, limit: int) -> None:
+    """Say what could not be scored, and what was cut, instead of hiding it in the averages."""
+    nan = {measure: count for measure, count in result["nan"].items() if count}  # type: ignore[attr-defined]
+    if nan:
+        counts = ", ".join(f"{measure} {count:,}" for measure, count in nan.items())
+        warnings.warn(
+            f"{counts} of {total:,} pairs have no score (NaN, left out of the aggregates); "
+            f"{wordless:,} pairs have a text without any word",
+            stacklevel=3,
+        )
+    if result["truncated"]:
+        warnings.warn(
+            f"{result['truncated']:,} texts are longer than {limit} word pieces and were cut to the models' limit",
+            stacklevel=3,
+        )

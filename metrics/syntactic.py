@@ -6,31 +6,89 @@
   a paraphrase pair has no reference side; clipped to [0, 1].
 
 These settings reproduce the syntactic columns of the paper's Table 5.
+
+rouge_score's tokenizer keeps ``[a-z0-9]`` only: a Chinese, Russian or Greek text has no
+token at all, and two identical such texts would share nothing. Tokenization is therefore
+a choice, named in the signature (after sacrebleu's ``tok:`` field):
+
+* ``rouge`` – the authors' tokenizer, always;
+* ``unicode`` – lower-cased Unicode words (letters, marks and digits), each character a
+  token in scripts written without spaces (Chinese, Japanese, Thai, ...), ASCII words
+  Porter-stemmed like rouge_score does; on plain ASCII text it gives rouge_score's tokens;
+* ``auto`` (default) – ``rouge`` for a pair unless one of its texts has a word written
+  wholly outside ASCII (a word the authors' tokenizer would drop), then ``unicode``.
+
+A pair with a text that has no token under its tokenizer (empty, punctuation or emoji only)
+has no syntactic similarity: NaN, never a confident 0.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from functools import cached_property
 
+import regex
 from nltk.stem.porter import PorterStemmer
 from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 from rouge_score import rouge_scorer, tokenize, tokenizers
 
 SYNTACTIC = ("rouge1", "rougeL", "bleu")
+TOKENIZERS = ("auto", "rouge", "unicode")
+
+# Scripts written without spaces between words: one token per character (with its marks).
+_UNSPACED = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}\p{Tibetan}"
+_UNICODE_TOKEN = regex.compile(rf"[{_UNSPACED}]\p{{M}}*|(?:(?![{_UNSPACED}])[\p{{L}}\p{{M}}\p{{N}}])+")
+_ASCII_WORD = regex.compile(r"^[a-z0-9]+$")
+_HAS_ASCII_ALNUM = regex.compile(r"[A-Za-z0-9]")
 
 
-class _CachingTokenizer:
-    """rouge_score's own tokenizer, remembering each text's tokens: corpora repeat sentences."""
+def unicode_words(text: str) -> list[str]:
+    """Lower-cased Unicode words; a character of an unspaced script is a word of its own."""
+    return _UNICODE_TOKEN.findall(text.lower())
 
-    def __init__(self, tokenizer: tokenizers.Tokenizer) -> None:
-        self._tokenizer = tokenizer
-        self._cache: dict[str, list[str]] = {}
+
+def needs_unicode(text: str) -> bool:
+    """Whether rouge_score's tokenizer would drop a whole word of ``text`` (one without any ASCII letter or digit)."""
+    return any(not _HAS_ASCII_ALNUM.search(word) for word in unicode_words(text))
+
+
+class Tokenizer(tokenizers.Tokenizer):
+    """Both tokenizations, cached per text (corpora repeat sentences); ``scheme`` picks the one in use.
+
+    rouge_score's ``RougeScorer`` takes it as its tokenizer, so ROUGE and BLEU see the same tokens.
+    """
+
+    def __init__(self) -> None:
+        self.scheme = "rouge"
+        self._stemmer = PorterStemmer()
+        self._cache: dict[tuple[str, str], list[str]] = {}
+
+    def tokens(self, text: str, scheme: str) -> list[str]:
+        key = (scheme, text)
+        if key not in self._cache:
+            self._cache[key] = self._tokenize(text, scheme)
+        return self._cache[key]
+
+    def _tokenize(self, text: str, scheme: str) -> list[str]:
+        if scheme == "rouge":
+            return tokenize.tokenize(text, self._stemmer)
+        return [
+            self._stemmer.stem(word) if len(word) > 3 and _ASCII_WORD.match(word) else word
+            for word in unicode_words(text)
+        ]
 
     def tokenize(self, text: str) -> list[str]:
-        if text not in self._cache:
-            self._cache[text] = self._tokenizer.tokenize(text)
-        return self._cache[text]
+        return self.tokens(text, self.scheme)
+
+
+def pair_scheme(a: str, b: str, tokenizer: str) -> str:
+    """The tokenization of one pair under the ``tokenizer`` option."""
+    if tokenizer not in TOKENIZERS:
+        raise ValueError(f"unknown tokenizer {tokenizer!r}; choose from {list(TOKENIZERS)}")
+    if tokenizer != "auto":
+        return tokenizer
+    return "unicode" if needs_unicode(a) or needs_unicode(b) else "rouge"
 
 
 class SyntacticScorer:
@@ -39,43 +97,43 @@ class SyntacticScorer:
     Stemming dominates the cost of ROUGE and BLEU, so each text is tokenized once.
     """
 
-    def __init__(self) -> None:
-        self._bleu_tokens: dict[str, list[str]] = {}
+    def __init__(self, tokenizer: str = "auto") -> None:
+        pair_scheme("", "", tokenizer)
+        self.tokenizer = tokenizer
+        self._tokenizer = Tokenizer()
 
     @cached_property
     def _rouge(self) -> rouge_scorer.RougeScorer:
-        tokenizer = _CachingTokenizer(tokenizers.DefaultTokenizer(use_stemmer=True))
-        return rouge_scorer.RougeScorer(["rouge1", "rougeL"], tokenizer=tokenizer)
-
-    def _tokens(self, text: str) -> list[str]:
-        if text not in self._bleu_tokens:
-            self._bleu_tokens[text] = tokenize.tokenize(text, self._stemmer)
-        return self._bleu_tokens[text]
-
-    @cached_property
-    def _stemmer(self) -> PorterStemmer:
-        return PorterStemmer()
+        return rouge_scorer.RougeScorer(["rouge1", "rougeL"], tokenizer=self._tokenizer)
 
     @cached_property
     def _smoothing(self):  # noqa: ANN202 - NLTK's smoothing functions have no public type
         return SmoothingFunction().method7
 
-    def bleu(self, a: str, b: str) -> float:
-        """Sentence BLEU both ways, averaged; empty texts score 0."""
-        tokens_a = self._tokens(a)
-        tokens_b = self._tokens(b)
-        if not tokens_a or not tokens_b:
-            return 0.0
+    def tokens(self, a: str, b: str) -> tuple[list[str], list[str]]:
+        """The pair's tokens under its scheme (also the stemmed words the ``paper`` profile's WMS uses)."""
+        scheme = pair_scheme(a, b, self.tokenizer)
+        return self._tokenizer.tokens(a, scheme), self._tokenizer.tokens(b, scheme)
+
+    def bleu(self, tokens_a: list[str], tokens_b: list[str]) -> float:
+        """Sentence BLEU both ways, averaged."""
         forward = sentence_bleu([tokens_b], tokens_a, smoothing_function=self._smoothing)
         backward = sentence_bleu([tokens_a], tokens_b, smoothing_function=self._smoothing)
         return min(1.0, max(0.0, (forward + backward) / 2))
 
     def score(self, a: str, b: str, measures: Sequence[str] = SYNTACTIC) -> dict[str, float]:
+        """The chosen measures of one pair; NaN for all of them when a text has no token."""
+        scheme = pair_scheme(a, b, self.tokenizer)
+        tokens_a, tokens_b = self._tokenizer.tokens(a, scheme), self._tokenizer.tokens(b, scheme)
+        if not tokens_a or not tokens_b:
+            return {measure: math.nan for measure in SYNTACTIC if measure in measures}
         scores: dict[str, float] = {}
         if "rouge1" in measures or "rougeL" in measures:
-            rouge = self._rouge.score(a.lower(), b.lower())
+            # The authors lower-cased the texts for ROUGE; both tokenizers lower-case anyway.
+            self._tokenizer.scheme = scheme
+            rouge = self._rouge.score(a, b)
             scores["rouge1"] = float(rouge["rouge1"].fmeasure)
             scores["rougeL"] = float(rouge["rougeL"].fmeasure)
         if "bleu" in measures:
-            scores["bleu"] = self.bleu(a, b)
+            scores["bleu"] = self.bleu(tokens_a, tokens_b)
         return {measure: scores[measure] for measure in SYNTACTIC if measure in measures}

@@ -301,3 +301,17 @@ def test_bad_config_is_reported(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert f"{config}: unknown profile 'large'" in capsys.readouterr().err
     assert main(["--corpus", f"tapaco={FIXTURES / 'tapaco'}", "--sample", "-1", "--output", str(tmp_path)]) == 2
     assert "sample must be a whole number ≥ 0, not -1" in capsys.readouterr().err
+
+
+def test_a_built_folder_is_read_from_its_own_files_only(tmp_path: Path, perceptron_available: None) -> None:
+    """A parquet file of the user's beside a build (``--overwrite``) is not read as pairs."""
+    from builder.config import SILVER
+    from builder.local import build
+    from builder.output import SAMPLE_DUMP
+
+    report = build([SAMPLE_DUMP], [SILVER], tmp_path / "out", tagger="perceptron", show_progress=False)
+    silver = report.output / "silver"
+    theirs = next(silver.glob("*.parquet"))
+    (silver / "my-results.parquet").write_bytes(theirs.read_bytes())
+    records, _ = load("wikipedia_ipc", silver)
+    assert len(records) == report.rows["silver"]

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL_STACK = ("torch", "stanza", "sentence_transformers", "transformers", "bert_score", "ot", "evaluate")
@@ -49,3 +50,18 @@ def test_sample_builds_without_importing_the_model_stack(tmp_path: Path, percept
     for config in ("gold", "silver"):
         rows = sum(pq.read_metadata(path).num_rows for path in (output / config).glob("*.parquet"))
         assert rows > 0, f"{config}: no pairs"
+
+
+def test_auto_tagger_without_stanza_is_the_perceptron(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The core install has no stanza: ``auto`` (the quick start's tagger) must not need it."""
+    import importlib.util
+
+    from builder import tagging
+
+    real = importlib.util.find_spec
+    monkeypatch.delenv("CORENLP_HOME", raising=False)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "stanza" else real(name, *a))
+    assert tagging.corenlp_home() is None
+    assert tagging.auto_backend() == "perceptron"
+    with pytest.raises(tagging.TaggerUnavailable, match=r"pip install -e \"\.\[stanza\]\""):
+        tagging.get_tagger("corenlp")

@@ -104,12 +104,19 @@ def test_wms_equals_gensim_word_movers_distance(table_5_scores: dict) -> None:
         assert table_5_scores["wms"][index] == pytest.approx(expected, abs=1e-5)
 
 
-def test_empty_long_and_bad_inputs() -> None:
-    long_text = " ".join(["caption"] * 3000)
-    r = score_pairs(["", "", long_text], ["", "Some words here.", long_text])
-    assert all(not math.isnan(value) for m in ("rouge1", "bleu", "wms", "bert", "st", "delta") for value in r[m])
-    assert r["st"][0] == r["bert"][1] == r["wms"][1] == 0.0
-    assert r["st"][2] == pytest.approx(1.0, abs=1e-5)
+def test_wordless_texts_are_nan_and_long_texts_are_counted() -> None:
+    """No word (empty, punctuation, emoji): NaN with a warning, not a confident 0 or 1; cut texts are counted."""
+    shared = " ".join(["caption"] * 400)
+    long_a, long_b = f"{shared} {'river ' * 3000}", f"{shared} {'mountain ' * 3000}"
+    with pytest.warns(UserWarning) as caught:
+        r = score_pairs(["", "🎉🎉", "...", long_a], ["", "🐍", "Some words here.", long_b])
+    for measure in ("rouge1", "rougeL", "bleu", "wms", "bert", "st", "syn", "sem", "delta"):
+        assert [math.isnan(value) for value in r[measure]] == [True, True, True, False], measure
+        assert r["aggregates"][measure]["n"] == 1
+    assert r["nan"]["delta"] == 3 and r["truncated"] == 2
+    messages = " ".join(str(warning.message) for warning in caught)
+    assert "3 of 4 pairs have no score" in messages and "2 texts are longer than 512 word pieces" in messages
+    assert "|maxlen:512|" in r["signature"]
     with pytest.raises(ValueError, match="differ in length: 2 vs 1"):
         score_pairs(["a", "b"], ["a"])
     with pytest.raises(TypeError, match=r"references\[1\] is a int"):
@@ -132,15 +139,22 @@ def test_paper_profile_without_its_models_says_how_to_get_them(monkeypatch: pyte
         score_pairs(["a b"], ["c d"], profile="paper", measures=["st"])
 
 
-def test_evaluate_module_loads_from_the_repository_and_from_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_evaluate_module_loads_as_documented(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """``evaluate.load("delta_sem_syn")`` from the repository root, ``metrics.load()`` from anywhere."""
+    import metrics
+
     monkeypatch.chdir(REPO)
-    metric = evaluate.load("metrics/delta_sem_syn")
+    metric = evaluate.load("delta_sem_syn")
     results = metric.compute(
         predictions=[TABLE_5[0][0]], references=[TABLE_5[0][1]], measures=["rouge1", "rougeL", "bleu"]
     )
     assert round(results["syn"][0], 2) == 0.27
-    monkeypatch.chdir(REPO / "metrics")
-    assert evaluate.load("delta_sem_syn").name == "delta_sem_syn"
+    monkeypatch.chdir(tmp_path)
+    anywhere = metrics.load()
+    assert anywhere.name == "delta_sem_syn"
+    results = anywhere.compute(predictions=[TABLE_5[2][0]], references=[TABLE_5[2][1]], measures=["bleu"])
+    assert round(results["bleu"][0], 2) == 0.99
+    assert evaluate.load(metrics.MODULE_PATH).name == "delta_sem_syn"
 
 
 def test_command_line_tsv_jsonl_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -182,7 +196,7 @@ def test_word_vectors_from_a_local_file(tmp_path: Path) -> None:
     vectors = tmp_path / "tiny.vec"
     vectors.write_text("4 2\nrabbit 1 0\nhare 0.8 0.6\npostcard 0 1\ncard 0.6 0.8\n", encoding="utf-8")
     r = score_pairs(
-        ["A rabbit postcard"], ["A hare card"], profile="paper", measures=["wms"], word_vectors=str(vectors)
+        ["A rabbit postcard"], ["A hare card"], profile="minilm", measures=["wms"], word_vectors=str(vectors)
     )
     # rabbit→hare and postcard→card each move half the mass a distance of sqrt(0.4)
     assert r["wms"][0] == pytest.approx(1 - math.sqrt(0.4) / 2)

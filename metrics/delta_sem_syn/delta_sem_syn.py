@@ -44,13 +44,20 @@ Args:
     device (str, optional): "cpu", "cuda", ...; default: cuda when available.
     sentence_model, bert_model, word_vectors (str, optional): local paths (or other
         names) that replace the profile's models.
+    tokenize (str): ROUGE/BLEU tokens: "rouge" (the authors'), "unicode", or "auto"
+        (default: unicode for pairs with words outside ASCII, which "rouge" drops).
+    fp16 (bool): half-precision transformer on CUDA (faster; the scores move slightly).
 Returns:
     one list per measure ("rouge1", "rougeL", "bleu", "wms", "bert", "st", "syn",
-    "sem", "delta") with a score per pair; "aggregates": {measure: {"mean", "std"}};
+    "sem", "delta") with a score per pair, NaN where a measure cannot be computed
+    (a text without any word, a text the model sees only as unknown word pieces, no
+    known content word for WMS); "aggregates": {measure: {"mean", "std", "n"}} over
+    the scored pairs; "nan": {measure: count}; "truncated": texts cut to the model's
+    limit;
     "signature": the profile, models, scalings and library versions behind the scores
     (the role of BERTScore's hashcode: report it with the numbers).
 Examples:
-    >>> delta = evaluate.load("metrics/delta_sem_syn")
+    >>> delta = evaluate.load("delta_sem_syn")  # from the repository root; anywhere: metrics.load()
     >>> results = delta.compute(
     ...     predictions=["An Easter postcard from 1907 depicting a rabbit."],
     ...     references=["A 1907 postcard featuring the Easter Bunny."],
@@ -89,6 +96,8 @@ class DeltaSemSyn(evaluate.Metric):
         sentence_model: str | None = None,
         bert_model: str | None = None,
         word_vectors: str | None = None,
+        tokenize: str = "auto",
+        fp16: bool = False,
     ) -> dict[str, object]:
         return score_pairs(
             predictions,
@@ -100,4 +109,6 @@ class DeltaSemSyn(evaluate.Metric):
             sentence_model=sentence_model,
             bert_model=bert_model,
             word_vectors=word_vectors,
+            tokenize=tokenize,
+            fp16=fp16,
         )

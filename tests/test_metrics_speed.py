@@ -1,0 +1,56 @@
+"""The faster paths of Δsem,syn give the same scores: ONNX Runtime, length-sorted batches, progress bars."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import pytest
+
+from metrics import score_pairs
+
+PAIRS = [
+    ("An Easter postcard from 1907 depicting a rabbit.", "A 1907 postcard featuring the Easter Bunny."),
+    ("Twelfth century illustration of a man digging.", "An English serf at work digging, c. 1170."),
+    ("北京是中华人民共和国的首都", "北京是中国的首都"),
+    (" ".join(["river"] * 900), " ".join(["mountain"] * 900)),  # cut to the model's limit
+    ("Troops clearing rubble after the May air raid on Belfast.", "🎉"),
+]
+
+
+@pytest.fixture(scope="module")
+def onnxruntime_available() -> None:
+    """An optional extra; the test extra (CI) installs it, so under CI its absence is a failure."""
+    if os.environ.get("CI") == "true":
+        import onnxruntime  # noqa: F401
+    else:
+        pytest.importorskip("onnxruntime")
+
+
+def test_onnx_runtime_gives_torch_scores(onnxruntime_available: None, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    first, second = [a for a, _ in PAIRS], [b for _, b in PAIRS]
+    with pytest.warns(UserWarning):
+        torch_scores = score_pairs(first, second, device="cpu")
+    with pytest.warns(UserWarning):
+        onnx_scores = score_pairs(first, second, device="cpu", runtime="onnx")
+    assert list(tmp_path.glob("wikipedia-ipc/onnx/*/model.onnx"))  # exported once, kept
+    assert onnx_scores["truncated"] == torch_scores["truncated"] == 2
+    for measure in ("wms", "bert", "st", "delta"):
+        for ours, reference in zip(onnx_scores[measure], torch_scores[measure], strict=True):
+            assert (math.isnan(ours) and math.isnan(reference)) or abs(ours - reference) < 1e-5, measure
+    with pytest.raises(ValueError, match="runtime='onnx' runs on the CPU"):
+        score_pairs(first, second, device="cuda", runtime="onnx", measures=["st"])
+
+
+def test_progress_bars_go_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    # a batch size of its own: a new scorer, so the model is loaded inside this test
+    score_pairs([a for a, _ in PAIRS[:2]], [b for _, b in PAIRS[:2]], device="cpu", batch_size=16, progress=True)
+    captured = capsys.readouterr()
+    assert "encoding" in captured.err and "ROUGE, BLEU" in captured.err and "WMS" in captured.err
+    assert "Loading weights" not in captured.err and captured.out == ""
+
+
+def test_onnx_runtime_is_for_the_shared_transformer_only() -> None:
+    with pytest.raises(ValueError, match="serves the shared transformer of the 'minilm' profile only"):
+        score_pairs(["A rabbit postcard"], ["A bunny card"], profile="paper", runtime="onnx", measures=["st"])
