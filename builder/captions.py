@@ -33,6 +33,17 @@ def word_count(text: str) -> int:
     return sum(1 for token in _WORDS.tokenize(text) if any(char.isalnum() for char in token))
 
 
+def has_min_words(text: str, minimum: int) -> bool:
+    """``word_count(text) >= minimum``, without tokenizing most captions.
+
+    The Treebank tokenizer only splits whitespace-separated tokens further, never joins
+    them, so a caption with ``minimum`` such tokens holding a letter or digit passes as is.
+    """
+    if sum(1 for token in text.split() if any(char.isalnum() for char in token)) >= minimum:
+        return True
+    return word_count(text) >= minimum
+
+
 def strip_parentheticals(text: str) -> str:
     """Remove ``( … )`` material, nested or not; an unclosed bracket is kept as text."""
     kept: list[str] = []

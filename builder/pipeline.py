@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from builder.captions import word_count
+from builder.captions import has_min_words
 from builder.clusters import (
     Cluster,
     Pair,
@@ -153,7 +153,7 @@ class FilterChain:
         self.funnel = Funnel(names)
 
     def _min_words(self, cluster: Cluster) -> Cluster | None:
-        return filter_texts(cluster, lambda text: word_count(text) >= self.config.min_words)
+        return filter_texts(cluster, lambda text: has_min_words(text, self.config.min_words))
 
     def before_rule(self, cluster: Cluster) -> Cluster | None:
         """Steps 0–4; the surviving texts then go to the tagger."""

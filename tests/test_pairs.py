@@ -8,7 +8,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from builder.captions import word_count
+from builder.captions import has_min_words, word_count
 from builder.clusters import Cluster, Reference, build_pairs, count_pairs
 from builder.config import SILVER
 from builder.data.make_sample import page_xml
@@ -53,6 +53,17 @@ def test_pairs_join_texts_of_one_type_and_never_a_reference_with_itself() -> Non
 )
 def test_caption_words_are_treebank_tokens_with_a_letter_or_digit(text: str, words: int) -> None:
     assert word_count(text) == words
+    for minimum in (words - 1, words, words + 1):
+        assert has_min_words(text, minimum) == (words >= minimum)
+
+
+def test_the_whitespace_shortcut_agrees_with_the_treebank_count_on_real_captions() -> None:
+    lines = (Path(__file__).parent / "data" / "labelled_captions.tsv").read_text(encoding="utf-8").splitlines()
+    captions = [line.split("\t")[0] for line in lines if line and not line.startswith("#")][1:]
+    assert len(captions) > 200
+    for caption in captions:
+        for minimum in (3, 6, 9, 12):
+            assert has_min_words(caption, minimum) == (word_count(caption) >= minimum), caption
 
 
 def test_divergent_ignores_case() -> None:
