@@ -156,7 +156,7 @@ def print_size(shape: Shape, runs: list[dict]) -> None:
         f"{shape.references:,} references, {shape.images:,} images ({shape.references / shape.images:.2f} per image)\n"
     )
     header = "| workers | " + " | ".join(f"{stage} s" for stage in STAGES) + " | total s | MB bz2/s "
-    header += "| " + " | ".join(f"{stage} GB" for stage in STAGES) + " | peak GB | temp disk GB | gold | silver |"
+    header += "| " + " | ".join(f"{stage} GB" for stage in STAGES) + " | peak GB | temp disk MB | gold | silver |"
     print(header)
     print("|" + "---:|" * (header.count("|") - 1))
     for run in runs:
@@ -167,7 +167,7 @@ def print_size(shape: Shape, runs: list[dict]) -> None:
             + " | ".join(f"{value:.1f}" for value in seconds)
             + f" | {run['wall']:.1f} | {shape.bz2_bytes / MB / run['wall']:.2f} | "
             + " | ".join(_gb(value) for value in peaks)
-            + f" | {_gb(run['peak'])} | {_gb(run['disk'])} | {run['rows'].get('gold', 0):,} "
+            + f" | {_gb(run['peak'])} | {run['disk'] / MB:,.0f} | {run['rows'].get('gold', 0):,} "
             f"| {run['rows'].get('silver', 0):,} |"
         )
 
