@@ -39,6 +39,7 @@ from builder.dump import DumpReader
 from builder.wikitext import extract_images
 
 PAGES_PER_STREAM = 100
+VERSION = 2  # of the generator: a cached dump written by another version is written anew
 XML_BYTES_PER_REFERENCE = 12_000
 SHARE_TEMPLATE = 0.19
 SHARE_CAPTIONED = 0.60
@@ -64,6 +65,7 @@ _INERT = (
 _TEMPLATES = ("Infobox building", "Infobox person", "Infobox settlement", "Taxobox", "Infobox artwork")
 _OPTIONS = ("", "upright|", "220px|", "left|", "right|upright=1.2|")
 _WORD = re.compile(r"\b[A-Z][a-z]{3,}\b")
+_COMMENT_TOKEN = re.compile(r"<!--|-->")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -222,10 +224,23 @@ def _page_text(text: str, count: int, references: _References, title: str, rng: 
             name, caption, alt = references.next()
             markup.append(_link(name, caption, alt, rng) + "\n")
             remaining -= 1
+    open_places = _paragraphs_outside_comments(paragraphs)
     for piece in markup:
-        at = rng.randrange(len(paragraphs))
+        at = rng.choice(open_places)
         paragraphs[at] = piece + paragraphs[at]
     return "\n\n".join(paragraphs)
+
+
+def _paragraphs_outside_comments(paragraphs: list[str]) -> list[int]:
+    """Paragraphs that do not start inside an HTML comment (real pages comment out whole paragraphs)."""
+    places = []
+    inside = False
+    for index, paragraph in enumerate(paragraphs):
+        if not inside:
+            places.append(index)
+        for token in _COMMENT_TOKEN.findall(paragraph):
+            inside = token == "<!--"
+    return places or [0]
 
 
 def _page_xml(title: str, page_id: int, text: str) -> str:
@@ -281,7 +296,8 @@ def write_dump(folder: Path, target_bytes: int, seed: int = 0, workers: int = 2)
     described = folder / f"{stem}.json"
     if path.is_file() and index.is_file() and described.is_file():  # the same seed and size wrote the same bytes
         counts = json.loads(described.read_text(encoding="utf-8"))
-        return Shape(path, index, **counts)
+        if counts.pop("version", None) == VERSION:
+            return Shape(path, index, **counts)
     rng = random.Random(seed)
     references = _References(target_bytes // XML_BYTES_PER_REFERENCE, real_captions(), rng)
     xml_bytes = pages = 0
@@ -304,6 +320,7 @@ def write_dump(folder: Path, target_bytes: int, seed: int = 0, workers: int = 2)
     index.with_suffix(".partial").rename(index)
     shape = Shape(path, index, xml_bytes, path.stat().st_size, pages, references.placed, len(references.used))
     counts = {field: getattr(shape, field) for field in ("xml_bytes", "bz2_bytes", "pages", "references", "images")}
+    counts["version"] = VERSION
     described.write_text(json.dumps(counts), encoding="utf-8")
     return shape
 
