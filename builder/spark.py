@@ -50,7 +50,7 @@ from builder.extraction import (
 )
 from builder.output import ROWS_PER_SHARD, PairWriter, Publisher, finalize_parts, pair_row
 from builder.pairs import candidate_key
-from builder.pipeline import BuildReport, FilterChain, Funnel, funnel_record
+from builder.pipeline import BuildReport, FilterChain, Funnel, StageClock, funnel_record
 from builder.tagging import Tagger, get_tagger
 from builder.wikitext import ExtractStats
 
@@ -239,10 +239,13 @@ def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
         history = configs[0].dump_kind == "history"
         first_seen = counts_first_seen(configs[0])
         tasks, described = plan_tasks(dumps, workers, configs[0].namespaces, Path(scratch), history, first_seen)
+        # Spark runs lazily: each stage is timed where an action makes Spark carry it out.
+        clock = StageClock()
         started = time.perf_counter()
         numbered = list(enumerate(tasks))
         extracted = context.parallelize(numbered, len(tasks)).mapPartitions(_extract_partition).cache()
-        stats = dict(extracted.filter(lambda item: item[0] == "stats").values().collect())
+        with clock.stage("extraction"):
+            stats = dict(extracted.filter(lambda item: item[0] == "stats").values().collect())
         seconds = time.perf_counter() - started
         results = [stats[number] for number in range(len(tasks))]
         read, extract, failures, problems, failed = combine_results(tasks, results, described, history)
@@ -266,12 +269,17 @@ def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
             tagged = _with_tags(_with_tags(survivors, tags, "caption"), tags, "alt")
             after = tagged.groupBy(lambda row: row["image"]).mapPartitions(lambda part, c=config: _apply_rule(c, part))
             after = after.cache()
-            for funnel in before.filter(lambda item: item[0] == "funnel").values().collect():
-                chain.funnel.add(Funnel.from_list(funnel))
-            for funnel in after.filter(lambda item: item[0] == "funnel").values().collect():
-                chain.funnel.add(Funnel.from_list(funnel))
+            with clock.stage("grouping"):
+                for funnel in before.filter(lambda item: item[0] == "funnel").values().collect():
+                    chain.funnel.add(Funnel.from_list(funnel))
+            with clock.stage("tagging"):
+                for funnel in after.filter(lambda item: item[0] == "funnel").values().collect():
+                    chain.funnel.add(Funnel.from_list(funnel))
             clusters = after.filter(lambda item: item[0] == "cluster").values()
-            written, parts = _write_pairs(clusters, config, chain, publisher.config_folder(config.name), rows_per_shard)
+            with clock.stage("pair filters"):  # steps 7–9 and the executors' parquet writing
+                written, parts = _write_pairs(
+                    clusters, config, chain, publisher.config_folder(config.name), rows_per_shard
+                )
             if parts:
                 files = finalize_parts(publisher.config_folder(config.name), parts)
             else:  # no pair survived: one shard with no rows, as the local engine writes
@@ -280,5 +288,6 @@ def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
             rows[config.name] = written
             chains[config.name] = chain
             publisher.add_config(config.name, funnel_record(chain, written, extraction, tagger_instance), files)
-        publisher.publish()
-    return BuildReport(output, rows, chains, extraction)
+        with clock.stage("writing"):
+            publisher.publish()
+    return BuildReport(output, rows, chains, extraction, clock)

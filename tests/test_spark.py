@@ -19,6 +19,7 @@ import wikipedia_ipc
 from builder.config import BRONZE, GOLD, SILVER
 from builder.data.make_sample import dump_xml, page_xml
 from builder.local import build
+from builder.pipeline import STAGES
 from builder.spark import build_spark
 
 
@@ -57,6 +58,7 @@ def test_sample_gold_and_silver(spark, tmp_path: Path, perceptron_available: Non
     build([wikipedia_ipc.SAMPLE_DUMP], [GOLD, SILVER], tmp_path / "local", tagger="perceptron", show_progress=False)
     report = build_spark([wikipedia_ipc.SAMPLE_DUMP], [GOLD, SILVER], tmp_path / "spark", "perceptron", 2, spark)
     assert report.rows == {"gold": 10, "silver": 20}  # the presets' sources: no galleries
+    assert list(report.clock.seconds()) == list(STAGES)  # each stage timed where Spark carries it out
     same_output(tmp_path / "local", tmp_path / "spark", "gold")
     same_output(tmp_path / "local", tmp_path / "spark", "silver")
 
