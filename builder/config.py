@@ -14,6 +14,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal
 
+from builder.splits import DEFAULT_FRACTIONS, check_fractions
+
 CaptionRule = Literal["sentence", "verb"]
 DumpKind = Literal["articles", "history"]
 HistoryReferences = Literal["revision", "first_seen"]
@@ -36,6 +38,8 @@ class PipelineConfig:
     # history dumps: every revision's use of an image is a reference (the paper's 180 bound
     # assumes it), or "first_seen": once per page and wording, carried by its first revision
     history_references: HistoryReferences = "revision"
+    # train/validation/test fractions (builder.splits); () writes the paper's single set as one train split
+    splits: tuple[float, ...] = DEFAULT_FRACTIONS
 
     def __post_init__(self) -> None:
         if self.caption_rule not in ("sentence", "verb"):
@@ -53,6 +57,7 @@ class PipelineConfig:
             raise ValueError(f"sources must name at least one of {list(SOURCES)}")
         # One spelling per set of sources, so the card and funnel.json of equal configs are equal.
         object.__setattr__(self, "sources", tuple(source for source in SOURCES if source in self.sources))
+        object.__setattr__(self, "splits", check_fractions(self.splits))
 
     def parameters(self) -> dict[str, object]:
         """The parameters as plain data, for the dataset card and funnel.json."""

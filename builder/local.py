@@ -6,7 +6,9 @@
    sorted stream is cut into clusters, one image at a time;
 3. steps 0–4 of Table 3 per cluster; survivors are written as candidates;
 4. tagging – every unique surviving text is POS-tagged once, in batches;
-5. steps 5–9 per cluster, then the pairs go to the dataset folder.
+5. steps 5–9 per cluster, then the pairs go to the dataset folder; with splits
+   (:mod:`builder.splits`) they go to a work file first, are assigned to splits from a
+   streamed read of it, and are streamed again into one writer per split, in image order.
 
 Memory stays flat: only one cluster and one batch are held at a time.
 """
@@ -50,6 +52,7 @@ from builder.extraction import (
 )
 from builder.output import PairWriter, Publisher
 from builder.pipeline import BuildReport, FilterChain, StageClock, funnel_record
+from builder.splits import assign_files, check_files, split_record
 from builder.tagging import Tagger, get_tagger
 
 TAG_SCHEMA = pa.schema([("text", pa.string()), ("tags", pa.list_(pa.list_(pa.string())))])
@@ -220,6 +223,26 @@ def write_pairs(
         writer.write(chain.after_rule(cluster, rule_verdicts(rows, chain.config.caption_rule).__getitem__))
 
 
+def write_splits(
+    pairs: Sequence[Path], fractions: tuple[float, ...], folder: Path
+) -> tuple[list[PairWriter], dict[str, object]]:
+    """Route the pairs of the work files into one writer per split, keeping their order; the splits' record.
+
+    A split without pairs gets no file; a config without any pair gets the usual empty ``train`` shard.
+    """
+    assignment = assign_files(pairs, fractions)
+    writers = {split: PairWriter(folder, prefix=f"part-{split}", split=split) for split in assignment.names}
+    for part in pairs:
+        for batch in pq.ParquetFile(part).iter_batches(BATCH_ROWS):
+            for row in batch.to_pylist():
+                writers[assignment.split_of(row)].write_rows([row])
+    for writer in writers.values():
+        writer.finish()  # rows are counted when written
+    used = [writer for writer in writers.values() if writer.rows] or [writers["train"]]
+    files = [file for writer in used for file in writer.close()]
+    return used, split_record(assignment, fractions, check_files(files))
+
+
 def build(
     dumps: Sequence[str | Path],
     configs: Sequence[PipelineConfig],
@@ -291,14 +314,25 @@ def build(
                 show_progress,
             )
         rows = {}
+        splits = {}
         for name, chain in chains.items():
+            fractions = chain.config.splits
             with clock.stage("pair filters"):
-                writer = publisher.writer(name)
+                writer = PairWriter(work / f"pairs-{name}") if fractions else publisher.writer(name)
                 write_pairs(connection, candidates[name], tags, chain, writer)
-                writer.close()
-            clock.move(writer.seconds, "pair filters", "writing")
+                writers = [writer]
+                if fractions:
+                    writers, splits[name] = write_splits(writer.finish(), fractions, publisher.config_folder(name))
+                    shutil.rmtree(work / f"pairs-{name}")
+                else:
+                    writer.close()
+            routed = sum(done.seconds for done in writers) if fractions else 0.0
+            clock.move(writer.seconds + routed, "pair filters", "writing")
             rows[name] = writer.rows
-            publisher.add_config(name, funnel_record(chain, writer.rows, extraction, tagger_instance))
+            record = funnel_record(chain, writer.rows, extraction, tagger_instance)
+            if fractions:
+                record["splits"] = splits[name]
+            publisher.add_config(name, record, [file for done in writers for file in done.files])
         connection.close()
         with clock.stage("writing"):
             publisher.publish()
@@ -306,7 +340,7 @@ def build(
         publisher.close()
         if not work_dir:
             shutil.rmtree(work, ignore_errors=True)
-    return BuildReport(output, rows, chains, extraction, clock)
+    return BuildReport(output, rows, chains, extraction, clock, splits)
 
 
 def check_memory_limit(memory_limit: str) -> None:

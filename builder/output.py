@@ -2,7 +2,8 @@
 
 ``OUT/README.md`` is the dataset card (rendered from ``dataset_card.md``) whose
 YAML ``configs:`` names every config with pairs, file by file;
-``OUT/<config>/train-*.parquet`` hold the pairs and ``OUT/<config>/funnel.json``
+``OUT/<config>/{train,validation,test}-*.parquet`` hold the pairs of each split
+(:mod:`builder.splits`; one ``train`` split when splits are off) and ``OUT/<config>/funnel.json``
 the Table 3 counts and how the config was built. ``datasets.load_dataset(OUT, config)``
 reads it offline.
 
@@ -52,6 +53,7 @@ from huggingface_hub.repocard import metadata_load
 from builder.clusters import Pair
 from builder.fidelity import markdown_table
 from builder.pipeline import Funnel
+from builder.splits import SPLIT_NAMES, split_of_file
 
 PAIR_SCHEMA = pa.schema(
     [
@@ -117,18 +119,18 @@ def file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def finalize_parts(folder: Path, parts: Sequence[Path]) -> list[Path]:
-    """Give written part files, in output order, their final names ``train-XXXXX-of-YYYYY-<hash>.parquet``."""
+def finalize_parts(folder: Path, parts: Sequence[Path], split: str = "train") -> list[Path]:
+    """Give one split's written part files, in output order, their names ``{split}-XXXXX-of-YYYYY-<hash>.parquet``."""
     files = []
     for index, part in enumerate(parts):
-        name = folder / f"train-{index:05d}-of-{len(parts):05d}-{file_digest(part)}.parquet"
+        name = folder / f"{split}-{index:05d}-of-{len(parts):05d}-{file_digest(part)}.parquet"
         part.rename(name)
         files.append(name)
     return files
 
 
 class PairWriter:
-    """Write pairs into ``train-XXXXX-of-YYYYY-<hash>.parquet`` shards of a (staging) config folder.
+    """Write one split's pairs into ``{split}-XXXXX-of-YYYYY-<hash>.parquet`` shards of a (staging) config folder.
 
     Shards are written as ``<prefix>-*.tmp`` and get their final, content-hashed names on
     :meth:`close`. A config without pairs gets one shard with no rows (the schema, for
@@ -139,9 +141,15 @@ class PairWriter:
     """
 
     def __init__(
-        self, folder: Path, rows_per_shard: int = ROWS_PER_SHARD, batch_size: int = 10_000, prefix: str = "part"
+        self,
+        folder: Path,
+        rows_per_shard: int = ROWS_PER_SHARD,
+        batch_size: int = 10_000,
+        prefix: str = "part",
+        split: str = "train",
     ) -> None:
         self.folder = folder
+        self.split = split
         self.rows_per_shard = rows_per_shard
         self.batch_size = batch_size
         self.prefix = prefix
@@ -205,7 +213,7 @@ class PairWriter:
             self._open_part()
             self._writer.close()  # type: ignore[union-attr]
             self._writer = None
-        self.files = finalize_parts(self.folder, self._parts)
+        self.files = finalize_parts(self.folder, self._parts, self.split)
         self.seconds += time.perf_counter() - started
         return self.files
 
@@ -294,22 +302,63 @@ def _build_section(record: dict[str, object]) -> str:
         f"- Tagger: `{record['tagger']}`\n"
         f"- Parameters:\n{parameter_lines}\n"
         f"- Library versions: {version_lines}\n"
-        f"- Skipped while reading: {skipped_lines}\n\n"
+        f"- Skipped while reading: {skipped_lines}\n"
+        f"- Splits: {_splits_line(record)}\n\n"
         f"{Funnel.from_list(record['funnel']).markdown()}"  # type: ignore[arg-type]
     )
+
+
+def _split_rows(record: dict) -> dict[str, int]:
+    """Pairs per split; a config built without splits (or by an earlier version) has one ``train`` split."""
+    splits = record.get("splits")
+    return dict(splits["pairs"]) if splits else {"train": record["rows"]}
+
+
+def _splits_line(record: dict) -> str:
+    """Each split's size, the components, and the overlap check as the build computed it on the written pairs."""
+    splits = record.get("splits")
+    if not splits:
+        return "none; every pair is in `train` (the paper's single set)"
+    sizes = "; ".join(
+        f"`{name}` {_count(pairs, 'pair')}, {_count(splits['images'][name], 'image')}, "
+        f"{_count(splits['texts'][name], 'text')}"
+        for name, pairs in splits["pairs"].items()
+    )
+    percentages = "/".join(f"{fraction * 100:g}" for fraction in splits["fractions"])
+    line = (
+        f"{sizes} (fractions {percentages} of the components; {_count(splits['components'], 'component')} "
+        f"of pairs linked by a shared image or lower-cased text, the largest with "
+        f"{_count(splits['largest_component'], 'pair')}). {splits['shared_images']:,} images and "
+        f"{splits['shared_texts']:,} texts are shared by two splits (checked on the written pairs)."
+    )
+    empty = [name for name, pairs in splits["pairs"].items() if not pairs]
+    if empty and record["rows"]:
+        line += (
+            f" No pair fell into {', '.join(f'`{name}`' for name in empty)}: left out of `configs:` "
+            "(`datasets` cannot load a split with no rows)."
+        )
+    return line
+
+
+def _count(number: int, word: str) -> str:
+    return f"{number:,} {word if number == 1 else word + 's'}"
+
+
+def _data_files(record: dict) -> list[dict[str, object]]:
+    """One ``data_files`` entry per split with rows, its files picked by their name."""
+    rows = _split_rows(record)
+    entries = []
+    for split in SPLIT_NAMES:
+        files = [f"{record['config']}/{name}" for name in record[MARKER]["files"] if split_of_file(name) == split]
+        if rows.get(split) and files:
+            entries.append({"split": split, "path": files})
+    return entries
 
 
 def _front_matter(records: list[dict]) -> str:
     """The card's YAML: ``configs:`` with each loadable config's files by name, and the toolkit's manifest."""
     configs = [
-        {
-            "config_name": record["config"],
-            "data_files": [
-                {"split": "train", "path": [f"{record['config']}/{name}" for name in record[MARKER]["files"]]}
-            ],
-        }
-        for record in records
-        if record["rows"]
+        {"config_name": record["config"], "data_files": _data_files(record)} for record in records if record["rows"]
     ]
     manifest = {
         "format": FORMAT,
@@ -527,11 +576,11 @@ class Publisher:
             )
         self._aside = conflicts
 
-    def writer(self, name: str) -> PairWriter:
-        """A writer into the config's staging folder."""
+    def writer(self, name: str, split: str = "train") -> PairWriter:
+        """A writer of one split into the config's staging folder (:meth:`add_config` needs ``files`` for several)."""
         if self.staging is None:
             raise RuntimeError("Publisher.open() must come first")
-        self._writers[name] = PairWriter(self.staging / name)
+        self._writers[name] = PairWriter(self.staging / name, split=split)
         return self._writers[name]
 
     def config_folder(self, name: str) -> Path:

@@ -257,6 +257,7 @@ class BuildReport:
     funnels: dict[str, FilterChain]
     extraction: Extraction
     clock: StageClock = dataclasses.field(default_factory=StageClock)
+    splits: dict[str, dict[str, object]] = dataclasses.field(default_factory=dict)  # per config, as in funnel.json
 
 
 def funnel_record(chain: FilterChain, rows: int, extraction: Extraction, tagger: Tagger) -> dict[str, object]:

@@ -1,0 +1,281 @@
+"""Leakage-safe train / validation / test splits: no image and no text in two splits.
+
+Paraphrase corpora leak easily (PAWS shares pairs between its labeled and unlabeled
+sets; QQP repeats dev and test questions in train). Here every pair is a node set:
+its image and its two texts, lower-cased as the unique-candidates step compares them
+(so a caption and an alternative text that are equal lower-cased are one text). Pairs
+that share a node are joined by a union-find into connected components, and a whole
+component goes to one split, chosen by a stable hash of its content: blake2b of the
+component's smallest node digest, mapped to [0, 1) and cut by the cumulative
+fractions. The assignment depends on the pairs alone, not on their order, the worker
+count or Python's ``hash()`` seed.
+
+Memory: every distinct image and text is a 16-byte digest (a 49-byte bytes object
+in CPython) in a dict with its index, plus three 8-byte array entries (union-find
+parent and size, pairs per image): at most three new nodes per pair, about 400
+bytes per pair in the worst case, far less when texts repeat within an image's
+pairs. The engines hold this once per config, on one machine (the Spark driver).
+
+A caveat: one giant component (a text reused under many images, or images linked
+by shared captions) goes whole to one split; the statistics name the largest
+component so a skewed split can be seen.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+SPLIT_NAMES = ("train", "validation", "test")
+DEFAULT_FRACTIONS = (0.8, 0.1, 0.1)
+DIGEST_BYTES = 16
+_TOLERANCE = 1e-9
+_READ_BATCH = 65_536
+
+
+def check_fractions(fractions: Sequence[float]) -> tuple[float, ...]:
+    """The fractions as a tuple of floats: empty (one ``train`` split) or three positive ones summing to 1."""
+    values = tuple(float(value) for value in fractions)
+    if not values:
+        return values
+    if len(values) != len(SPLIT_NAMES):
+        raise ValueError(f"splits need {len(SPLIT_NAMES)} fractions ({'/'.join(SPLIT_NAMES)}), got {list(values)}")
+    if not all(math.isfinite(value) and value > 0 for value in values):
+        raise ValueError(f"split fractions must be positive numbers, got {list(values)}")
+    if abs(sum(values) - 1) > _TOLERANCE:
+        raise ValueError(f"split fractions must sum to 1, got {list(values)} (sum {sum(values)})")
+    return values
+
+
+def parse_splits(text: str) -> tuple[float, ...]:
+    """The command-line form: ``80/10/10`` (percentages of train/validation/test) or ``none`` (one split)."""
+    if text.strip().lower() == "none":
+        return ()
+    try:
+        percentages = [float(part) for part in text.split("/")]
+    except ValueError:
+        raise ValueError(
+            f"splits {text!r}: give percentages as train/validation/test, e.g. 80/10/10, or none"
+        ) from None
+    if len(percentages) != len(SPLIT_NAMES) or abs(sum(percentages) - 100) > 1e-6:
+        raise ValueError(f"splits {text!r}: give three percentages that sum to 100, e.g. 80/10/10, or none")
+    return check_fractions([percentage / 100 for percentage in percentages])
+
+
+def split_names(fractions: Sequence[float]) -> tuple[str, ...]:
+    """The splits a config with these fractions writes."""
+    return SPLIT_NAMES if fractions else SPLIT_NAMES[:1]
+
+
+def image_key(image: str) -> bytes:
+    """The node digest of an image (its own key space: an image title never equals a text's node)."""
+    return hashlib.blake2b(b"image\x00" + image.encode("utf-8"), digest_size=DIGEST_BYTES).digest()
+
+
+def text_key(text: str) -> bytes:
+    """The node digest of a text, lower-cased as the unique-candidates step compares texts."""
+    return hashlib.blake2b(b"text\x00" + text.lower().encode("utf-8"), digest_size=DIGEST_BYTES).digest()
+
+
+def node_keys(row: Mapping[str, object]) -> tuple[bytes, bytes, bytes]:
+    """A pair row's three nodes: its image and its two texts."""
+    return image_key(str(row["image"])), text_key(str(row["sentence1"])), text_key(str(row["sentence2"]))
+
+
+def unit_interval(key: bytes) -> float:
+    """A stable number in [0, 1) from a digest (hashed again, since a component's smallest digest is biased low)."""
+    digest = hashlib.blake2b(key, digest_size=8, person=b"wikipedia-ipc").digest()
+    return int.from_bytes(digest, "big") / 2**64
+
+
+def choose_split(key: bytes, fractions: Sequence[float]) -> int:
+    """The index of the split whose cumulative share holds the key's number."""
+    point = unit_interval(key)
+    bound = 0.0
+    for index, fraction in enumerate(fractions[:-1]):
+        bound += fraction
+        if point < bound:
+            return index
+    return len(fractions) - 1
+
+
+@dataclasses.dataclass(frozen=True)
+class SplitStats:
+    """Pairs, images and distinct lower-cased texts per split; components and the largest one, in pairs."""
+
+    pairs: dict[str, int]
+    images: dict[str, int]
+    texts: dict[str, int]
+    components: int
+    largest_component: int
+
+
+@dataclasses.dataclass(frozen=True)
+class SplitAssignment:
+    """Each image's split (every pair of an image is in the image's component), plus statistics.
+
+    Only this mapping is kept after the union-find: it is what executors need to route a row.
+    """
+
+    names: tuple[str, ...]
+    by_image: dict[bytes, int]
+    stats: SplitStats
+
+    def split_of(self, row: Mapping[str, object]) -> str:
+        return self.names[self.by_image[image_key(str(row["image"]))]]
+
+
+class _UnionFind:
+    """Nodes by digest, union by size with path halving; parents and sizes in compact arrays."""
+
+    def __init__(self) -> None:
+        self.index: dict[bytes, int] = {}
+        self.keys: list[bytes] = []
+        self.is_image = bytearray()
+        self.pairs_at = array("q")  # pairs counted at their image node
+        self.parent = array("q")
+        self.size = array("q")
+
+    def node(self, key: bytes, image: bool) -> int:
+        found = self.index.get(key)
+        if found is not None:
+            return found
+        number = len(self.keys)
+        self.index[key] = number
+        self.keys.append(key)
+        self.is_image.append(image)
+        self.pairs_at.append(0)
+        self.parent.append(number)
+        self.size.append(1)
+        return number
+
+    def find(self, node: int) -> int:
+        parent = self.parent
+        while parent[node] != node:
+            parent[node] = parent[parent[node]]
+            node = parent[node]
+        return node
+
+    def union(self, one: int, two: int) -> None:
+        one, two = self.find(one), self.find(two)
+        if one == two:
+            return
+        if self.size[one] < self.size[two]:
+            one, two = two, one
+        self.parent[two] = one
+        self.size[one] += self.size[two]
+
+
+def assign_nodes(nodes: Iterable[tuple[bytes, bytes, bytes]], fractions: Sequence[float]) -> SplitAssignment:
+    """Assign whole components to splits from each pair's (image, text, text) digests, in any order."""
+    fractions = check_fractions(fractions)
+    names = split_names(fractions)
+    forest = _UnionFind()
+    for image, first, second in nodes:
+        at = forest.node(image, True)
+        forest.pairs_at[at] += 1
+        forest.union(at, forest.node(first, False))
+        forest.union(at, forest.node(second, False))
+    smallest: dict[int, bytes] = {}
+    pairs: dict[int, int] = {}
+    roots = array("q")
+    for number, key in enumerate(forest.keys):
+        root = forest.find(number)
+        roots.append(root)
+        if root not in smallest or key < smallest[root]:
+            smallest[root] = key
+        pairs[root] = pairs.get(root, 0) + forest.pairs_at[number]
+    split_of_root = {root: choose_split(key, fractions) if fractions else 0 for root, key in smallest.items()}
+    counts = {kind: dict.fromkeys(names, 0) for kind in ("pairs", "images", "texts")}
+    for root, count in pairs.items():
+        counts["pairs"][names[split_of_root[root]]] += count
+    by_image: dict[bytes, int] = {}
+    for number, key in enumerate(forest.keys):
+        split = split_of_root[roots[number]]
+        if forest.is_image[number]:
+            by_image[key] = split
+            counts["images"][names[split]] += 1
+        else:
+            counts["texts"][names[split]] += 1
+    stats = SplitStats(
+        counts["pairs"], counts["images"], counts["texts"], len(smallest), max(pairs.values(), default=0)
+    )
+    return SplitAssignment(names, by_image, stats)
+
+
+def assign(rows: Iterable[Mapping[str, object]], fractions: Sequence[float]) -> SplitAssignment:
+    """Assign pair rows (with ``image``, ``sentence1``, ``sentence2``) to splits; see :func:`assign_nodes`."""
+    return assign_nodes((node_keys(row) for row in rows), fractions)
+
+
+def assign_files(files: Sequence[Path], fractions: Sequence[float]) -> SplitAssignment:
+    """Assign the pairs of parquet files, read in column batches (no full table in memory)."""
+    return assign_nodes(_file_nodes(files), fractions)
+
+
+def _file_rows(files: Sequence[Path]) -> Iterable[dict]:
+    for file in files:
+        for batch in pq.ParquetFile(file).iter_batches(_READ_BATCH, columns=["image", "sentence1", "sentence2"]):
+            yield from batch.to_pylist()
+
+
+def _file_nodes(files: Sequence[Path]) -> Iterable[tuple[bytes, bytes, bytes]]:
+    for row in _file_rows(files):
+        yield node_keys(row)
+
+
+@dataclasses.dataclass(frozen=True)
+class OverlapCheck:
+    """How many images and lower-cased texts occur in more than one split (both must be 0)."""
+
+    shared_images: int
+    shared_texts: int
+
+
+def shared_nodes(rows: Iterable[tuple[str, Mapping[str, object]]]) -> OverlapCheck:
+    """Count the images and lower-cased texts that occur in two or more splits of ``(split, row)`` items."""
+    bits: dict[str, int] = {}
+    images: dict[bytes, int] = {}  # digest -> bit set of the splits it occurs in
+    texts: dict[bytes, int] = {}
+    for split, row in rows:
+        bit = bits.setdefault(split, 1 << len(bits))
+        image, first, second = node_keys(row)
+        images[image] = images.get(image, 0) | bit
+        texts[first] = texts.get(first, 0) | bit
+        texts[second] = texts.get(second, 0) | bit
+    return OverlapCheck(_in_several(images), _in_several(texts))
+
+
+def _in_several(splits_of: dict[bytes, int]) -> int:
+    return sum(1 for mask in splits_of.values() if mask & (mask - 1))
+
+
+def check_files(files: Sequence[Path]) -> OverlapCheck:
+    """:func:`shared_nodes` over written parquet files, the split read from each file's name."""
+    return shared_nodes((split_of_file(file), row) for file in files for row in _file_rows([file]))
+
+
+def split_of_file(file: Path | str) -> str:
+    """The split of a file named ``{split}-XXXXX-of-YYYYY-<hash>.parquet``."""
+    return Path(file).name.split("-", 1)[0]
+
+
+def split_record(assignment: SplitAssignment, fractions: Sequence[float], check: OverlapCheck) -> dict[str, object]:
+    """The splits as funnel.json records them: fractions, sizes per split, components and the overlap check."""
+    stats = assignment.stats
+    return {
+        "fractions": list(fractions),
+        "pairs": stats.pairs,
+        "images": stats.images,
+        "texts": stats.texts,
+        "components": stats.components,
+        "largest_component": stats.largest_component,
+        "shared_images": check.shared_images,
+        "shared_texts": check.shared_texts,
+    }
