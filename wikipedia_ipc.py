@@ -33,6 +33,7 @@ from builder.config import PRESETS, SOURCES, PipelineConfig, preset
 from builder.dump import DumpError
 from builder.local import DUCKDB_MEMORY, BuildReport, build, default_workers
 from builder.output import SAMPLE_DUMP, FolderLock, HubError, OutputError, published_files, push_to_hub
+from builder.splits import DEFAULT_FRACTIONS, parse_splits, split_of_file
 from builder.tagging import TAGGER_NAMES, TaggerUnavailable
 
 __all__ = ["SAMPLE_DUMP", "WikipediaIPC", "WikipediaIPCConfig", "main"]
@@ -74,6 +75,8 @@ class WikipediaIPCConfig(datasets.BuilderConfig):
     dump_paths: Sequence[str] | None = None
     tagger: str = "auto"
     workers: int = 1
+    # train/validation/test fractions, () for one train split; None keeps the preset's
+    splits: tuple[float, ...] | None = None
 
 
 class WikipediaIPC(datasets.GeneratorBasedBuilder):
@@ -109,6 +112,8 @@ class WikipediaIPC(datasets.GeneratorBasedBuilder):
         config: WikipediaIPCConfig = self.config  # type: ignore[assignment]
         dumps = [str(path) for path in (config.dump_paths or [SAMPLE_DUMP])]
         pipeline = config.pipeline or preset(config.name)
+        if config.splits is not None:
+            pipeline = dataclasses.replace(pipeline, splits=tuple(config.splits))
         output = self._scratch / "output"
         report = build(
             dumps,
@@ -121,8 +126,13 @@ class WikipediaIPC(datasets.GeneratorBasedBuilder):
         )
         if not report.rows[pipeline.name]:  # datasets cannot make a split with no rows; say why, not "no data"
             raise ValueError(f"{pipeline.name}: no pair survived the filters in {', '.join(dumps)}; nothing to load")
-        files = sorted(str(path) for path in (output / pipeline.name).glob("*.parquet"))
-        return [datasets.SplitGenerator(name=datasets.Split.TRAIN, gen_kwargs={"files": files})]
+        files = sorted((output / pipeline.name).glob("*.parquet"))
+        generators = []
+        for split in (datasets.Split.TRAIN, datasets.Split.VALIDATION, datasets.Split.TEST):
+            chosen = [str(path) for path in files if split_of_file(path) == str(split)]
+            if chosen and sum(pq.read_metadata(path).num_rows for path in chosen):  # a split without rows is left out
+                generators.append(datasets.SplitGenerator(name=split, gen_kwargs={"files": chosen}))
+        return generators
 
     def _generate_examples(self, files: list[str]) -> Iterator[tuple[str, dict[str, object]]]:
         for file in files:
@@ -180,6 +190,13 @@ def command_parser() -> argparse.ArgumentParser:
         help="history dumps (bronze): every revision's image use is a reference (default, as the paper's "
         "180 bound assumes), or first_seen: once per page and wording",
     )
+    run.add_argument(
+        "--splits",
+        type=_splits_argument,
+        default=DEFAULT_FRACTIONS,
+        help="train/validation/test percentages, e.g. 80/10/10 (the default); no image and no text is in two "
+        "splits. none: every pair in one train split, as the paper released them",
+    )
     run.add_argument("--quiet", action="store_true", help="no progress bars")
     push = commands.add_parser("push", help="upload a built dataset folder to the Hugging Face Hub")
     push.add_argument("folder", help="a dataset folder written by build")
@@ -188,6 +205,13 @@ def command_parser() -> argparse.ArgumentParser:
     push.add_argument("--revision", help="branch to commit to (created if missing; default: main)")
     push.add_argument("--dry-run", action="store_true", help="list the files that would be uploaded and stop")
     return parser
+
+
+def _splits_argument(text: str) -> tuple[float, ...]:
+    try:
+        return parse_splits(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def with_history_references(config: PipelineConfig, counting: str) -> PipelineConfig:
@@ -217,6 +241,8 @@ def _print_summary(report: BuildReport) -> None:
     for name, chain in report.funnels.items():
         print(f"\n## {name}: {_plural(report.rows[name], 'pair')}\n")
         print(chain.funnel.markdown())
+        if name in report.splits:
+            print(_splits_summary(report.splits[name]))
     loadable = [name for name, rows in report.rows.items() if rows]
     empty = [name for name, rows in report.rows.items() if not rows]
     if loadable:
@@ -231,9 +257,20 @@ def _print_summary(report: BuildReport) -> None:
         )
 
 
+def _splits_summary(splits: dict) -> str:
+    """The split sizes in pairs, the components, and the overlap check on the written pairs."""
+    sizes = " · ".join(f"{name} {_plural(pairs, 'pair')}" for name, pairs in splits["pairs"].items())
+    return (
+        f"Splits: {sizes}; {_plural(splits['components'], 'component')}, the largest "
+        f"{_plural(splits['largest_component'], 'pair')}; shared by two splits: "
+        f"{_plural(splits['shared_images'], 'image')}, {_plural(splits['shared_texts'], 'text')}\n"
+    )
+
+
 def _build(arguments: argparse.Namespace) -> int:
     dumps = arguments.dumps or [str(SAMPLE_DUMP)]
     configs = [with_history_references(preset(name), arguments.history_references) for name in arguments.configs]
+    configs = [dataclasses.replace(config, splits=arguments.splits) for config in configs]
     if arguments.sources:
         configs = [dataclasses.replace(config, sources=tuple(arguments.sources)) for config in configs]
     try:

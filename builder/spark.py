@@ -11,10 +11,17 @@
   cluster's pairs), and a shuffle by the pair's digest keeps the smallest key, which is
   the pair the local engine keeps (the first in image order);
 * steps 8–9 – per cluster on the executors, counted per image as the local engine counts;
-* output – the pairs are range-partitioned by their order key, and each executor writes
-  its partition as parquet shards into the config's staging folder; the driver only
-  names the shards (content hashes, in partition order) and publishes them. No pair
-  passes through the driver, so the output size does not depend on its memory.
+* splits – the executors reduce each pair to its three 16-byte node digests
+  (:func:`builder.splits.node_keys`); the driver collects them and runs the local
+  engine's :func:`builder.splits.assign_nodes`, then broadcasts the image → split map
+  it returns. Driver memory: the digests of every pair (about 150 bytes each while
+  collected) and the union-find (at most about 400 bytes per pair, see
+  :mod:`builder.splits`); after the write, the driver reads the written files' image
+  and text columns in batches for the overlap check;
+* output – each split's pairs are range-partitioned by their order key, and each executor
+  writes its partition as parquet shards into the config's staging folder; the driver
+  only names the shards (content hashes, in partition order) and publishes them. No
+  whole pair passes through the driver.
 
 The staging folder lies inside the output folder, so on a cluster the output must be on
 a file system that every executor sees at the same path (as the dumps must be).
@@ -51,6 +58,7 @@ from builder.extraction import (
 from builder.output import ROWS_PER_SHARD, PairWriter, Publisher, finalize_parts, pair_row
 from builder.pairs import candidate_key
 from builder.pipeline import BuildReport, FilterChain, Funnel, StageClock, funnel_record
+from builder.splits import SplitAssignment, assign_nodes, check_files, node_keys, split_record
 from builder.tagging import Tagger, get_tagger
 from builder.wikitext import ExtractStats
 
@@ -128,9 +136,9 @@ def _filter_pairs(
 
 
 def _write_partition(
-    folder: str, rows_per_shard: int, partition: int, rows: Iterable[tuple[tuple[str, int], dict]]
+    folder: str, rows_per_shard: int, split: str, partition: int, rows: Iterable[tuple[tuple[str, int], dict]]
 ) -> Iterator[tuple[int, list[str]]]:
-    """Write one range partition of the sorted pairs as parquet parts named after the partition.
+    """Write one range partition of a split's sorted pairs as parquet parts named after the split and partition.
 
     The parts are written under names of this task attempt and renamed when complete,
     so that a retried or speculative attempt never leaves a half-written part under the
@@ -139,11 +147,11 @@ def _write_partition(
     from pyspark import TaskContext
 
     attempt = TaskContext.get().attemptNumber()
-    writer = PairWriter(Path(folder), rows_per_shard, prefix=f"attempt-{partition:05d}-{attempt}")
+    writer = PairWriter(Path(folder), rows_per_shard, prefix=f"attempt-{split}-{partition:05d}-{attempt}")
     writer.write_rows(row for _, row in rows)
     parts = []
     for index, part in enumerate(writer.finish()):
-        final = part.with_name(f"part-{partition:05d}-{index:05d}.tmp")
+        final = part.with_name(f"{split}-part-{partition:05d}-{index:05d}.tmp")
         os.replace(part, final)
         parts.append(str(final))
     yield writer.rows, parts
@@ -156,25 +164,44 @@ def _with_tags(rows, tags, column: str):  # noqa: ANN001, ANN202 - RDDs
     return joined.map(lambda item: {**item[1][0], f"{column}_tags": item[1][1]})
 
 
-def _write_pairs(  # noqa: ANN001 - clusters: an RDD of (image, Cluster)
-    clusters, config: PipelineConfig, chain: FilterChain, folder: Path, rows_per_shard: int
-) -> tuple[int, list[Path]]:
-    """Steps 7–9 and the output on the executors; the driver gets the funnels, the row count and the parts' names."""
-    firsts = clusters.flatMap(_candidates).reduceByKey(min).values().groupByKey()
-    pairs = clusters.join(firsts).mapPartitions(lambda part, c=config: _filter_pairs(c, part)).cache()
-    for funnel in pairs.filter(lambda item: item[0] == "funnel").values().collect():
-        chain.funnel.add(Funnel.from_list(funnel))
-    rows = pairs.filter(lambda item: item[0] == "pair").values()
+def _write_split(rows, folder: Path, rows_per_shard: int, split: str) -> tuple[int, list[Path]]:  # noqa: ANN001
+    """One split's pairs (an RDD keyed by order key), range-partitioned and written by the executors."""
     total = rows.count()
     if not total:
         return 0, []
     ordered = rows.sortByKey(numPartitions=math.ceil(total / rows_per_shard))
     written = ordered.mapPartitionsWithIndex(
-        lambda partition, part, where=str(folder), size=rows_per_shard: _write_partition(where, size, partition, part)
+        lambda partition, part, where=str(folder), size=rows_per_shard: _write_partition(
+            where, size, split, partition, part
+        )
     ).collect()
+    return sum(count for count, _ in written), [Path(part) for _, names in written for part in names]
+
+
+def _write_pairs(  # noqa: ANN001 - clusters: an RDD of (image, Cluster)
+    clusters, config: PipelineConfig, chain: FilterChain, folder: Path, rows_per_shard: int
+) -> tuple[int, dict[str, list[Path]], SplitAssignment | None]:
+    """Steps 7–9 and the output on the executors; the driver gets the funnels, the row count, the parts' names
+    per split and (with splits) the assignment."""
+    firsts = clusters.flatMap(_candidates).reduceByKey(min).values().groupByKey()
+    pairs = clusters.join(firsts).mapPartitions(lambda part, c=config: _filter_pairs(c, part)).cache()
+    for funnel in pairs.filter(lambda item: item[0] == "funnel").values().collect():
+        chain.funnel.add(Funnel.from_list(funnel))
+    rows = pairs.filter(lambda item: item[0] == "pair").values()
+    if not config.splits:
+        written, parts = _write_split(rows, folder, rows_per_shard, "train")
+        pairs.unpersist()
+        return written, {"train": parts}, None
+    assignment = assign_nodes(rows.map(lambda item: node_keys(item[1])).collect(), config.splits)
+    routes = rows.context.broadcast(assignment)
+    written, parts_of = 0, {}
+    for split in assignment.names:
+        chosen = rows.filter(lambda item, r=routes, s=split: r.value.split_of(item[1]) == s)
+        count, parts_of[split] = _write_split(chosen, folder, rows_per_shard, split)
+        written += count
+    routes.unpersist()
     pairs.unpersist()
-    parts = [Path(part) for _, names in written for part in names]
-    return sum(count for count, _ in written), parts
+    return written, parts_of, assignment
 
 
 def _session(workers: int):  # noqa: ANN202 - a pyspark.sql.SparkSession
@@ -258,6 +285,7 @@ def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
         extraction = Extraction([], read, extract, described, seconds, failures, problems)
         chains: dict[str, FilterChain] = {}
         rows: dict[str, int] = {}
+        splits: dict[str, dict[str, object]] = {}
         for config in configs:
             chain = FilterChain(config)
             sources = set(config.sources)
@@ -277,17 +305,20 @@ def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
                     chain.funnel.add(Funnel.from_list(funnel))
             clusters = after.filter(lambda item: item[0] == "cluster").values()
             with clock.stage("pair filters"):  # steps 7–9 and the executors' parquet writing
-                written, parts = _write_pairs(
-                    clusters, config, chain, publisher.config_folder(config.name), rows_per_shard
-                )
-            if parts:
-                files = finalize_parts(publisher.config_folder(config.name), parts)
-            else:  # no pair survived: one shard with no rows, as the local engine writes
-                writer = publisher.writer(config.name)
-                files = writer.close()
+                folder = publisher.config_folder(config.name)
+                written, parts, assignment = _write_pairs(clusters, config, chain, folder, rows_per_shard)
+                files: list[Path] = []
+                for split, names in parts.items():
+                    files += finalize_parts(folder, names, split) if names else []
+                if not files:  # no pair survived: one shard with no rows, as the local engine writes
+                    files = publisher.writer(config.name).close()
+                record = funnel_record(chain, written, extraction, tagger_instance)
+                if assignment is not None:
+                    splits[config.name] = split_record(assignment, config.splits, check_files(files))
+                    record["splits"] = splits[config.name]
             rows[config.name] = written
             chains[config.name] = chain
-            publisher.add_config(config.name, funnel_record(chain, written, extraction, tagger_instance), files)
+            publisher.add_config(config.name, record, files)
         with clock.stage("writing"):
             publisher.publish()
-    return BuildReport(output, rows, chains, extraction, clock)
+    return BuildReport(output, rows, chains, extraction, clock, splits)
