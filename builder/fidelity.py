@@ -126,6 +126,13 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "one candidate per pair of lower-cased texts in the whole build (128-bit digests), the first in image order",
         "the result must not depend on how the work is split, and hash collisions must not drop distinct pairs",
     ),
+    Deviation(
+        "Splits",
+        "one set of pairs, no train/validation/test split",
+        "the same pairs, split 80/10/10 by default into train/validation/test so that no image and no "
+        "lower-cased text is in two splits; `--splits none` gives the paper's single set as `train`",
+        "paraphrase benchmarks leak when one sentence sits in two splits (PAWS, QQP, MRPC)",
+    ),
 )
 
 

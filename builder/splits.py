@@ -65,7 +65,10 @@ def parse_splits(text: str) -> tuple[float, ...]:
         ) from None
     if len(percentages) != len(SPLIT_NAMES) or abs(sum(percentages) - 100) > 1e-6:
         raise ValueError(f"splits {text!r}: give three percentages that sum to 100, e.g. 80/10/10, or none")
-    return check_fractions([percentage / 100 for percentage in percentages])
+    try:
+        return check_fractions([percentage / 100 for percentage in percentages])
+    except ValueError as error:
+        raise ValueError(f"splits {text!r}: {error}") from None
 
 
 def split_names(fractions: Sequence[float]) -> tuple[str, ...]:

@@ -1,0 +1,230 @@
+"""Splits: no image and no lower-cased text in two splits, whole components, and an assignment set by content alone."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+from collections import deque
+from pathlib import Path
+
+import datasets
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import wikipedia_ipc
+from builder.config import GOLD, SILVER
+from builder.local import build
+from builder.output import SAMPLE_DUMP
+from builder.splits import (
+    DEFAULT_FRACTIONS,
+    SPLIT_NAMES,
+    assign,
+    check_fractions,
+    parse_splits,
+    shared_nodes,
+    split_of_file,
+)
+
+WORDS = ["Harbour", "harbour", "HARBOUR", "bridge", "Bridge", "tower", "castle", "river", "old", "new"]
+
+
+def test_fractions_are_checked() -> None:
+    assert check_fractions([0.7, 0.2, 0.1]) == (0.7, 0.2, 0.1)
+    assert check_fractions(()) == ()
+    with pytest.raises(ValueError, match="sum to 1"):
+        check_fractions((0.8, 0.1, 0.2))
+    with pytest.raises(ValueError, match="positive"):
+        check_fractions((1.0, 0.0, 0.0))
+    with pytest.raises(ValueError, match="3 fractions"):
+        check_fractions((0.5, 0.5))
+    with pytest.raises(ValueError, match="sum to 1"):
+        dataclasses.replace(GOLD, splits=(0.5, 0.4, 0.4))
+
+
+def test_the_command_line_form() -> None:
+    assert parse_splits("80/10/10") == DEFAULT_FRACTIONS
+    assert parse_splits("70/15/15") == (0.7, 0.15, 0.15)
+    assert parse_splits("none") == ()
+    for bad in ("80/20", "80/10/20", "eighty/10/10", "0/50/50"):
+        with pytest.raises(ValueError, match="splits"):
+            parse_splits(bad)
+
+
+def components(rows: list[dict]) -> list[set[str]]:
+    """Pair ids grouped by shared image or lower-cased text, by breadth-first search (independent of the union-find)."""
+    by_node: dict[tuple[str, str], list[int]] = {}
+    for number, row in enumerate(rows):
+        nodes = [("image", row["image"]), ("text", row["sentence1"].lower()), ("text", row["sentence2"].lower())]
+        for node in nodes:
+            by_node.setdefault(node, []).append(number)
+    neighbours = [set() for _ in rows]
+    for members in by_node.values():
+        for member in members:
+            neighbours[member].update(members)
+    seen: set[int] = set()
+    groups = []
+    for start in range(len(rows)):
+        if start in seen:
+            continue
+        seen.add(start)
+        queue, group = deque([start]), set()
+        while queue:
+            current = queue.popleft()
+            group.add(rows[current]["id"])
+            for other in neighbours[current] - seen:
+                seen.add(other)
+                queue.append(other)
+        groups.append(group)
+    return groups
+
+
+def overlap(rows: list[dict], split_of: dict[str, str]) -> tuple[int, int]:
+    """Images and lower-cased texts found in more than one split, counted with plain sets."""
+    images: dict[str, set[str]] = {}
+    texts: dict[str, set[str]] = {}
+    for row in rows:
+        split = split_of[row["id"]]
+        images.setdefault(row["image"], set()).add(split)
+        for text in (row["sentence1"], row["sentence2"]):
+            texts.setdefault(text.lower(), set()).add(split)
+    return sum(len(s) > 1 for s in images.values()), sum(len(s) > 1 for s in texts.values())
+
+
+@st.composite
+def pair_graphs(draw: st.DrawFn) -> list[dict]:
+    """Random pairs over a few images and texts; texts repeat in other cases ("Harbour", "HARBOUR")."""
+    images = draw(st.lists(st.sampled_from([f"File:{n}.jpg" for n in range(12)]), min_size=1, max_size=8, unique=True))
+    texts = draw(st.lists(st.sampled_from(WORDS + [f"caption {n}" for n in range(20)]), min_size=2, max_size=14))
+    count = draw(st.integers(1, 30))
+    rows = []
+    for number in range(count):
+        first, second = draw(st.sampled_from(texts)), draw(st.sampled_from(texts))
+        rows.append(
+            {"id": str(number), "image": draw(st.sampled_from(images)), "sentence1": first, "sentence2": second}
+        )
+    return rows
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=pair_graphs(), seed=st.integers(0, 2**32 - 1))
+def test_the_assignment_is_a_function_of_the_content(rows: list[dict], seed: int) -> None:
+    assignment = assign(rows, DEFAULT_FRACTIONS)
+    shuffled = list(rows)
+    random.Random(seed).shuffle(shuffled)
+    again = assign(shuffled, DEFAULT_FRACTIONS)
+    assert again.by_image == assignment.by_image and again.stats == assignment.stats
+    split_of = {row["id"]: assignment.split_of(row) for row in rows}
+    assert overlap(rows, split_of) == (0, 0)
+    assert shared_nodes((split_of[row["id"]], row) for row in rows).shared_images == 0
+    groups = components(rows)
+    assert all(len({split_of[member] for member in group}) == 1 for group in groups)
+    assert assignment.stats.components == len(groups)
+    assert assignment.stats.largest_component == max(len(group) for group in groups)
+    assert sum(assignment.stats.pairs.values()) == len(rows)
+
+
+def test_the_overlap_check_finds_a_shared_image_and_text() -> None:
+    one = {"image": "File:A.jpg", "sentence1": "A Harbour at dusk", "sentence2": "x"}
+    two = {"image": "File:A.jpg", "sentence1": "a harbour at dusk", "sentence2": "y"}
+    check = shared_nodes([("train", one), ("test", two)])
+    assert (check.shared_images, check.shared_texts) == (1, 1)
+
+
+def test_split_sizes_follow_the_fractions_by_component() -> None:
+    """Many small components: each split's share of the components is near its fraction."""
+    generator = random.Random(7)
+    rows = []
+    for image in range(3000):
+        texts = [f"caption {image} {n}" for n in range(generator.randint(2, 3))]
+        rows += [
+            {"id": f"{image}-{a}-{b}", "image": f"File:{image}.jpg", "sentence1": texts[a], "sentence2": texts[b]}
+            for a in range(len(texts))
+            for b in range(a + 1, len(texts))
+        ]
+    assignment = assign(rows, (0.7, 0.2, 0.1))
+    assert assignment.stats.components == 3000
+    shares = [assignment.stats.images[name] / 3000 for name in SPLIT_NAMES]
+    for share, fraction in zip(shares, (0.7, 0.2, 0.1), strict=True):
+        assert abs(share - fraction) < 0.04, shares
+
+
+def split_rows(folder: Path) -> dict[str, list[dict]]:
+    """Each split's rows as written, read file by file."""
+    found: dict[str, list[dict]] = {}
+    for path in sorted(folder.glob("*.parquet")):
+        found.setdefault(split_of_file(path), []).extend(pq.read_table(path).to_pylist())
+    return found
+
+
+@pytest.mark.parametrize("sources", [GOLD.sources, ("link", "template", "gallery")])
+def test_the_sample_splits_share_no_image_and_no_text(
+    tmp_path: Path, sources: tuple[str, ...], perceptron_available: None
+) -> None:
+    configs = [dataclasses.replace(config, sources=sources) for config in (GOLD, SILVER)]
+    build([SAMPLE_DUMP], configs, tmp_path / "split", tagger="perceptron", show_progress=False)
+    whole = [dataclasses.replace(config, splits=()) for config in configs]
+    build([SAMPLE_DUMP], whole, tmp_path / "whole", tagger="perceptron", show_progress=False)
+    for config in ("gold", "silver"):
+        by_split = split_rows(tmp_path / "split" / config)
+        rows = [row for split in by_split.values() for row in split]
+        split_of = {row["id"]: split for split, members in by_split.items() for row in members}
+        assert overlap(rows, split_of) == (0, 0)
+        unsplit = split_rows(tmp_path / "whole" / config)
+        assert list(unsplit) == ["train"]
+        assert sorted(row["id"] for row in rows) == sorted(row["id"] for row in unsplit["train"])
+        for members in by_split.values():  # image order within each split, as in the single set
+            order = [row["id"] for row in unsplit["train"] if row["id"] in {m["id"] for m in members}]
+            assert [row["id"] for row in members] == order
+        record = json.loads((tmp_path / "split" / config / "funnel.json").read_text())
+        assert record["parameters"]["splits"] == list(DEFAULT_FRACTIONS)
+        assert (record["splits"]["shared_images"], record["splits"]["shared_texts"]) == (0, 0)
+        assert record["splits"]["pairs"] == {name: len(by_split.get(name, [])) for name in SPLIT_NAMES}
+        assert "splits" not in json.loads((tmp_path / "whole" / config / "funnel.json").read_text())
+    card = (tmp_path / "split" / "README.md").read_text()
+    assert "0 images and 0 texts are shared by two splits (checked on the written pairs)" in card
+
+
+def test_load_dataset_gives_the_splits_with_rows(tmp_path: Path, perceptron_available: None) -> None:
+    out = tmp_path / "out"
+    report = build([SAMPLE_DUMP], [SILVER], out, tagger="perceptron", show_progress=False)
+    loaded = datasets.load_dataset(str(out), "silver", cache_dir=str(tmp_path / "cache"))
+    sizes = report.splits["silver"]["pairs"]
+    assert {name: len(rows) for name, rows in loaded.items()} == {name: n for name, n in sizes.items() if n}
+    assert len(loaded) >= 2  # the sample's silver pairs fall into more than one split
+    card = (out / "README.md").read_text()
+    assert all(f"split: {name}" in card for name in loaded)
+
+
+def test_the_cli_option_and_the_printed_sizes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], perceptron_available: None
+) -> None:
+    base = ["build", "--configs", "silver", "--tagger", "perceptron", "--workers", "1", "--quiet"]
+    assert wikipedia_ipc.main([*base, "--output", str(tmp_path / "none"), "--splits", "none"]) == 0
+    assert {split_of_file(path) for path in (tmp_path / "none" / "silver").glob("*.parquet")} == {"train"}
+    assert "Splits:" not in capsys.readouterr().out
+    assert wikipedia_ipc.main([*base, "--output", str(tmp_path / "split"), "--splits", "60/20/20"]) == 0
+    record = json.loads((tmp_path / "split" / "silver" / "funnel.json").read_text())
+    assert record["parameters"]["splits"] == [0.6, 0.2, 0.2]
+    sizes = " · ".join(
+        f"{name} {count:,} pair{'' if count == 1 else 's'}" for name, count in record["splits"]["pairs"].items()
+    )
+    assert f"Splits: {sizes};" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        wikipedia_ipc.main([*base, "--output", str(tmp_path / "bad"), "--splits", "90/20/10"])
+    assert "give three percentages that sum to 100" in capsys.readouterr().err
+
+
+def test_the_datasets_builder_returns_the_splits(tmp_path: Path, perceptron_available: None) -> None:
+    builder = wikipedia_ipc.WikipediaIPC(
+        config_name="silver", tagger="perceptron", cache_dir=str(tmp_path / "cache"), splits=(0.6, 0.2, 0.2)
+    )
+    builder.download_and_prepare()
+    loaded = builder.as_dataset()
+    direct = build(
+        [SAMPLE_DUMP], [dataclasses.replace(SILVER, splits=(0.6, 0.2, 0.2))], tmp_path / "out", tagger="perceptron"
+    )
+    sizes = {name: count for name, count in direct.splits["silver"]["pairs"].items() if count}
+    assert {name: len(rows) for name, rows in loaded.items()} == sizes
