@@ -57,7 +57,9 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 
 
 def sentences(folder: Path, config: str, cache: Path) -> set[str]:
-    rows = datasets.load_dataset(str(folder), config, split="train", cache_dir=str(cache))
+    """The texts of every split of the config (one image's pairs form one component: one split, which may be any)."""
+    loaded = datasets.load_dataset(str(folder), config, cache_dir=str(cache))
+    rows = [row for split in loaded.values() for row in split]
     return {row["sentence1"] for row in rows} | {row["sentence2"] for row in rows}
 
 
