@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -34,13 +35,15 @@ def spark():
 
 
 def same_output(first: Path, second: Path, config: str) -> None:
+    """The same parquet files, split by split, byte for byte; the same funnel and split record."""
     one = sorted((first / config).glob("*.parquet"))
     two = sorted((second / config).glob("*.parquet"))
     assert [p.name for p in one] == [p.name for p in two]
     assert all(a.read_bytes() == b.read_bytes() for a, b in zip(one, two, strict=True))
-    funnel_one = json.loads((first / config / "funnel.json").read_text())["funnel"]
-    funnel_two = json.loads((second / config / "funnel.json").read_text())["funnel"]
-    assert funnel_one == funnel_two
+    record_one = json.loads((first / config / "funnel.json").read_text())
+    record_two = json.loads((second / config / "funnel.json").read_text())
+    assert record_one["funnel"] == record_two["funnel"]
+    assert record_one.get("splits") == record_two.get("splits")
 
 
 def same_rows(first: Path, second: Path, config: str) -> int:
@@ -60,6 +63,18 @@ def test_sample_gold_and_silver(spark, tmp_path: Path, perceptron_available: Non
     assert report.rows == {"gold": 10, "silver": 20}  # the presets' sources: no galleries
     assert list(report.clock.seconds()) == list(STAGES)  # each stage timed where Spark carries it out
     same_output(tmp_path / "local", tmp_path / "spark", "gold")
+    same_output(tmp_path / "local", tmp_path / "spark", "silver")
+    silver = {path.name.split("-")[0] for path in (tmp_path / "spark" / "silver").glob("*.parquet")}
+    assert silver == {"train", "validation", "test"}  # the sample's silver pairs fall into all three splits
+    assert report.splits["silver"]["shared_images"] == report.splits["silver"]["shared_texts"] == 0
+
+
+def test_no_splits_gives_one_train_split(spark, tmp_path: Path, perceptron_available: None) -> None:
+    whole = dataclasses.replace(SILVER, splits=())
+    build([wikipedia_ipc.SAMPLE_DUMP], [whole], tmp_path / "local", tagger="perceptron", show_progress=False)
+    report = build_spark([wikipedia_ipc.SAMPLE_DUMP], [whole], tmp_path / "spark", "perceptron", 2, spark)
+    assert report.rows == {"silver": 20} and report.splits == {}
+    assert [path.name[:6] for path in (tmp_path / "spark" / "silver").glob("*.parquet")] == ["train-"]
     same_output(tmp_path / "local", tmp_path / "spark", "silver")
 
 
@@ -101,6 +116,8 @@ def test_executors_write_range_partitioned_shards(
     assert report.rows == {"gold": 10, "silver": 20}
     assert same_rows(tmp_path / "local", out, "gold") == 10
     assert same_rows(tmp_path / "local", out, "silver") == 20
+    train = sorted((out / "silver").glob("train-*.parquet"))
+    assert len(train) >= 2 and all(f"-of-{len(train):05d}-" in path.name for path in train)  # numbered per split
     gold = sorted((out / "gold").glob("*.parquet"))
     assert len(gold) >= 3  # 10 rows in ranges of about 3: several executors wrote shards
     assert all(f"-of-{len(gold):05d}-" in path.name for path in gold)
