@@ -344,6 +344,23 @@ def _count(number: int, word: str) -> str:
     return f"{number:,} {word if number == 1 else word + 's'}"
 
 
+def _splits_note(records: list[dict]) -> str:
+    """How the configs are split, for the card's introduction."""
+    whole = [f"`{record['config']}`" for record in records if not record.get("splits")]
+    if len(whole) == len(records):
+        return "Every config is one `train` split (built with `--splits none`): the paper's single set of pairs."
+    note = (
+        "The configs are split into `train`, `validation` and `test` so that no image and no text (compared "
+        "lower-cased) occurs in two splits: pairs that share an image or a text form one component, and each "
+        "component goes whole to one split, chosen by a stable hash of its content. A split that got no pair is "
+        "left out of its config. Each config's section below gives the split sizes, the largest component and the "
+        "overlap check computed on the written pairs."
+    )
+    if whole:
+        note += f" Built without splits, as one `train` split: {', '.join(whole)}."
+    return note
+
+
 def _data_files(record: dict) -> list[dict[str, object]]:
     """One ``data_files`` entry per split with rows, its files picked by their name."""
     rows = _split_rows(record)
@@ -387,6 +404,7 @@ def render_card(records: Iterable[dict], template: Path = CARD_TEMPLATE) -> str:
         sample_notice=notice,
         config_list=", ".join(f"`{record['config']}`" for record in ordered),
         builds="\n".join(_build_section(record) for record in ordered),
+        splits_note=_splits_note(ordered),
         fidelity=markdown_table(),
     )
 

@@ -205,6 +205,9 @@ def test_the_cli_option_and_the_printed_sizes(
     assert wikipedia_ipc.main([*base, "--output", str(tmp_path / "none"), "--splits", "none"]) == 0
     assert {split_of_file(path) for path in (tmp_path / "none" / "silver").glob("*.parquet")} == {"train"}
     assert "Splits:" not in capsys.readouterr().out
+    card = (tmp_path / "none" / "README.md").read_text()
+    assert "Every config is one `train` split (built with `--splits none`)" in card
+    assert "- Splits: none; every pair is in `train`" in card
     assert wikipedia_ipc.main([*base, "--output", str(tmp_path / "split"), "--splits", "60/20/20"]) == 0
     record = json.loads((tmp_path / "split" / "silver" / "funnel.json").read_text())
     assert record["parameters"]["splits"] == [0.6, 0.2, 0.2]
