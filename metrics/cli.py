@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import itertools
 import json
 import re
 import sys
@@ -166,6 +167,7 @@ def score_folder(folder: Path, output: Path, arguments: argparse.Namespace) -> d
     the input, and the scored file's content-hashed name keeps ``datasets``' cache honest.
     """
     from builder.output import CARD, FUNNEL, MARKER, file_digest, funnel_manifest, render_card, write_funnel
+    from builder.splits import split_of_file
 
     configs = sorted(path.parent for path in folder.glob(f"*/{FUNNEL}") if funnel_manifest(path) is not None)
     if not configs:
@@ -187,15 +189,18 @@ def score_folder(folder: Path, output: Path, arguments: argparse.Namespace) -> d
         target = output / config.name
         target.mkdir(parents=True, exist_ok=True)
         previous = funnel_manifest(target / FUNNEL)
-        part = target / "train.parquet.partial"
-        pq.write_table(table, part, compression="zstd")
-        scored = target / f"train-00000-of-00001-{file_digest(part)}.parquet"
-        part.replace(scored)
-        if previous:  # an earlier scoring of this config: its file is ours to remove
-            for name in previous["files"]:
-                if name != scored.name:
-                    (target / name).unlink(missing_ok=True)
-        records.append(write_funnel(target, record, [scored]))
+        scored_files = []
+        start = 0
+        for split, members in itertools.groupby(files, key=split_of_file):  # one file per split, as built
+            count = sum(pq.read_metadata(file).num_rows for file in members)
+            part = target / f"{split}.parquet.partial"
+            pq.write_table(table.slice(start, count), part, compression="zstd")
+            scored_files.append(part.replace(target / f"{split}-00000-of-00001-{file_digest(part)}.parquet"))
+            start += count
+        if previous:  # an earlier scoring of this config: its files are ours to remove
+            for name in set(previous["files"]) - {file.name for file in scored_files}:
+                (target / name).unlink(missing_ok=True)
+        records.append(write_funnel(target, record, scored_files))
         all_results[config.name] = results
     signature = next(iter(all_results.values()))["signature"]
     card = render_card(records) + (

@@ -88,11 +88,13 @@ def test_scored_folder_keeps_its_configs(
     card = (scored / "README.md").read_text(encoding="utf-8")
     assert "config_name: gold" in card and "config_name: silver" in card and "profile:minilm" in card
     for config in ("gold", "silver"):
-        original = datasets.load_dataset(str(built), config, split="train", cache_dir=str(tmp_path / "cache"))
-        pairs = datasets.load_dataset(str(scored), config, split="train", cache_dir=str(tmp_path / "cache"))
-        assert len(pairs) == len(original) > 0
-        assert pairs["id"] == original["id"]
-        assert set(SCORE_COLUMNS) <= set(pairs.column_names)
+        original = datasets.load_dataset(str(built), config, cache_dir=str(tmp_path / "cache"))
+        pairs = datasets.load_dataset(str(scored), config, cache_dir=str(tmp_path / "cache"))
+        assert list(pairs) == list(original)  # the same splits, each with the same pairs
+        for split in original:
+            assert len(pairs[split]) == len(original[split]) > 0
+            assert pairs[split]["id"] == original[split]["id"]
+            assert set(SCORE_COLUMNS) <= set(pairs[split].column_names)
 
 
 def test_every_option_has_help() -> None:
@@ -102,3 +104,19 @@ def test_every_option_has_help() -> None:
     options = ("--output", "--columns", "--header", "--profile", "--tokenize", "--batch-size", "--device", "--runtime")
     assert all(option in result.stdout for option in options)
     assert "sentences per transformer batch" in result.stdout and "the two text columns" in result.stdout
+
+
+def test_a_scored_folder_keeps_each_split(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], perceptron_available: None
+) -> None:
+    """Scoring never moves a pair to another split: each split is scored into a file of its own."""
+    from builder.output import SAMPLE_DUMP
+
+    built = tmp_path / "sample"
+    build([SAMPLE_DUMP], [SILVER], built, tagger="perceptron", show_progress=False)
+    code, _ = run([str(built)], capsys)
+    assert code == 0
+    original = datasets.load_dataset(str(built), "silver", cache_dir=str(tmp_path / "cache"))
+    pairs = datasets.load_dataset(str(tmp_path / "sample-scored"), "silver", cache_dir=str(tmp_path / "cache"))
+    assert list(pairs) == list(original) == ["train", "validation", "test"]
+    assert all(pairs[split]["id"] == original[split]["id"] for split in original)
