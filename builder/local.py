@@ -11,8 +11,8 @@
    streamed read of it, and are streamed again into one writer per split, in image order.
 
 Memory stays flat: only one cluster and one batch are held at a time, besides the
-build-wide digests of "unique candidates" and of the split assignment (about 400 bytes
-per pair at most, see :mod:`builder.splits`).
+build-wide digests of "unique candidates" and of the split assignment (at most about
+730 bytes per pair while it is computed, see :mod:`builder.splits`).
 """
 
 from __future__ import annotations

@@ -12,11 +12,10 @@
   the pair the local engine keeps (the first in image order);
 * steps 8–9 – per cluster on the executors, counted per image as the local engine counts;
 * splits – the executors reduce each pair to its three 16-byte node digests
-  (:func:`builder.splits.node_keys`); the driver collects them and runs the local
-  engine's :func:`builder.splits.assign_nodes`, then broadcasts the image → split map
-  it returns. Driver memory: the digests of every pair (about 150 bytes each while
-  collected) and the union-find (at most about 400 bytes per pair, see
-  :mod:`builder.splits`); after the write, the driver reads the written files' image
+  (:func:`builder.splits.node_keys`); the driver streams them in, a partition at a time,
+  into the local engine's :func:`builder.splits.assign_nodes`, then broadcasts the
+  image → split map it returns. Driver memory: the union-find (a peak of at most about
+  730 bytes per pair, see :mod:`builder.splits`); after the write, the driver reads the written files' image
   and text columns in batches for the overlap check;
 * output – each split's pairs are range-partitioned by their order key, and each executor
   writes its partition as parquet shards into the config's staging folder; the driver
@@ -192,7 +191,8 @@ def _write_pairs(  # noqa: ANN001 - clusters: an RDD of (image, Cluster)
         written, parts = _write_split(rows, folder, rows_per_shard, "train")
         pairs.unpersist()
         return written, {"train": parts}, None
-    assignment = assign_nodes(rows.map(lambda item: node_keys(item[1])).collect(), config.splits)
+    # streamed to the driver partition by partition: the driver holds the union-find, not a list of all digests
+    assignment = assign_nodes(rows.map(lambda item: node_keys(item[1])).toLocalIterator(), config.splits)
     routes = rows.context.broadcast(assignment)
     written, parts_of = 0, {}
     for split in assignment.names:
