@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import hashlib
+import os
 import sys
 from decimal import ROUND_CEILING, ROUND_HALF_EVEN, Decimal
 from pathlib import Path
@@ -73,7 +74,8 @@ class Calibration:
         )
 
     def as_threshold(self) -> StThreshold:
-        return StThreshold(self.threshold, self.precision, self.recall, f"calibrated on {self.source}")
+        where = f"chosen in this run on the {self.pairs:,} labelled pairs of {self.source}"
+        return StThreshold(self.threshold, self.precision, self.recall, where)
 
 
 def sweep(scores: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -173,7 +175,7 @@ def labelled_st(path: Path, profile: Profile, cache: Path | None = None) -> tupl
 def calibrate(path: Path, profile: Profile, cache: Path | None = None) -> Calibration:
     """Score ST on the MSRPC release at ``path`` and choose the threshold."""
     scores, labels = labelled_st(path, profile, cache)
-    return choose(scores, labels, str(path))
+    return choose(scores, labels, os.path.normpath(path))  # a config's "folder/../corpus" read as "corpus"
 
 
 def main(argv: list[str] | None = None) -> int:

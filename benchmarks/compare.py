@@ -28,6 +28,7 @@ import hashlib
 import json
 import math
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -187,8 +188,8 @@ def threshold_note(threshold: StThreshold) -> str:
     if math.isnan(threshold.precision):
         return threshold.provenance
     return (
-        f"{threshold.provenance}; on MSRPC's labels precision {threshold.precision:.2f}, "
-        f"recall {threshold.recall:.2f} (the paper's 0.8: 0.82, 0.77)"
+        f"{threshold.provenance}; precision {threshold.precision:.2f}, recall {threshold.recall:.2f} on MSRPC's "
+        "paraphrase labels (the paper's ST > 0.8: 0.82, 0.77)"
     )
 
 
@@ -219,9 +220,9 @@ def write_tables(rows: list[dict[str, object]], output: Path, metric: str, thres
     label = subset_label(threshold)
     legend = [
         TYPE_LEGEND,
-        f"Subset {label}: the pairs whose sentence-embedding cosine (ST) exceeds {written(threshold.value)} (Table 7 "
-        f"used 0.8 with the paper's sentence model; this threshold: {threshold_note(threshold)}); f is their share of "
-        "the pairs with an ST score. Scores: mean (σ) per pair; pairs the scorer could not score (NaN, e.g. an "
+        f"Subset {label}: the pairs whose sentence-embedding cosine (ST) exceeds {written(threshold.value)}, as "
+        f"Table 7's ST > 0.8 with the paper's sentence model. Threshold: {threshold_note(threshold)}. f is their share "
+        "of the pairs with an ST score. Scores: mean (σ) per pair; pairs the scorer could not score (NaN, e.g. an "
         "empty text) are counted under unscored and left out of the means.",
     ]
     if truncated:
@@ -244,13 +245,17 @@ BIN_LABELS = [f"{level / LEVELS:.1f}–{(level + 1) / LEVELS:.1f}" for level in 
 
 
 def map_legend(threshold: StThreshold) -> str:
-    """The maps' legend: what a cell is, and which threshold the titles' share f is of."""
+    """The maps' legend: what a cell is, and which threshold the titles' share f is of (wrapped to fit a map)."""
+    subset = textwrap.fill(
+        f"Title: f = share of the pairs with ST > {written(threshold.value)}, the subset of table.md; threshold: "
+        f"{threshold_note(threshold)}.",
+        width=90,
+    )
     return (
         "Cell: share of a corpus's scored pairs (all pairs) whose syn and sem fall in its ranges.\n"
         "syn: mean of ROUGE-1, ROUGE-L, BLEU; sem: mean of WMS, BERTScore, ST.\n"
         "Ranges include their lower bound (the last one also 1.0); empty cell: no pair. One colour scale for all "
-        f"corpora.\nTitle: f = share of the pairs with ST > {written(threshold.value)}, the subset of table.md "
-        f"({threshold_note(threshold)})."
+        f"corpora.\n{subset}"
     )
 
 
