@@ -50,7 +50,7 @@ from metrics.scoring import score_pairs, signature  # noqa: E402
 
 TARGET_PRECISION = 0.82  # the paper's precision and recall of ST > 0.8 on MSRPC (section 4)
 TARGET_RECALL = 0.77
-TIE = 1e-12  # distances this close are equal (floating-point noise of the same (P, R))
+TIE = 1e-12  # distances closer than this are a tie (rounding noise), broken toward the higher threshold
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,7 +118,7 @@ def choose(scores: np.ndarray, labels: np.ndarray, source: str) -> Calibration:
     thresholds, precision, recall = sweep(scores[scored], labels[scored])
     usable = ~np.isnan(precision)
     if not usable.any() or recall[usable].max() == 0:
-        raise CorpusError(f"{source}: no ST threshold reaches any recall (all pairs have the same ST score)")
+        raise CorpusError(f"{source}: no ST threshold reaches any recall (no paraphrase scores above the lowest ST)")
     distance = np.hypot(precision - TARGET_PRECISION, recall - TARGET_RECALL)
     distance[~usable] = np.inf
     best = int(np.flatnonzero(distance <= distance.min() + TIE)[-1])  # thresholds ascend: the highest of a tie

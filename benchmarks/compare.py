@@ -423,15 +423,14 @@ def resolve_threshold(arguments: argparse.Namespace, chosen: dict[str, Path | No
     if isinstance(given, float):
         return StThreshold(given, math.nan, math.nan, "given as a number, not calibrated")
     if given == "msrpc":
-        if chosen.get("msrpc") is None:
-            how = "msrpc is compared from its Hub copy, whose test labels are hidden" if "msrpc" in chosen else ""
+        given = chosen.get("msrpc")
+        if given is None:  # not compared, or from its Hub copy
+            hub = " (msrpc is compared from its Hub copy, whose test labels are hidden)" if "msrpc" in chosen else ""
             raise CorpusError(
-                "--threshold msrpc chooses the threshold on the labels of the MSRPC release"
-                + (f" ({how})" if how else "")
-                + ": give its path with --corpus msrpc=PATH or --threshold PATH"
+                f"--threshold msrpc chooses the threshold on the labels of the MSRPC release{hub}: "
+                "give its path with --corpus msrpc=PATH or --threshold PATH"
             )
-        given = chosen["msrpc"]
-    calibration = calibrate(Path(given), profile, cache)  # type: ignore[arg-type]
+    calibration = calibrate(Path(given), profile, cache)
     print(calibration.describe())
     return calibration.as_threshold()
 
