@@ -6,6 +6,7 @@ import argparse
 import csv
 import itertools
 import math
+import os
 import random
 from pathlib import Path
 
@@ -147,7 +148,11 @@ def test_threshold_from_config_and_command_line(tmp_path: Path, capsys: pytest.C
     with open(out / "table.csv", encoding="utf-8") as handle:
         row = next(csv.DictReader(handle))
     assert (row["subset"], row["threshold"], row["threshold_precision"]) == ("st>0.9", "0.9", "nan")
-    capsys.readouterr()
+    # a path in the config is read from the config file's folder
+    relative = os.path.relpath(MSRPC / "msr_paraphrase_test.txt", tmp_path)
+    config.write_text(f'{{"corpora": {{"tapaco": "{TAPACO}"}}, "threshold": "{relative}"}}', encoding="utf-8")
+    assert main(["--config", str(config), "--output", str(out)]) == 0
+    assert "on 40 labelled MSRPC pairs (26 paraphrases)" in capsys.readouterr().out
     for value in ('"high"', "true", '"missing/msr_paraphrase_train.txt"', "2"):
         config.write_text(f'{{"corpora": {{"tapaco": "{TAPACO}"}}, "threshold": {value}}}', encoding="utf-8")
         assert main(["--config", str(config), "--output", str(out)]) == 2
@@ -175,3 +180,17 @@ def test_labels_without_a_paraphrase_are_an_error_naming_the_file(
     assert f"{release}: no paraphrase (quality 1) among the 2 scored labelled pairs" in capsys.readouterr().err
     with pytest.raises(CorpusError, match=r"same\.txt: no ST threshold reaches any recall"):
         choose(np.array([0.5, 0.5]), np.array([1, 0]), "same.txt")
+
+
+def test_paper_profile_calibration_offline_names_the_model(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import huggingface_hub.constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)  # read at import time
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    arguments = ["--corpus", f"msrpc={MSRPC}", "--profile", "paper", "--threshold", "msrpc"]
+    assert main([*arguments, "--output", str(tmp_path / "out")]) == 2
+    assert "profile 'paper': cannot load sentence model" in capsys.readouterr().err
+    assert not list((tmp_path / "out").glob("cache/*.parquet"))
