@@ -237,6 +237,13 @@ def _print_summary(report: BuildReport) -> None:
     for name, chain in report.funnels.items():
         print(f"\n## {name}: {_plural(report.rows[name], 'pair')}\n")
         print(chain.funnel.markdown())
+        identity = report.identities.get(name)
+        if identity and identity["identities"] != ["title"]:
+            pairs = identity["pairs"]
+            print(
+                f"Identity map: {identity['images_before']:,} titles → {identity['images_after']:,} images; "
+                f"pairs by redirect {pairs['redirect']:,}, by SHA-1 {pairs['sha1']:,}\n"
+            )
     loadable = [name for name, rows in report.rows.items() if rows]
     empty = [name for name, rows in report.rows.items() if not rows]
     if loadable:

@@ -313,7 +313,7 @@ def build(
         connection.execute(f"SET memory_limit = '{memory_limit}'")
         chains = {config.name: FilterChain(config) for config in configs}
         candidates = {name: work / f"candidates-{name}.parquet" for name in chains}
-        titles = {}
+        titles, merged = {}, {}
         with clock.stage("grouping"):
             for name, chain in chains.items():
                 select_candidates(connection, extraction.shards, chain, candidates[name], identity.map)
@@ -337,8 +337,8 @@ def build(
                 writer.close()
             clock.move(writer.seconds, "pair filters", "writing")
             rows[name] = writer.rows
-            merged = identity.record(titles[name], chain.funnel.rows[0].images, pairs_per_identity(writer.files))
-            publisher.add_config(name, funnel_record(chain, writer.rows, extraction, tagger_instance, merged))
+            merged[name] = identity.record(titles[name], chain.funnel.rows[0].images, pairs_per_identity(writer.files))
+            publisher.add_config(name, funnel_record(chain, writer.rows, extraction, tagger_instance, merged[name]))
         connection.close()
         with clock.stage("writing"):
             publisher.publish()
@@ -346,7 +346,7 @@ def build(
         publisher.close()
         if not work_dir:
             shutil.rmtree(work, ignore_errors=True)
-    return BuildReport(output, rows, chains, extraction, clock)
+    return BuildReport(output, rows, chains, extraction, clock, merged)
 
 
 def check_memory_limit(memory_limit: str) -> None:

@@ -257,6 +257,7 @@ class BuildReport:
     funnels: dict[str, FilterChain]
     extraction: Extraction
     clock: StageClock = dataclasses.field(default_factory=StageClock)
+    identities: dict[str, dict] = dataclasses.field(default_factory=dict)  # funnel.json's identity, per config
 
 
 def funnel_record(

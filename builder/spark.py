@@ -279,6 +279,7 @@ def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
         identity_map = context.broadcast(identity.map)
         chains: dict[str, FilterChain] = {}
         rows: dict[str, int] = {}
+        merged: dict[str, dict] = {}
         for config in configs:
             chain = FilterChain(config)
             sources = set(config.sources)
@@ -311,9 +312,9 @@ def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
                 files = writer.close()
             rows[config.name] = written
             chains[config.name] = chain
-            merged = identity.record(titles, chain.funnel.rows[0].images, pairs_per_identity(files))
-            record = funnel_record(chain, written, extraction, tagger_instance, merged)
+            merged[config.name] = identity.record(titles, chain.funnel.rows[0].images, pairs_per_identity(files))
+            record = funnel_record(chain, written, extraction, tagger_instance, merged[config.name])
             publisher.add_config(config.name, record, files)
         with clock.stage("writing"):
             publisher.publish()
-    return BuildReport(output, rows, chains, extraction, clock)
+    return BuildReport(output, rows, chains, extraction, clock, merged)

@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import json
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 import builder.sqldump
 import wikipedia_ipc
+from builder.config import SILVER
 from builder.data import make_sample
 from builder.data.make_sample import IMAGE_FILES, IMAGE_TABLE, page_xml, sample_image_sql
 from builder.dump import DumpReader
 from builder.extraction import plan_tasks
 from builder.identity import IdentityMap, sha1_groups
-from builder.local import extract_references
+from builder.local import build, extract_references
 from builder.sqldump import SqlDumpError, SqlStats, iter_rows
 
 COLUMNS = ("img_name", "img_metadata", "img_sha1")
@@ -227,3 +230,20 @@ def test_sha1_without_an_image_table_fails_before_any_dump_is_read(tmp_path: Pat
     table = ["--image-table", str(IMAGE_TABLE)]
     assert wikipedia_ipc.main(["build", "--output", str(tmp_path / "out"), *table]) == 2
     assert "add sha1 to --identity" in capsys.readouterr().err
+
+
+def test_the_real_excerpt_has_no_file_redirects_and_keeps_its_output(
+    tmp_path: Path, perceptron_available: None
+) -> None:
+    """gensim's enwiki excerpt holds articles and one project page, no File page: the map is empty."""
+    from test_real_excerpt import EXCERPT
+
+    plain, merged = tmp_path / "plain", tmp_path / "merged"
+    build([EXCERPT], [SILVER], plain, tagger="perceptron", show_progress=False)
+    build([EXCERPT], [replace(SILVER, identities=("redirect",))], merged, tagger="perceptron", show_progress=False)
+    before, after = (
+        json.loads((out / "silver" / "funnel.json").read_text(encoding="utf-8")) for out in (plain, merged)
+    )
+    assert after["funnel"] == before["funnel"]
+    assert after["identity"]["file_redirects"] == 0
+    assert after["identity"]["images_before"] == after["identity"]["images_after"] == before["funnel"][0]["images"]
