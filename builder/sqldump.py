@@ -26,6 +26,7 @@ from builder.dump import check_dump_path
 
 CHUNK_SIZE = 1 << 20
 MAX_STATEMENT = 16 << 20  # bytes of a statement other than INSERT (CREATE TABLE is a few KB)
+MAX_ROW = 64 << 20  # a row longer than this (a blob is at most 16 MB, 32 MB escaped) is read value by value
 LOOKAHEAD = 1 << 16  # bytes enough to tell a statement's kind and read an INSERT's head
 
 _SPACE = re.compile(rb"\s*")
@@ -40,8 +41,12 @@ _INSERT = re.compile(
 _CREATE = re.compile(rb"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?`?(\w+)`?\s*\((.*)\)", re.IGNORECASE | re.DOTALL)
 # a column definition: a quoted name and a type, first in the body or after a comma (keys start otherwise)
 _COLUMN = re.compile(rb"(?:\A|,)\s*`([^`]+)`\s+[A-Za-z]")
+_VALUE = rb"'[^'\\]*(?:\\.[^'\\]*)*'|[-+.\w]+"  # a string literal, or a number or NULL
 _STRING = re.compile(rb"'[^'\\]*(?:\\.[^'\\]*)*'", re.DOTALL)
 _BARE = re.compile(rb"[-+.\w]+")
+_VALUES = re.compile(_VALUE, re.DOTALL)
+# a whole row and the "," or ";" after it, in one match: the fast path (values cannot be ambiguous)
+_ROW = re.compile(rb"\s*\(\s*((?:%s)(?:\s*,\s*(?:%s))*)\s*\)\s*([,;])" % (_VALUE, _VALUE), re.DOTALL)
 _ESCAPES = {b"0": b"\x00", b"n": b"\n", b"r": b"\r", b"t": b"\t", b"b": b"\b", b"Z": b"\x1a"}
 _ESCAPE = re.compile(rb"\\(.)", re.DOTALL)
 
@@ -227,24 +232,40 @@ def _other_statement(buffer: _Buffer, created: dict[str, list[str]]) -> None:
 
 
 def _rows(buffer: _Buffer) -> Iterator[list[bytes]]:
-    """The rows of one INSERT statement, ``(…),(…);``, each as its raw value tokens."""
+    """The rows of one INSERT statement, ``(…),(…);``, each as its raw value tokens.
+
+    A row is matched whole by one pattern; where that fails (a malformed or truncated row,
+    or one too long to wait for), it is read value by value, which names the place.
+    """
     while True:
-        _expect(buffer, b"(")
-        row: list[bytes] = []
-        while True:
-            buffer.pos = buffer.match(_SPACE).end()  # type: ignore[union-attr]
-            quoted = _peek(buffer) == b"'"
-            value = buffer.match(_STRING, unfinished=True) if quoted else buffer.match(_BARE)
-            if value is None:
-                raise _malformed(buffer, "a value")
-            row.append(value.group(0))
-            buffer.pos = value.end()
-            separator = _expect(buffer, b",)")
-            if separator == b")":
-                break
-        yield row
+        whole = buffer.match(_ROW, unfinished=True, limit=MAX_ROW)
+        if whole is not None:
+            buffer.pos = whole.end()
+            yield _VALUES.findall(whole.group(1))
+            if whole.group(2) == b";":
+                return
+            continue
+        yield _row_by_values(buffer)
         if _expect(buffer, b",;") == b";":
             return
+
+
+def _row_by_values(buffer: _Buffer) -> list[bytes]:
+    """One row read value by value: slow, but it tells where a malformed row goes wrong."""
+    _expect(buffer, b"(")
+    row: list[bytes] = []
+    while True:
+        buffer.pos = buffer.match(_SPACE).end()  # type: ignore[union-attr]
+        quoted = _peek(buffer) == b"'"
+        value = buffer.match(_STRING, unfinished=True) if quoted else buffer.match(_BARE)
+        if value is None and quoted:  # read to the end of the data without finding the closing quote
+            raise SqlDumpError(f"{buffer.path}: the SQL dump ends inside a string that starts at {buffer.where()}")
+        if value is None:
+            raise _malformed(buffer, "a value")
+        row.append(value.group(0))
+        buffer.pos = value.end()
+        if _expect(buffer, b",)") == b")":
+            return row
 
 
 def _peek(buffer: _Buffer) -> bytes:
@@ -264,7 +285,5 @@ def _expect(buffer: _Buffer, choices: bytes) -> bytes:
 
 
 def _malformed(buffer: _Buffer, wanted: str) -> SqlDumpError:
-    if buffer.eof and buffer.pos >= len(buffer.data) - 1:
-        return SqlDumpError(f"{buffer.path}: the SQL dump ends inside an INSERT statement at {buffer.where()}")
     shown = buffer.data[buffer.pos : buffer.pos + 20].decode("utf-8", "replace")
     return SqlDumpError(f"{buffer.path}: malformed INSERT at {buffer.where()}: expected {wanted}, found {shown!r}")

@@ -100,15 +100,28 @@ def test_an_image_table_without_sha1_is_refused(tmp_path: Path) -> None:
 
 def test_a_truncated_dump_names_file_and_line(tmp_path: Path) -> None:
     sql = sample_image_sql()
-    cut = sql[: sql.index(b"Hare_in_snow")]
+    cut = sql[: sql.index(b"Hare_in_snow") - 2]  # just after the comma that announces another row
     path = tmp_path / "cut-image.sql"
     path.write_bytes(cut)
     with pytest.raises(SqlDumpError, match=r"cut-image\.sql: the SQL dump ends inside an INSERT statement at line \d+"):
         list(iter_rows(path, "image", COLUMNS))
+    inside_a_blob = tmp_path / "cut-blob-image.sql"
+    inside_a_blob.write_bytes(sql[: sql.index(b"(lost)")])
+    with pytest.raises(
+        SqlDumpError, match=r"cut-blob-image\.sql: the SQL dump ends inside a string that starts at line"
+    ):
+        list(iter_rows(inside_a_blob, "image", COLUMNS))
     compressed = tmp_path / "cut-image.sql.gz"
     compressed.write_bytes(gzip.compress(sql)[:-40])
     with pytest.raises(SqlDumpError, match=r"cut-image\.sql\.gz: truncated or corrupt compressed data"):
         list(iter_rows(compressed, "image", COLUMNS))
+
+
+def test_a_malformed_row_names_file_line_and_what_was_expected(tmp_path: Path) -> None:
+    path = tmp_path / "bad-image.sql"
+    path.write_bytes(sample_image_sql().replace(b"'DRAWING','image'", b"'DRAWING' 'image'", 1))
+    with pytest.raises(SqlDumpError, match=r"bad-image\.sql: malformed INSERT at line 47: expected ',' or '\)', found"):
+        list(iter_rows(path, "image", COLUMNS))
 
 
 def test_sha1_groups_of_the_sample(tmp_path: Path) -> None:
