@@ -104,7 +104,8 @@ def extract_references(
     """Stage 1–3 over all dumps: pages → image references with cleaned texts, as parquet shards.
 
     ``history``: the dumps are edit histories (every revision of a page); ``first_seen``:
-    a reference repeated by later revisions of its page counts once (:mod:`builder.history`).
+    a reference repeated by later revisions of its page counts once (:mod:`builder.history`);
+    ``file_redirects``: the File-namespace redirects are collected too (:attr:`Extraction.redirects`).
     Skipped parts of the dumps are reported as :class:`DumpWarning` and kept in
     :attr:`Extraction.problems`.
     """
