@@ -10,6 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import builder.sqldump
 import wikipedia_ipc
@@ -260,3 +262,48 @@ def test_the_real_excerpt_has_no_file_redirects_and_keeps_its_output(
     assert after["funnel"] == before["funnel"]
     assert after["identity"]["file_redirects"] == 0
     assert after["identity"]["images_before"] == after["identity"]["images_after"] == before["funnel"][0]["images"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    blobs=st.lists(st.binary(max_size=40), min_size=1, max_size=12),
+    chunk=st.integers(min_value=1, max_value=64),
+    split=st.integers(min_value=1, max_value=12),
+)
+def test_any_blob_reads_back_as_written(blobs: list[bytes], chunk: int, split: int, tmp_path_factory) -> None:
+    """Escaped by the sample's mysqldump writer, any bytes come back, however rows and chunks fall."""
+    rows = [make_sample.image_row(n, f"F{n}.jpg", str(n), blob) for n, blob in enumerate(blobs)]
+    inserts = b"".join(
+        b"INSERT INTO `image` VALUES " + b",".join(rows[start : start + split]) + b";\n"
+        for start in range(0, len(rows), split)
+    )
+    path = tmp_path_factory.mktemp("blobs") / "image.sql"
+    path.write_bytes(make_sample.IMAGE_TABLE_HEADER.encode() + inserts + make_sample.IMAGE_TABLE_FOOTER.encode())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(builder.sqldump, "CHUNK_SIZE", chunk)
+        read = [metadata for _, metadata in iter_rows(path, "image", ("img_name", "img_metadata"))]
+    assert read == blobs
+
+
+def test_resume_reads_the_redirects_that_an_earlier_build_did_not(tmp_path: Path, perceptron_available: None) -> None:
+    """Shards read without File redirects are not taken for shards read with them."""
+    work = tmp_path / "work"
+    build(
+        [wikipedia_ipc.SAMPLE_DUMP],
+        [SILVER],
+        tmp_path / "first",
+        tagger="perceptron",
+        show_progress=False,
+        work_dir=work,
+    )
+    merged = replace(SILVER, identities=("redirect",))
+    out = tmp_path / "second"
+    build(
+        [wikipedia_ipc.SAMPLE_DUMP], [merged], out, tagger="perceptron", show_progress=False, work_dir=work, resume=True
+    )
+    identity = json.loads((out / "silver" / "funnel.json").read_text(encoding="utf-8"))["identity"]
+    assert (identity["file_redirects"], identity["titles_merged_by_redirect"], identity["pairs"]["redirect"]) == (
+        3,
+        2,
+        2,
+    )
