@@ -29,11 +29,12 @@ import datasets
 import pyarrow.parquet as pq
 from datasets.utils.logging import is_progress_bar_enabled
 
-from builder.config import PRESETS, SOURCES, PipelineConfig, preset
+from builder.config import IDENTITIES, PRESETS, SOURCES, PipelineConfig, preset
 from builder.dump import DumpError
 from builder.local import DUCKDB_MEMORY, BuildReport, build, default_workers
 from builder.output import SAMPLE_DUMP, FolderLock, HubError, OutputError, published_files, push_to_hub
 from builder.splits import DEFAULT_FRACTIONS, parse_splits, split_of_file
+from builder.sqldump import SqlDumpError
 from builder.tagging import TAGGER_NAMES, TaggerUnavailable
 
 __all__ = ["SAMPLE_DUMP", "WikipediaIPC", "WikipediaIPCConfig", "main"]
@@ -52,6 +53,9 @@ _FEATURES = datasets.Features(
         "revision1": datasets.Value("int64"),
         "revision2": datasets.Value("int64"),
         "same_page": datasets.Value("bool"),
+        "file1": datasets.Value("string"),
+        "file2": datasets.Value("string"),
+        "identity": datasets.Value("string"),
     }
 )
 _DESCRIPTION = (
@@ -75,6 +79,7 @@ class WikipediaIPCConfig(datasets.BuilderConfig):
     dump_paths: Sequence[str] | None = None
     tagger: str = "auto"
     workers: int = 1
+    image_tables: Sequence[str] = ()  # for a pipeline config with the sha1 identity
     # train/validation/test fractions, () for one train split; None keeps the preset's
     splits: tuple[float, ...] | None = None
 
@@ -123,6 +128,7 @@ class WikipediaIPC(datasets.GeneratorBasedBuilder):
             workers=config.workers,
             work_dir=self._scratch / "work",
             show_progress=is_progress_bar_enabled(),
+            image_tables=config.image_tables,
         )
         if not report.rows[pipeline.name]:  # datasets cannot make a split with no rows; say why, not "no data"
             raise ValueError(f"{pipeline.name}: no pair survived the filters in {', '.join(dumps)}; nothing to load")
@@ -197,6 +203,20 @@ def command_parser() -> argparse.ArgumentParser:
         help="train/validation/test percentages, e.g. 80/10/10 (the default); no image and no text is in two "
         "splits. none: every pair in one train split, as the paper released them",
     )
+    run.add_argument(
+        "--identity",
+        nargs="+",
+        choices=IDENTITIES,
+        help="how one image is recognised (default: title, as in the paper); redirect: also File redirects of the "
+        "dumps; sha1: also equal files by the SHA-1 of --image-table",
+    )
+    run.add_argument(
+        "--image-table",
+        nargs="+",
+        default=[],
+        metavar="PATH",
+        help="MySQL dumps of the image table (…-image.sql.gz of the wiki, and of Commons) for --identity sha1",
+    )
     run.add_argument("--quiet", action="store_true", help="no progress bars")
     push = commands.add_parser("push", help="upload a built dataset folder to the Hugging Face Hub")
     push.add_argument("folder", help="a dataset folder written by build")
@@ -241,6 +261,13 @@ def _print_summary(report: BuildReport) -> None:
     for name, chain in report.funnels.items():
         print(f"\n## {name}: {_plural(report.rows[name], 'pair')}\n")
         print(chain.funnel.markdown())
+        identity = report.identities.get(name)
+        if identity and identity["identities"] != ["title"]:
+            pairs = identity["pairs"]
+            print(
+                f"Identity map: {identity['images_before']:,} titles → {identity['images_after']:,} images; "
+                f"pairs by redirect {pairs['redirect']:,}, by SHA-1 {pairs['sha1']:,}\n"
+            )
         if name in report.splits:
             print(_splits_summary(report.splits[name]))
     loadable = [name for name, rows in report.rows.items() if rows]
@@ -273,6 +300,8 @@ def _build(arguments: argparse.Namespace) -> int:
     configs = [dataclasses.replace(config, splits=arguments.splits) for config in configs]
     if arguments.sources:
         configs = [dataclasses.replace(config, sources=tuple(arguments.sources)) for config in configs]
+    if arguments.identity:
+        configs = [dataclasses.replace(config, identities=tuple(arguments.identity)) for config in configs]
     try:
         if arguments.engine == "spark":
             from builder.spark import build_spark
@@ -284,6 +313,8 @@ def _build(arguments: argparse.Namespace) -> int:
                 arguments.tagger,
                 max(1, arguments.workers),
                 overwrite=arguments.overwrite,
+                image_tables=arguments.image_table,
+                memory_limit=arguments.memory,
             )
         else:
             report = build(
@@ -297,8 +328,17 @@ def _build(arguments: argparse.Namespace) -> int:
                 resume=arguments.resume,
                 overwrite=arguments.overwrite,
                 memory_limit=arguments.memory,
+                image_tables=arguments.image_table,
             )
-    except (FileNotFoundError, IsADirectoryError, ValueError, DumpError, TaggerUnavailable, OutputError) as error:
+    except (
+        FileNotFoundError,
+        IsADirectoryError,
+        ValueError,
+        DumpError,
+        SqlDumpError,
+        TaggerUnavailable,
+        OutputError,
+    ) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     _print_summary(report)

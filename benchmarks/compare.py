@@ -3,27 +3,32 @@
 Usage::
 
     python benchmarks/compare.py --corpus msrpc=PATH --corpus wikipedia_ipc=wikipedia_ipc/silver \\
-        [--profile minilm|paper] [--sample N] [--seed 0] [--output comparison]
+        [--profile minilm|paper] [--threshold T|msrpc|PATH] [--sample N] [--seed 0] [--output comparison]
     python benchmarks/compare.py --corpus paws --corpus tapaco      # their Hugging Face Hub copies
     python benchmarks/compare.py --config benchmarks/fixtures.json  # the test fixtures, offline
 
 Each corpus is read in its released format or from its Hub copy (see ``benchmarks/corpora.py``),
 scored with Δsem,syn, and summarised in ``OUTPUT/table.md`` and ``OUTPUT/table.csv`` (rows for
-the pairs with ST > 0.8, as in Table 7, and for all pairs), characteristic maps (a 5×5 grid of
+the pairs with ST > t, as Table 7's ST > 0.8, and for all pairs), characteristic maps (a 5×5 grid of
 syntactic vs semantic similarity per corpus, all on one colour scale, and all of them in one
-figure) and syn/sem scatter plots. Scores are cached per corpus under ``OUTPUT/cache``, keyed by
-the corpus files, the sample and the metric signature, so adding a corpus later does
-not score the others again.
+figure) and syn/sem scatter plots. The threshold t is the profile's default, chosen on MSRPC's
+labels as the paper chose 0.8 for its sentence model (0.8 for ``paper``), a number given with
+``--threshold``, or chosen in this run on the MSRPC release (``--threshold msrpc``, see
+``benchmarks/calibration.py``). Scores are cached per corpus under ``OUTPUT/cache``, keyed by
+the corpus files, the sample and the metric signature (the threshold applies to the cached
+scores), so adding a corpus later does not score the others again.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import hashlib
 import json
 import math
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -35,8 +40,15 @@ from tqdm.auto import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.calibration import calibrate, written  # noqa: E402
 from benchmarks.corpora import CORPORA, HUB_COPIES, CorpusError, load, load_hub, sample  # noqa: E402
-from metrics.profiles import ModelUnavailable, get_profile  # noqa: E402
+from metrics.profiles import (  # noqa: E402
+    MINILM_ST_THRESHOLD,
+    PAPER_ST_THRESHOLD,
+    ModelUnavailable,
+    StThreshold,
+    get_profile,
+)
 from metrics.scoring import score_pairs, signature  # noqa: E402
 
 if TYPE_CHECKING:  # matplotlib itself is imported only when the maps are drawn
@@ -45,14 +57,13 @@ if TYPE_CHECKING:  # matplotlib itself is imported only when the maps are drawn
     from matplotlib.image import AxesImage
 
 MEASURES = ("rouge1", "rougeL", "bleu", "syn", "wms", "bert", "st", "sem", "delta")
-ST_THRESHOLD = 0.8
 CHUNK = 2000
 LEVELS = 5
 TYPE_LEGEND = (
     "Type (as in the paper's Table 7): C = image captions, G = automatically generated, "
     "H = human-written (e.g. crowdsourced)."
 )
-CONFIG_KEYS = ("corpora", "profile", "sample", "seed", "output")
+CONFIG_KEYS = ("corpora", "profile", "threshold", "sample", "seed", "output")
 PROFILES = ("minilm", "paper")
 CACHE_FORMAT = 2  # raise when the cached table's columns change, so that old caches are not read
 
@@ -130,24 +141,39 @@ def _share(part: int, whole: int) -> float:
     return part / whole if whole else float("nan")
 
 
-def summary_rows(name: str, table: pa.Table) -> list[dict[str, object]]:
-    """Table 7's statistics for the pairs with ST > 0.8, and for all pairs, with the unscored pairs counted."""
+def subset_label(threshold: StThreshold) -> str:
+    """The name of Table 7's subset, with the threshold applied: ``st>0.755``."""
+    return f"st>{written(threshold.value)}"
+
+
+def above(table: pa.Table, threshold: StThreshold) -> tuple[int, int]:
+    """How many pairs have ST above the threshold, and how many have an ST score at all (f's denominator)."""
+    st = np.asarray(table.column("st").to_pylist(), dtype=np.float64)
+    return int((st > threshold.value).sum()), int((~np.isnan(st)).sum())  # NaN is never above
+
+
+def summary_rows(name: str, table: pa.Table, threshold: StThreshold) -> list[dict[str, object]]:
+    """Table 7's statistics for the pairs with ST above the threshold, and for all pairs, unscored pairs counted."""
     columns = {
         column: np.asarray(table.column(column).to_pylist(), dtype=np.float64) for column in ("length", *MEASURES)
     }
     unscored = np.isnan(np.column_stack([columns[measure] for measure in MEASURES])).any(axis=1)
     with_st = int((~np.isnan(columns["st"])).sum())
-    similar = columns["st"] > ST_THRESHOLD  # False for NaN
+    similar = columns["st"] > threshold.value  # False for NaN
     truncated = np.asarray(table.column("truncated").to_pylist(), dtype=bool)
+    label = subset_label(threshold)
     rows = []
-    for subset, mask in (("st>0.8", similar), ("all", np.ones(len(similar), dtype=bool))):
+    for subset, mask in ((label, similar), ("all", np.ones(len(similar), dtype=bool))):
         n = int(mask.sum())
         row: dict[str, object] = {
             "corpus": CORPORA[name].title,
             "type": CORPORA[name].type,
             "subset": subset,
+            "threshold": threshold.value,
+            "threshold_precision": threshold.precision,
+            "threshold_recall": threshold.recall,
             "n": n,
-            "share": _share(n, with_st if subset == "st>0.8" else len(similar)),
+            "share": _share(n, with_st if subset == label else len(similar)),
             "unscored": int(unscored[mask].sum()),
             "truncated": int(truncated[mask].sum()),
         }
@@ -157,7 +183,23 @@ def summary_rows(name: str, table: pa.Table) -> list[dict[str, object]]:
     return rows
 
 
-def write_tables(rows: list[dict[str, object]], output: Path, metric: str) -> None:
+def threshold_note(threshold: StThreshold) -> str:
+    """Where the threshold comes from, with its MSRPC precision and recall where they are known."""
+    if math.isnan(threshold.precision):
+        return threshold.provenance
+    return (
+        f"{threshold.provenance}; precision {threshold.precision:.2f}, recall {threshold.recall:.2f} on MSRPC's "
+        "paraphrase labels (the paper's ST > 0.8: 0.82, 0.77)"
+    )
+
+
+def run_signature(metric: str, threshold: StThreshold) -> str:
+    """The metric signature and the subset's threshold, with its MSRPC precision/recall where known."""
+    known = "" if math.isnan(threshold.precision) else f",msrpc-P:{threshold.precision:.3f},R:{threshold.recall:.3f}"
+    return f"{metric}|subset:{subset_label(threshold)}{known}"
+
+
+def write_tables(rows: list[dict[str, object]], output: Path, metric: str, threshold: StThreshold) -> None:
     """``table.csv`` (every statistic) and ``table.md`` (mean (σ) per measure, with the legend)."""
     fields = list(rows[0])
     with open(output / "table.csv", "w", encoding="utf-8", newline="") as handle:
@@ -175,15 +217,17 @@ def write_tables(rows: list[dict[str, object]], output: Path, metric: str) -> No
             + " |"
         )
     truncated = sum(int(row["truncated"]) for row in rows if row["subset"] == "all")  # type: ignore[call-overload]
+    label = subset_label(threshold)
     legend = [
         TYPE_LEGEND,
-        "Subset st>0.8: the pairs whose sentence-embedding cosine (ST) exceeds 0.8, as in Table 7; f is their share "
+        f"Subset {label}: the pairs whose sentence-embedding cosine (ST) exceeds {written(threshold.value)}, as "
+        f"Table 7's ST > 0.8 with the paper's sentence model. Threshold: {threshold_note(threshold)}. f is their share "
         "of the pairs with an ST score. Scores: mean (σ) per pair; pairs the scorer could not score (NaN, e.g. an "
         "empty text) are counted under unscored and left out of the means.",
     ]
     if truncated:
         legend.append(f"{truncated:,} pairs had a text cut to the sentence models' input length.")
-    legend.append(f"Signature: `{metric}`")
+    legend.append(f"Signature: `{run_signature(metric, threshold)}`")
     # each legend line a Markdown paragraph of its own
     text = "\n".join(lines) + "\n\n" + "\n\n".join(legend) + "\n"
     (output / "table.md").write_text(text, encoding="utf-8")
@@ -198,11 +242,21 @@ def _cell(row: dict[str, object], column: str) -> str:
 
 
 BIN_LABELS = [f"{level / LEVELS:.1f}–{(level + 1) / LEVELS:.1f}" for level in range(LEVELS)]
-MAP_LEGEND = (
-    "Cell: share of a corpus's scored pairs (all pairs) whose syn and sem fall in its ranges.\n"
-    "syn: mean of ROUGE-1, ROUGE-L, BLEU; sem: mean of WMS, BERTScore, ST.\n"
-    "Ranges include their lower bound (the last one also 1.0); empty cell: no pair. One colour scale for all corpora."
-)
+
+
+def map_legend(threshold: StThreshold) -> str:
+    """The maps' legend: what a cell is, and which threshold the titles' share f is of (wrapped to fit a map)."""
+    subset = textwrap.fill(
+        f"Title: f = share of the pairs with ST > {written(threshold.value)}, the subset of table.md; threshold: "
+        f"{threshold_note(threshold)}.",
+        width=90,
+    )
+    return (
+        "Cell: share of a corpus's scored pairs (all pairs) whose syn and sem fall in its ranges.\n"
+        "syn: mean of ROUGE-1, ROUGE-L, BLEU; sem: mean of WMS, BERTScore, ST.\n"
+        "Ranges include their lower bound (the last one also 1.0); empty cell: no pair. One colour scale for all "
+        f"corpora.\n{subset}"
+    )
 
 
 def characteristic_map(table: pa.Table) -> tuple[np.ndarray, int]:
@@ -215,7 +269,7 @@ def characteristic_map(table: pa.Table) -> tuple[np.ndarray, int]:
     return counts / max(1, int(scored.sum())), int((~scored).sum())
 
 
-def plot_maps(tables: dict[str, pa.Table], output: Path) -> None:
+def plot_maps(tables: dict[str, pa.Table], output: Path, threshold: StThreshold) -> None:
     """``maps/all.png`` and ``maps/<corpus>.png`` on one shared colour scale, and ``maps/<corpus>-scatter.png``."""
     import matplotlib
 
@@ -237,30 +291,34 @@ def plot_maps(tables: dict[str, pa.Table], output: Path) -> None:
     for axis in axes.flat[len(grids) :]:
         axis.axis("off")
     for axis, (name, (grid, unscored)) in zip(axes.flat, grids.items(), strict=False):
-        title = _panel_title(name, tables[name], unscored)
+        title = _panel_title(name, tables[name], unscored, threshold)
         image = _draw_map(axis, grid, title, scale)
         single, single_axis = plt.subplots(figsize=(5.0, 4.8), layout="constrained")
         single_image = _draw_map(single_axis, grid, title, scale)
         single.colorbar(single_image, ax=single_axis, format=PercentFormatter(1.0), label="share of the pairs")
-        single.suptitle(MAP_LEGEND, fontsize=6)
+        single.suptitle(map_legend(threshold), fontsize=6)
         single.savefig(maps / f"{name}.png", dpi=120)
         plt.close(single)
     figure.colorbar(image, ax=axes, format=PercentFormatter(1.0), label="share of a corpus's pairs", shrink=0.6)
-    figure.suptitle("Characteristic maps (Figure 2)\n" + MAP_LEGEND, fontsize=8)
+    figure.suptitle("Characteristic maps (Figure 2)\n" + map_legend(threshold), fontsize=8)
     figure.savefig(maps / "all.png", dpi=120)
     plt.close(figure)
     for name, table in tables.items():
         scatter, axis = plt.subplots(figsize=(3.8, 3.6), layout="constrained")
         axis.scatter(table.column("syn").to_pylist(), table.column("sem").to_pylist(), s=4, alpha=0.4)
         axis.set(xlim=(0, 1), ylim=(0, 1), xlabel="syntactic similarity (syn)", ylabel="semantic similarity (sem)")
-        axis.set_title(_panel_title(name, table, grids[name][1]), fontsize=9)
+        axis.set_title(_panel_title(name, table, grids[name][1], threshold), fontsize=9)
         scatter.savefig(maps / f"{name}-scatter.png", dpi=120)
         plt.close(scatter)
 
 
-def _panel_title(name: str, table: pa.Table, unscored: int) -> str:
+def _panel_title(name: str, table: pa.Table, unscored: int, threshold: StThreshold) -> str:
+    """Corpus, scored pairs (and unscored ones), and the share f above the threshold applied."""
+    similar, with_st = above(table, threshold)
+    share = f"{_share(similar, with_st):.0%}" if with_st else "–"
     title = f"{CORPORA[name].title} (n = {table.num_rows - unscored:,}"
-    return title + (f", {unscored:,} unscored)" if unscored else ")")
+    title += f", {unscored:,} unscored)" if unscored else ")"
+    return f"{title}\n{subset_label(threshold)}: f = {share}"
 
 
 def _draw_map(axis: Axes, grid: np.ndarray, title: str, scale: Normalize) -> AxesImage:
@@ -324,6 +382,59 @@ def corpora_from(arguments: argparse.Namespace) -> dict[str, Path | None]:
     return chosen
 
 
+THRESHOLD_HELP = "a number in (−1, 1], 'msrpc' or the path of the MSRPC release"
+
+
+def threshold_option(text: str, base: Path | None = None) -> float | str | Path:
+    """``--threshold``: a number in (−1, 1], ``msrpc``, or an existing path (relative to ``base`` if given)."""
+    if text == "msrpc":
+        return text
+    try:
+        number = float(text)
+    except ValueError:
+        path = Path(text) if base is None else base / text
+        if path.exists():
+            return path
+        raise argparse.ArgumentTypeError(f"{text!r} is not {THRESHOLD_HELP} (no such file or folder)") from None
+    if not -1 < number <= 1:  # also rejects nan
+        raise argparse.ArgumentTypeError(f"{text!r} is not {THRESHOLD_HELP}: ST lies in [0, 1]")
+    return number
+
+
+def config_threshold(value: object, config: Path) -> float | str | Path:
+    """A config file's ``threshold``: a JSON number or a string as on the command line, paths from its folder."""
+    try:
+        if isinstance(value, str):
+            return threshold_option(value, config.parent)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return threshold_option(repr(value))
+    except argparse.ArgumentTypeError as error:
+        raise CorpusError(f"{config}: threshold {error}") from None
+    raise CorpusError(f"{config}: threshold must be {THRESHOLD_HELP}, not {value!r}")
+
+
+def resolve_threshold(arguments: argparse.Namespace, chosen: dict[str, Path | None], cache: Path) -> StThreshold:
+    """The threshold of the subset: the profile's default, the number given, or one chosen now on MSRPC's labels."""
+    profile = get_profile(arguments.profile)
+    given = arguments.threshold
+    if given is None:
+        default = profile.st_threshold
+        return dataclasses.replace(default, provenance=f"profile {profile.name}'s default, {default.provenance}")
+    if isinstance(given, float):
+        return StThreshold(given, math.nan, math.nan, "given as a number, not calibrated")
+    if given == "msrpc":
+        given = chosen.get("msrpc")
+        if given is None:  # not compared, or from its Hub copy
+            hub = " (msrpc is compared from its Hub copy, whose test labels are hidden)" if "msrpc" in chosen else ""
+            raise CorpusError(
+                f"--threshold msrpc chooses the threshold on the labels of the MSRPC release{hub}: "
+                "give its path with --corpus msrpc=PATH or --threshold PATH"
+            )
+    calibration = calibrate(Path(given), profile, cache)
+    print(calibration.describe())
+    return calibration.as_threshold()
+
+
 def check_settings(arguments: argparse.Namespace, config: str | None) -> None:
     """Values from a config file skip argparse's checks: check them all here."""
     where = f"{config}: " if config else ""
@@ -348,14 +459,24 @@ def parser() -> argparse.ArgumentParser:
     result.add_argument(
         "--config",
         metavar="FILE",
-        help='a JSON file {"corpora": {NAME: PATH or null}, "profile", "sample", "seed", "output"}; relative '
-        "corpus paths are read from the file's folder; options given on the command line win",
+        help='a JSON file {"corpora": {NAME: PATH or null}, "profile", "threshold", "sample", "seed", "output"}; '
+        "relative paths are read from the file's folder; options given on the command line win",
     )
     result.add_argument(
         "--profile",
         default="minilm",
         choices=PROFILES,
         help="the Δsem,syn models: minilm (offline, all-MiniLM-L6-v2) or paper (the paper's models, downloaded)",
+    )
+    result.add_argument(
+        "--threshold",
+        type=threshold_option,
+        metavar="T|msrpc|PATH",
+        help="the subset of Table 7 is the pairs with ST > T. Default: the profile's threshold, chosen on MSRPC's "
+        f"labels as the paper chose 0.8 (paper: {written(PAPER_ST_THRESHOLD.value)}; minilm: "
+        f"{written(MINILM_ST_THRESHOLD.value)}). msrpc: choose it now on the MSRPC release "
+        "given with --corpus msrpc=PATH, PATH: on that MSRPC release (the threshold whose precision/recall of "
+        "MSRPC's paraphrases is closest to the paper's 0.82/0.77)",
     )
     result.add_argument(
         "--sample", type=int, default=0, metavar="N", help="score at most N pairs per corpus (seeded, over groups)"
@@ -375,19 +496,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = config_only.parse_known_args(argv)[0].config
         if config:  # the config file gives defaults; options on the command line win
             settings = read_config(Path(config))
+            if "threshold" in settings:
+                settings["threshold"] = config_threshold(settings["threshold"], Path(config))
             options.set_defaults(**{key: settings[key] for key in CONFIG_KEYS[1:] if key in settings})
         arguments = options.parse_args(argv)
         check_settings(arguments, config)
         chosen = corpora_from(arguments)
         output = Path(arguments.output)
         output.mkdir(parents=True, exist_ok=True)
+        threshold = resolve_threshold(arguments, chosen, output / "cache")
+        print(f"subset {subset_label(threshold)}: {threshold_note(threshold)}")
         tables = {name: scored_corpus(name, path, arguments, output / "cache") for name, path in chosen.items()}
     except (CorpusError, ModelUnavailable) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    rows = [row for name, table in tables.items() for row in summary_rows(name, table)]
-    write_tables(rows, output, signature(get_profile(arguments.profile)))
-    plot_maps(tables, output)
+    rows = [row for name, table in tables.items() for row in summary_rows(name, table, threshold)]
+    write_tables(rows, output, signature(get_profile(arguments.profile)), threshold)
+    plot_maps(tables, output, threshold)
     print((output / "table.md").read_text(encoding="utf-8"))
     print(f"wrote {output / 'table.md'}, {output / 'table.csv'} and {output / 'maps'}/")
     return 0

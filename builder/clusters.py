@@ -1,7 +1,8 @@
 """Image clustering, the image filter, and paraphrase construction.
 
 All references to the same normalized ``File:`` title form one cluster (image
-equivalence by resource identity, paper section 3). The image filter bounds the
+equivalence by resource identity, paper section 3); an identity map
+(:mod:`builder.identity`) may first give titles of one image a common name. The image filter bounds the
 number of references per cluster; paraphrase candidates are all unordered pairs
 of texts of the same caption type within a cluster.
 """
@@ -14,7 +15,7 @@ from collections.abc import Callable, Iterable
 
 CAPTION_TYPES = ("caption", "alt")
 # the order of references within a cluster (and of clusters: by image first), in every engine
-SORT_COLUMNS = ("image", "page_id", "revision_id", "position")
+SORT_COLUMNS = ("image", "page_id", "revision_id", "position", "file")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,6 +29,8 @@ class Reference:
     source: str
     caption: str
     alt: str
+    file: str  # the title the page used
+    redirect: str  # that title with File redirects followed (the title itself without redirects)
 
     def text(self, caption_type: str) -> str:
         return self.caption if caption_type == "caption" else self.alt
@@ -64,6 +67,15 @@ class Pair:
     @property
     def sentence2(self) -> str:
         return self.second.text(self.caption_type)
+
+    @property
+    def identity(self) -> str:
+        """What made the two references one image: the same title, a redirect, or equal files (SHA-1)."""
+        if self.first.file == self.second.file:
+            return "title"
+        if self.first.redirect == self.second.redirect:
+            return "redirect"
+        return "sha1"
 
 
 def min_references(bound: int) -> Callable[[Cluster], Cluster | None]:
@@ -128,6 +140,8 @@ def reference_from_row(row: dict) -> Reference:
         source=row["source"],
         caption=row["caption"] or "",
         alt=row["alt"] or "",
+        file=row["file"],
+        redirect=row["redirect"],
     )
 
 

@@ -21,6 +21,8 @@ DumpKind = Literal["articles", "history"]
 HistoryReferences = Literal["revision", "first_seen"]
 SOURCES = ("link", "template", "gallery")
 PAPER_SOURCES = ("link", "template")
+# how an image is recognised: its normalized title (the paper), File-namespace redirects, equal SHA-1
+IDENTITIES = ("title", "redirect", "sha1")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,6 +40,8 @@ class PipelineConfig:
     # history dumps: every revision's use of an image is a reference (the paper's 180 bound
     # assumes it), or "first_seen": once per page and wording, carried by its first revision
     history_references: HistoryReferences = "revision"
+    # this toolkit's extension: also merge images by File redirects and by the SHA-1 of their files
+    identities: tuple[str, ...] = ("title",)
     # train/validation/test fractions (builder.splits); () writes the paper's single set as one train split
     splits: tuple[float, ...] = DEFAULT_FRACTIONS
 
@@ -57,6 +61,12 @@ class PipelineConfig:
             raise ValueError(f"sources must name at least one of {list(SOURCES)}")
         # One spelling per set of sources, so the card and funnel.json of equal configs are equal.
         object.__setattr__(self, "sources", tuple(source for source in SOURCES if source in self.sources))
+        unknown = set(self.identities) - set(IDENTITIES)
+        if unknown:
+            raise ValueError(f"unknown image identities {sorted(unknown)}; known: {list(IDENTITIES)}")
+        # the title is always an identity; one spelling per set, as for the sources
+        wanted = {"title", *self.identities}
+        object.__setattr__(self, "identities", tuple(kind for kind in IDENTITIES if kind in wanted))
         object.__setattr__(self, "splits", check_fractions(self.splits))
 
     def parameters(self) -> dict[str, object]:

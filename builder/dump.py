@@ -45,6 +45,7 @@ _STREAM_HEADER = re.compile(rb"BZh[1-9]")
 _PAGE_START = re.compile(r"\s*<page[\s>/]")
 _FIRST_PAGE = re.compile(r"<page[\s>/]")
 _END_OF_STREAM = 0x177245385090  # the 48-bit marker that ends every bz2 stream (bit-aligned)
+FILE_NAMESPACE = 6
 _MAGIC_BYTES = (("bz2", b"BZh"), ("gz", b"\x1f\x8b"), ("7z", b"7z\xbc\xaf\x27\x1c"))
 
 Compression = Literal["bz2", "gz", "7z", "xml"]
@@ -120,6 +121,7 @@ class ReadStats:
     content_outside_pages: int = 0
     wrong_root_element: int = 0
     pages_with_several_revisions: int = 0
+    file_redirects: int = 0  # redirect pages of the File namespace, read when a build asks for them
 
     def add(self, other: ReadStats) -> None:
         for field in dataclasses.fields(self):
@@ -234,8 +236,17 @@ class _PageCollector:
 
     _CAPTURED = frozenset({"title", "ns", "id", "text", "timestamp", "dbname", "base", "generator", "namespace"})
 
-    def __init__(self, source: str, namespaces: frozenset[int] | None, skip_redirects: bool, stats: ReadStats) -> None:
+    def __init__(
+        self,
+        source: str,
+        namespaces: frozenset[int] | None,
+        skip_redirects: bool,
+        stats: ReadStats,
+        file_redirects: bool = False,
+    ) -> None:
         self.source = source
+        self.file_redirects = file_redirects
+        self.redirects: list[tuple[str, str]] = []
         self.namespaces = namespaces
         self.skip_redirects = skip_redirects
         self.stats = stats
@@ -277,12 +288,13 @@ class _PageCollector:
             self.stats.content_outside_pages += 1
             self.note(f"element <{name}> outside the pages at {self.locate()}")
         if name == "page":
-            self._page = {"title": "", "ns": None, "id": None, "redirect": False}
+            self._page = {"title": "", "ns": None, "id": None, "redirect": False, "target": ""}
             self._page_flaw = ""
             self._page_where = self.locate()
             self._page_revisions = 0
         elif name == "redirect" and parent == "page":
             self._page["redirect"] = True
+            self._page["target"] = attrs.get("title", "")
         elif name == "revision":
             self._revision = {"id": None, "text": "", "timestamp": ""}
             self._revision_flaw = ""
@@ -402,6 +414,9 @@ class _PageCollector:
             self.note(f"page at {self._page_where}{named} skipped: {flaw}")
             return
         self.last_good = str(self._page["title"])
+        if self.file_redirects and self._page["ns"] == FILE_NAMESPACE and self._page["redirect"]:
+            self.stats.file_redirects += 1
+            self.redirects.append((str(self._page["title"]), str(self._page["target"])))
         if self.namespaces is not None and self._page["ns"] not in self.namespaces:
             self.stats.skipped_namespace += 1
         elif self.skip_redirects and self._page["redirect"]:
@@ -662,7 +677,8 @@ class DumpReader:
     last well-formed page, and :attr:`siteinfo` holds the dump's namespace names.
     ``decompress_threads`` > 1 decompresses a single-stream bz2 file in parallel
     threads (indexed_bzip2); it is meant for single-stream files, which the build
-    checks before it asks for it.
+    checks before it asks for it. ``file_redirects`` collects the redirect pages of the
+    File namespace as raw ``(title, target)`` in :attr:`redirects` (they are not yielded).
     """
 
     def __init__(
@@ -672,8 +688,11 @@ class DumpReader:
         skip_redirects: bool = True,
         byte_range: tuple[int, int] | None = None,
         decompress_threads: int = 1,
+        file_redirects: bool = False,
     ) -> None:
         self.path = Path(path)
+        self.file_redirects = file_redirects
+        self.redirects: list[tuple[str, str]] = []
         self.decompress_threads = decompress_threads
         self.namespaces = None if namespaces is None else frozenset(namespaces)
         self.skip_redirects = skip_redirects
@@ -686,8 +705,9 @@ class DumpReader:
     def __iter__(self) -> Iterator[Page]:
         path = check_dump_path(self.path)
         compression = dump_compression(path)
-        collector = _PageCollector(str(path), self.namespaces, self.skip_redirects, self.stats)
+        collector = _PageCollector(str(path), self.namespaces, self.skip_redirects, self.stats, self.file_redirects)
         collector.problems = self.problems
+        collector.redirects = self.redirects
         self.siteinfo = collector.siteinfo
         parser = expat.ParserCreate()
         parser.buffer_text = True

@@ -41,7 +41,7 @@ from builder.dump import (
     stream_offsets,
 )
 from builder.history import FirstSeenPerPage
-from builder.wikitext import DEFAULT_FILE_ALIASES, ExtractionError, ExtractStats, extract_images
+from builder.wikitext import DEFAULT_FILE_ALIASES, ExtractionError, ExtractStats, extract_images, normalize_title
 
 REFERENCE_SCHEMA = pa.schema(
     [
@@ -72,6 +72,7 @@ class ExtractTask:
     shard: str
     first_seen: bool = False
     decompress_threads: int = 1
+    file_redirects: bool = False
 
 
 @dataclasses.dataclass
@@ -80,7 +81,9 @@ class ExtractResult:
 
     ``problems`` are the task's skipped parts (at most :data:`~builder.dump.MAX_PROBLEMS`)
     and ``last_good`` its last well-formed page: the build words every problem of a file
-    from these, the same way however many tasks the file was cut into.
+    from these, the same way however many tasks the file was cut into. ``redirects`` are the
+    task's File redirects as normalized ``(source, target)`` titles; ``redirects_ignored``
+    counts those whose target is no file (another namespace, or a section of a page).
     """
 
     read: ReadStats
@@ -88,6 +91,8 @@ class ExtractResult:
     error: Problem | None = None
     problems: list[Problem] = dataclasses.field(default_factory=list)
     last_good: str | None = None
+    redirects: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+    redirects_ignored: int = 0
 
     def to_json(self) -> str:
         return json.dumps(
@@ -96,6 +101,8 @@ class ExtractResult:
                 "extract": dataclasses.asdict(self.extract),
                 "problems": [dataclasses.asdict(problem) for problem in self.problems],
                 "last_good": self.last_good,
+                "redirects": self.redirects,
+                "redirects_ignored": self.redirects_ignored,
             }
         )
 
@@ -103,7 +110,27 @@ class ExtractResult:
     def from_json(cls, text: str) -> ExtractResult:
         data = json.loads(text)
         problems = [Problem(**problem) for problem in data["problems"]]
-        return cls(ReadStats(**data["read"]), ExtractStats(**data["extract"]), None, problems, data["last_good"])
+        redirects = [(source, target) for source, target in data["redirects"]]
+        return cls(
+            ReadStats(**data["read"]),
+            ExtractStats(**data["extract"]),
+            None,
+            problems,
+            data["last_good"],
+            redirects,
+            data["redirects_ignored"],
+        )
+
+
+def normalize_redirects(raw: Iterable[tuple[str, str]], aliases: Sequence[str], result: ExtractResult) -> None:
+    """File redirect pages as normalized ``(source, target)`` titles; a target that is no file is counted."""
+    for title, target in raw:
+        source = normalize_title(title, aliases)
+        resolved = normalize_title(target, aliases) if "#" not in target else None
+        if source is None or resolved is None:
+            result.redirects_ignored += 1
+        elif resolved != source:
+            result.redirects.append((source, resolved))
 
 
 def _reference_rows(page_title: str, page_id: int, revision_id: int, references: Iterable) -> list[dict]:
@@ -126,7 +153,11 @@ def _reference_rows(page_title: str, page_id: int, revision_id: int, references:
 def iter_task_references(task: ExtractTask, result: ExtractResult, progress: tqdm | None = None) -> Iterator[dict]:
     """Stages 1–3 for one task: its pages' image references as rows; ``result`` counts as it goes."""
     reader = DumpReader(
-        task.dump, task.namespaces, byte_range=task.byte_range, decompress_threads=task.decompress_threads
+        task.dump,
+        task.namespaces,
+        byte_range=task.byte_range,
+        decompress_threads=task.decompress_threads,
+        file_redirects=task.file_redirects,
     )
     reader.stats = result.read
     reader.problems = result.problems
@@ -149,6 +180,7 @@ def iter_task_references(task: ExtractTask, result: ExtractResult, progress: tqd
     finally:
         result.last_good = reader.last_good
     result.extract.repeated_in_history += first_seen.repeated
+    normalize_redirects(reader.redirects, task.aliases, result)
 
 
 def run_extract_task(task: ExtractTask, progress: tqdm | None = None) -> ExtractResult:
@@ -218,6 +250,8 @@ class Extraction:
     seconds: float
     failures: list[str] = dataclasses.field(default_factory=list)
     problems: list[str] = dataclasses.field(default_factory=list)
+    redirects: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+    redirects_ignored: int = 0
 
 
 def check_dump_kinds(dumps: Sequence[str | Path], history: bool) -> None:
@@ -244,6 +278,7 @@ def plan_tasks(
     shard_dir: Path,
     history: bool = False,
     first_seen: bool = False,
+    file_redirects: bool = False,
 ) -> tuple[list[ExtractTask], list[dict[str, str]]]:
     """Cut the dumps into tasks: multistream files into ranges, other files whole.
 
@@ -280,8 +315,12 @@ def plan_tasks(
         stamp = fingerprint(path)
         for byte_range in ranges:
             identity = f"{path.resolve()}|{stamp}|{byte_range}|{namespaces}|{first_seen}"
+            if file_redirects:  # the task's counts then hold the File redirects too
+                identity += "|file redirects"
             shard = shard_dir / f"references-{hashlib.sha1(identity.encode()).hexdigest()[:16]}.parquet"
-            task = ExtractTask(str(path), byte_range, aliases, namespaces, str(shard), first_seen, threads)
+            task = ExtractTask(
+                str(path), byte_range, aliases, namespaces, str(shard), first_seen, threads, file_redirects
+            )
             tasks.append(task)
     return tasks, described
 
@@ -351,10 +390,26 @@ def combine_results(
     return read, extract, failures, (mismatches + problems)[:MAX_PROBLEMS], failed
 
 
+def combine_redirects(
+    tasks: Sequence[ExtractTask], results: Sequence[ExtractResult], failed: set[str]
+) -> tuple[list[tuple[str, str]], int]:
+    """The File redirects of the dumps that were read whole, in task order, and how many were ignored."""
+    redirects: list[tuple[str, str]] = []
+    ignored = 0
+    for task, result in zip(tasks, results, strict=True):
+        if task.dump not in failed:
+            redirects.extend(result.redirects)
+            ignored += result.redirects_ignored
+    return redirects, ignored
+
+
 def check_one_extraction(configs: Sequence[PipelineConfig]) -> None:
     """The configs of one build share one extraction: the same dump kind and history counting."""
     if not configs:
         raise ValueError("no configs given")
+    if len({config.identities for config in configs}) > 1:
+        names = ", ".join(f"{config.name} ({', '.join(config.identities)})" for config in configs)
+        raise ValueError(f"configs of one build must identify images the same way; got {names}")
     kinds = {(config.dump_kind, config.history_references) for config in configs}
     if len({kind for kind, _ in kinds}) > 1:
         names = ", ".join(f"{config.name} ({config.dump_kind})" for config in configs)

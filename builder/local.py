@@ -2,7 +2,8 @@
 
 1. extraction – the tasks of :mod:`builder.extraction` go to worker processes; each
    writes its image references to a parquet shard;
-2. grouping – DuckDB sorts the shards by image (spilling to disk), and the
+2. grouping – DuckDB sorts the shards by image (spilling to disk), after joining the
+   identity map (:mod:`builder.identity`) when the build merges titles, and the
    sorted stream is cut into clusters, one image at a time;
 3. steps 0–4 of Table 3 per cluster; survivors are written as candidates;
 4. tagging – every unique surviving text is POS-tagged once, in batches;
@@ -47,16 +48,20 @@ from builder.extraction import (
     ExtractTask,
     check_dump_kinds,
     check_one_extraction,
+    combine_redirects,
     combine_results,
     counts_first_seen,
     plan_tasks,
     run_extract_task,
 )
+from builder.identity import IdentityMap, build_identity, check_identities, pairs_per_identity, read_image_tables
 from builder.output import PairWriter, Publisher
 from builder.pipeline import BuildReport, FilterChain, StageClock, funnel_record
 from builder.splits import assign_files, check_files, split_record
 from builder.tagging import Tagger, get_tagger
 
+# the references of the candidates: the title each used, and where its File redirects lead
+CANDIDATE_SCHEMA = REFERENCE_SCHEMA.append(pa.field("file", pa.string())).append(pa.field("redirect", pa.string()))
 TAG_SCHEMA = pa.schema([("text", pa.string()), ("tags", pa.list_(pa.list_(pa.string())))])
 SORT_KEY = ", ".join(SORT_COLUMNS)
 DUCKDB_MEMORY = "512MB"  # DuckDB's default is 80% of the machine's memory
@@ -99,16 +104,18 @@ def extract_references(
     show_progress: bool = True,
     history: bool = False,
     first_seen: bool = False,
+    file_redirects: bool = False,
 ) -> Extraction:
     """Stage 1–3 over all dumps: pages → image references with cleaned texts, as parquet shards.
 
     ``history``: the dumps are edit histories (every revision of a page); ``first_seen``:
-    a reference repeated by later revisions of its page counts once (:mod:`builder.history`).
+    a reference repeated by later revisions of its page counts once (:mod:`builder.history`);
+    ``file_redirects``: the File-namespace redirects are collected too (:attr:`Extraction.redirects`).
     Skipped parts of the dumps are reported as :class:`DumpWarning` and kept in
     :attr:`Extraction.problems`.
     """
     shard_dir.mkdir(parents=True, exist_ok=True)
-    tasks, described = plan_tasks(dumps, workers, namespaces, shard_dir, history, first_seen)
+    tasks, described = plan_tasks(dumps, workers, namespaces, shard_dir, history, first_seen, file_redirects)
     started = time.perf_counter()
     results = run_tasks(tasks, workers, show_progress)
     seconds = time.perf_counter() - started
@@ -118,7 +125,8 @@ def extract_references(
     shards = [Path(task.shard) for task in tasks if task.dump not in failed and Path(task.shard).is_file()]
     if not shards:
         raise DumpError("no dump could be read: " + "; ".join(failures))
-    return Extraction(shards, read, extract, described, seconds, failures, problems)
+    redirects, ignored = combine_redirects(tasks, results, failed)
+    return Extraction(shards, read, extract, described, seconds, failures, problems, redirects, ignored)
 
 
 def _stream_rows(connection: duckdb.DuckDBPyConnection, query: str) -> Iterator[dict]:
@@ -138,23 +146,46 @@ def _parquet_list(paths: Sequence[Path]) -> str:
     return "[" + ", ".join("'" + str(path).replace("'", "''") + "'" for path in paths) + "]"
 
 
+def _sources(chain: FilterChain) -> str:
+    return ", ".join(f"'{source}'" for source in chain.config.sources)
+
+
 def select_candidates(
-    connection: duckdb.DuckDBPyConnection, shards: Sequence[Path], chain: FilterChain, out: Path
+    connection: duckdb.DuckDBPyConnection,
+    shards: Sequence[Path],
+    chain: FilterChain,
+    out: Path,
+    identity: IdentityMap | None = None,
 ) -> None:
-    """Steps 0–4 for one config over the image-sorted references; survivors go to ``out``."""
-    sources = ", ".join(f"'{source}'" for source in chain.config.sources)
-    query = f"SELECT * FROM read_parquet({_parquet_list(shards)}) WHERE source IN ({sources}) ORDER BY {SORT_KEY}"
+    """Steps 0–4 for one config over the image-sorted references; survivors go to ``out``.
+
+    The identity map is joined before the sort: a reference's cluster is its title's canonical image.
+    """
+    connection.register("identity_map", (identity or IdentityMap()).table())
+    query = (
+        "SELECT * FROM (SELECT r.* REPLACE (coalesce(m.image, r.image) AS image), r.image AS file, "
+        f"coalesce(m.redirect, r.image) AS redirect FROM read_parquet({_parquet_list(shards)}) r "
+        f"LEFT JOIN identity_map m ON r.image = m.file WHERE r.source IN ({_sources(chain)})) ORDER BY {SORT_KEY}"
+    )
     rows: list[dict] = []
-    with pq.ParquetWriter(out, REFERENCE_SCHEMA, compression="zstd") as writer:
+    with pq.ParquetWriter(out, CANDIDATE_SCHEMA, compression="zstd") as writer:
         for cluster, _ in _clusters(_stream_rows(connection, query)):
             survivor = chain.before_rule(cluster)
             if survivor is None:
                 continue
             rows.extend(cluster_rows(survivor))
             if len(rows) >= BATCH_ROWS:
-                writer.write_table(pa.Table.from_pylist(rows, schema=REFERENCE_SCHEMA))
+                writer.write_table(pa.Table.from_pylist(rows, schema=CANDIDATE_SCHEMA))
                 rows.clear()
-        writer.write_table(pa.Table.from_pylist(rows, schema=REFERENCE_SCHEMA))
+        writer.write_table(pa.Table.from_pylist(rows, schema=CANDIDATE_SCHEMA))
+    connection.unregister("identity_map")
+
+
+def count_titles(connection: duckdb.DuckDBPyConnection, shards: Sequence[Path], chain: FilterChain) -> int:
+    """The distinct titles the config's references use: its images before the identity map."""
+    files = _parquet_list(shards)
+    query = f"SELECT count(DISTINCT image) FROM read_parquet({files}) WHERE source IN ({_sources(chain)})"
+    return connection.sql(query).fetchall()[0][0]
 
 
 _worker_tagger: Tagger | None = None
@@ -256,6 +287,7 @@ def build(
     resume: bool = False,
     overwrite: bool = False,
     memory_limit: str = DUCKDB_MEMORY,
+    image_tables: Sequence[str | Path] = (),
 ) -> BuildReport:
     """Build the given configs from the given dumps into a Hub-ready dataset folder.
 
@@ -265,7 +297,8 @@ def build(
     With ``work_dir`` and ``resume``, the reference shards that an interrupted build
     finished are used as they are, and only the rest of the dumps is read again.
     The output is published as :class:`builder.output.Publisher` describes; ``overwrite``
-    allows a non-empty folder that holds no earlier build.
+    allows a non-empty folder that holds no earlier build. ``image_tables`` are the MySQL
+    dumps of ``image`` tables that the ``sha1`` identity reads (:mod:`builder.identity`).
     """
     if resume and not work_dir:
         raise ValueError("resume needs the work_dir of the interrupted build")
@@ -276,6 +309,8 @@ def build(
         check_dump_path(dump)
     check_dump_kinds(dumps, configs[0].dump_kind == "history")
     check_memory_limit(memory_limit)
+    identities = configs[0].identities
+    check_identities(identities, image_tables)
     tagger_instance = get_tagger(tagger)  # fail early, before hours of extraction, if no model
     output = Path(output)
     publisher = Publisher(output, [config.name for config in configs], overwrite)
@@ -286,6 +321,7 @@ def build(
     try:
         publisher.open()  # locked and writable before any dump is read
         with clock.stage("extraction"):
+            groups, tables = read_image_tables(identities, image_tables, work / "identity", memory_limit)
             extraction = extract_references(
                 dumps,
                 work / "references",
@@ -294,16 +330,20 @@ def build(
                 show_progress,
                 history=configs[0].dump_kind == "history",
                 first_seen=counts_first_seen(configs[0]),
+                file_redirects="redirect" in identities,
             )
+            identity = build_identity(identities, extraction, groups, tables)
         connection = duckdb.connect()
         connection.execute(f"SET temp_directory = '{work / 'duckdb'}'")
         connection.execute(f"SET threads = {max(1, workers)}")
         connection.execute(f"SET memory_limit = '{memory_limit}'")
         chains = {config.name: FilterChain(config) for config in configs}
         candidates = {name: work / f"candidates-{name}.parquet" for name in chains}
+        titles, merged = {}, {}
         with clock.stage("grouping"):
             for name, chain in chains.items():
-                select_candidates(connection, extraction.shards, chain, candidates[name])
+                select_candidates(connection, extraction.shards, chain, candidates[name], identity.map)
+                titles[name] = count_titles(connection, extraction.shards, chain)
         tags = work / "tags.parquet"
         with clock.stage("tagging"):
             tag_texts(
@@ -331,10 +371,12 @@ def build(
             routed = sum(done.seconds for done in writers) if fractions else 0.0
             clock.move(writer.seconds + routed, "pair filters", "writing")
             rows[name] = writer.rows
-            record = funnel_record(chain, writer.rows, extraction, tagger_instance)
+            files = [file for done in writers for file in done.files]
+            merged[name] = identity.record(titles[name], chain.funnel.rows[0].images, pairs_per_identity(files))
+            record = funnel_record(chain, writer.rows, extraction, tagger_instance, merged[name])
             if fractions:
                 record["splits"] = splits[name]
-            publisher.add_config(name, record, [file for done in writers for file in done.files])
+            publisher.add_config(name, record, files)
         connection.close()
         with clock.stage("writing"):
             publisher.publish()
@@ -342,7 +384,7 @@ def build(
         publisher.close()
         if not work_dir:
             shutil.rmtree(work, ignore_errors=True)
-    return BuildReport(output, rows, chains, extraction, clock, splits)
+    return BuildReport(output, rows, chains, extraction, clock, merged, splits)
 
 
 def check_memory_limit(memory_limit: str) -> None:

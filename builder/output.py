@@ -69,6 +69,10 @@ PAIR_SCHEMA = pa.schema(
         ("revision1", pa.int64()),
         ("revision2", pa.int64()),
         ("same_page", pa.bool_()),
+        # which titles the two references used, and what made them one image (builder.identity)
+        ("file1", pa.string()),
+        ("file2", pa.string()),
+        ("identity", pa.string()),
     ]
 )
 CARD_TEMPLATE = Path(__file__).resolve().parent.parent / "dataset_card.md"
@@ -88,8 +92,12 @@ class OutputError(Exception):
 
 
 def pair_id(pair: Pair) -> str:
-    """A stable id: the same image and texts give the same id in every build."""
-    key = "\x1f".join((pair.image, pair.caption_type, pair.sentence1, pair.sentence2))
+    """A stable id: the same image and texts give the same id in every build.
+
+    A pair of one title keeps the id it has without an identity map, whatever its cluster merged with.
+    """
+    image = pair.first.file if pair.identity == "title" else pair.image
+    key = "\x1f".join((image, pair.caption_type, pair.sentence1, pair.sentence2))
     return hashlib.blake2b(key.encode("utf-8"), digest_size=8).hexdigest()
 
 
@@ -107,6 +115,9 @@ def pair_row(pair: Pair) -> dict[str, object]:
         "revision1": pair.first.revision_id,
         "revision2": pair.second.revision_id,
         "same_page": pair.first.page_id == pair.second.page_id,
+        "file1": pair.first.file,
+        "file2": pair.second.file,
+        "identity": pair.identity,
     }
 
 
@@ -303,8 +314,27 @@ def _build_section(record: dict[str, object]) -> str:
         f"- Parameters:\n{parameter_lines}\n"
         f"- Library versions: {version_lines}\n"
         f"- Skipped while reading: {skipped_lines}\n"
+        f"{_identity_line(record.get('identity'))}"
         f"- Splits: {_splits_line(record)}\n\n"
         f"{Funnel.from_list(record['funnel']).markdown()}"  # type: ignore[arg-type]
+    )
+
+
+def _identity_line(identity: object) -> str:
+    """The card's account of the identity map: what it merged and how many pairs each kind added."""
+    if not isinstance(identity, dict) or identity["identities"] == ["title"]:
+        return "- Image identity: the normalized `File:` title (as in the paper)\n"
+    pairs = identity["pairs"]
+    return (
+        f"- Image identity: {', '.join(identity['identities'])} (beyond the paper). "
+        f"File redirects read: {identity['file_redirects']:,} ({identity['file_redirects_ignored']:,} ignored, "
+        f"{identity['redirect_cycles']:,} cycles); image table rows: {identity['image_table_rows']:,} "
+        f"({identity['image_table_rows_without_sha1']:,} without SHA-1, "
+        f"{identity['image_table_rows_with_unusable_names']:,} with unusable names); titles merged by redirect: "
+        f"{identity['titles_merged_by_redirect']:,}, by SHA-1: {identity['titles_merged_by_sha1']:,}; images "
+        f"{identity['images_before']:,} → {identity['images_after']:,} ({identity['images_merged']:,} merged); "
+        f"pairs added by redirect: {pairs['redirect']:,}, by SHA-1: {pairs['sha1']:,} "
+        f"(of {sum(pairs.values()):,})\n"
     )
 
 

@@ -257,11 +257,17 @@ class BuildReport:
     funnels: dict[str, FilterChain]
     extraction: Extraction
     clock: StageClock = dataclasses.field(default_factory=StageClock)
+    identities: dict[str, dict] = dataclasses.field(default_factory=dict)  # funnel.json's identity, per config
     splits: dict[str, dict[str, object]] = dataclasses.field(default_factory=dict)  # per config, as in funnel.json
 
 
-def funnel_record(chain: FilterChain, rows: int, extraction: Extraction, tagger: Tagger) -> dict[str, object]:
-    """A config's ``funnel.json`` content: its Table 3 counts and everything that shaped them."""
+def funnel_record(
+    chain: FilterChain, rows: int, extraction: Extraction, tagger: Tagger, identity: dict[str, object]
+) -> dict[str, object]:
+    """A config's ``funnel.json`` content: its Table 3 counts and everything that shaped them.
+
+    ``identity`` is :meth:`builder.identity.Identity.record` for the config.
+    """
     skipped = {
         "redirects": extraction.read.skipped_redirect,
         "other_namespaces": extraction.read.skipped_namespace,
@@ -289,5 +295,6 @@ def funnel_record(chain: FilterChain, rows: int, extraction: Extraction, tagger:
         "pages": extraction.read.pages,
         "revisions": extraction.read.revisions,
         "skipped": skipped,
+        "identity": identity,
         "funnel": chain.funnel.to_list(),
     }

@@ -2,8 +2,9 @@
 
 * extraction – dump files and multistream byte ranges are the partitions of an RDD;
   each runs :func:`builder.extraction.iter_task_references`;
-* grouping by image – Spark's shuffle, the references of one image sorted as the
-  local engine sorts them;
+* grouping by image – Spark's shuffle, after each reference went through a broadcast
+  of the build's identity map (:mod:`builder.identity`), the references of one image
+  sorted as the local engine sorts them;
 * steps 0–4 and 5–6 – :class:`builder.pipeline.FilterChain` per cluster; each
   partition's funnel is collected and added up on the driver;
 * tagging – each unique text once, one tagger per partition, joined back by text;
@@ -48,12 +49,14 @@ from builder.extraction import (
     ExtractTask,
     check_dump_kinds,
     check_one_extraction,
+    combine_redirects,
     combine_results,
     counts_first_seen,
     iter_task_references,
     plan_tasks,
     task_failure,
 )
+from builder.identity import build_identity, check_identities, pairs_per_identity, read_image_tables
 from builder.output import ROWS_PER_SHARD, PairWriter, Publisher, finalize_parts, pair_row
 from builder.pairs import candidate_key
 from builder.pipeline import BuildReport, FilterChain, Funnel, StageClock, funnel_record
@@ -229,8 +232,13 @@ def build_spark(
     spark=None,  # noqa: ANN001 - a pyspark.sql.SparkSession
     overwrite: bool = False,
     rows_per_shard: int = ROWS_PER_SHARD,
+    image_tables: Sequence[str | Path] = (),
+    memory_limit: str = "512MB",
 ) -> BuildReport:
     """Build configs with Spark into the same dataset folder layout as :func:`builder.local.build`.
+
+    The image tables of the ``sha1`` identity are read on the driver (grouped by DuckDB
+    under ``memory_limit``); the identity map then goes to the executors as a broadcast.
 
     The pairs of a config are range-partitioned into about ``rows_per_shard`` rows per
     executor task and parquet file; a config with fewer pairs gives the local engine's single,
@@ -240,12 +248,16 @@ def build_spark(
     for dump in dumps:
         check_dump_path(dump)
     check_dump_kinds(dumps, configs[0].dump_kind == "history")
+    check_identities(configs[0].identities, image_tables)
     tagger_instance = get_tagger(tagger)
     output = Path(output)
     publisher = Publisher(output, [config.name for config in configs], overwrite)
     with publisher:  # locked and writable before any dump is read
         session = spark if spark is not None else _session(workers)
-        report = _build_with_session(session, dumps, configs, publisher, tagger_instance, workers, rows_per_shard)
+        tables = (image_tables, memory_limit)
+        report = _build_with_session(
+            session, dumps, configs, publisher, tagger_instance, workers, rows_per_shard, tables
+        )
         if spark is None:
             session.stop()
     return report
@@ -259,13 +271,19 @@ def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
     tagger_instance: Tagger,
     workers: int,
     rows_per_shard: int,
+    tables: tuple[Sequence[str | Path], str],
 ) -> BuildReport:
     context = session.sparkContext
     output = publisher.output
     with tempfile.TemporaryDirectory(prefix="wikipedia-ipc-spark-") as scratch:
         history = configs[0].dump_kind == "history"
         first_seen = counts_first_seen(configs[0])
-        tasks, described = plan_tasks(dumps, workers, configs[0].namespaces, Path(scratch), history, first_seen)
+        identities = configs[0].identities
+        groups, table_stats = read_image_tables(identities, tables[0], Path(scratch) / "identity", tables[1])
+        file_redirects = "redirect" in identities
+        tasks, described = plan_tasks(
+            dumps, workers, configs[0].namespaces, Path(scratch), history, first_seen, file_redirects
+        )
         # Spark runs lazily: each stage is timed where an action makes Spark carry it out.
         clock = StageClock()
         started = time.perf_counter()
@@ -282,14 +300,20 @@ def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
             raise DumpError("no dump could be read: " + "; ".join(failures))
         rows_of = extracted.filter(lambda item: item[0] == "row").values()
         references = rows_of.filter(lambda item, bad=frozenset(failed): item[0] not in bad).values()
-        extraction = Extraction([], read, extract, described, seconds, failures, problems)
+        redirects, ignored = combine_redirects(tasks, results, failed)
+        extraction = Extraction([], read, extract, described, seconds, failures, problems, redirects, ignored)
+        identity = build_identity(identities, extraction, groups, table_stats)
+        identity_map = context.broadcast(identity.map)
         chains: dict[str, FilterChain] = {}
         rows: dict[str, int] = {}
         splits: dict[str, dict[str, object]] = {}
+        merged: dict[str, dict] = {}
         for config in configs:
             chain = FilterChain(config)
             sources = set(config.sources)
-            grouped = references.filter(lambda row, s=sources: row["source"] in s).groupBy(lambda row: row["image"])
+            used = references.filter(lambda row, s=sources: row["source"] in s)
+            mapped = used.map(lambda row, m=identity_map: m.value.apply(row))
+            grouped = mapped.groupBy(lambda row: row["image"])
             before = grouped.mapPartitions(lambda part, c=config: _before_rule(c, part)).cache()
             survivors = before.filter(lambda item: item[0] == "row").values()
             texts = survivors.flatMap(lambda row: [row["caption"], row["alt"]]).filter(bool).distinct()
@@ -298,6 +322,7 @@ def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
             after = tagged.groupBy(lambda row: row["image"]).mapPartitions(lambda part, c=config: _apply_rule(c, part))
             after = after.cache()
             with clock.stage("grouping"):
+                titles = used.map(lambda row: row["image"]).distinct().count()
                 for funnel in before.filter(lambda item: item[0] == "funnel").values().collect():
                     chain.funnel.add(Funnel.from_list(funnel))
             with clock.stage("tagging"):
@@ -312,7 +337,8 @@ def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
                     files += finalize_parts(folder, names, split) if names else []
                 if not files:  # no pair survived: one shard with no rows, as the local engine writes
                     files = publisher.writer(config.name).close()
-                record = funnel_record(chain, written, extraction, tagger_instance)
+                merged[config.name] = identity.record(titles, chain.funnel.rows[0].images, pairs_per_identity(files))
+                record = funnel_record(chain, written, extraction, tagger_instance, merged[config.name])
                 if assignment is not None:
                     splits[config.name] = split_record(assignment, config.splits, check_files(files))
                     record["splits"] = splits[config.name]
@@ -321,4 +347,4 @@ def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
             publisher.add_config(config.name, record, files)
         with clock.stage("writing"):
             publisher.publish()
-    return BuildReport(output, rows, chains, extraction, clock, splits)
+    return BuildReport(output, rows, chains, extraction, clock, merged, splits)

@@ -139,7 +139,7 @@ def test_card_and_load_dataset_offline(built: Path, tmp_path: Path) -> None:
     gold = datasets.load_dataset(str(built), "gold", split="train", cache_dir=str(tmp_path))
     assert gold.column_names == [
         "id", "image", "caption_type", "sentence1", "sentence2", "page1", "page2", "source1", "source2",
-        "revision1", "revision2", "same_page",
+        "revision1", "revision2", "same_page", "file1", "file2", "identity",
     ]  # fmt: skip
     assert len(gold) == 3
     assert {gold[0]["page1"], gold[0]["page2"]} == {"Easter Bunny", "Ēostre"}

@@ -17,13 +17,14 @@ import pytest
 from benchmarks.compare import BIN_LABELS, MEASURES, characteristic_map, main, parser, plot_maps, summary_rows
 from benchmarks.corpora import CORPORA, HUB_COPIES, CorpusError, PairRecord, hub_records, load, sample
 from metrics import score_pairs
+from metrics.profiles import StThreshold, get_profile
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "data" / "corpora"
 
 
 def test_msrpc_with_bom_crlf_and_header() -> None:
-    records, report = load("msrpc", FIXTURES / "msrpc")
+    records, report = load("msrpc", FIXTURES / "msrpc" / "msr_paraphrase_train.txt")
     assert report.read == 3 and not report.skipped
     assert records[0] == PairRecord(
         "msr_paraphrase_train-1001-1002",
@@ -33,6 +34,8 @@ def test_msrpc_with_bom_crlf_and_header() -> None:
         "1001",
     )
     assert [r.label for r in records] == [1, 0, 1]
+    both, report = load("msrpc", FIXTURES / "msrpc")  # the folder: train and test, as released
+    assert report.read == 43 and both[:3] == records and both[3].id == "msr_paraphrase_test-2001-2002"
 
 
 def test_paws_tapaco_and_paranmt() -> None:
@@ -125,7 +128,8 @@ def test_sample_is_seeded_and_spread_over_groups() -> None:
 
 def test_compare_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "comparison"
-    arguments = ["--corpus", f"msrpc={FIXTURES / 'msrpc'}", "--corpus", f"tapaco={FIXTURES / 'tapaco'}"]
+    msrpc = FIXTURES / "msrpc" / "msr_paraphrase_train.txt"
+    arguments = ["--corpus", f"msrpc={msrpc}", "--corpus", f"tapaco={FIXTURES / 'tapaco'}"]
     assert main([*arguments, "--output", str(out)]) == 0
     with open(out / "table.csv", encoding="utf-8") as handle:
         rows = {(row["corpus"], row["subset"]): row for row in csv.DictReader(handle)}
@@ -135,9 +139,12 @@ def test_compare_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert int(everything["n"]) == 4 and float(everything["share"]) == 1.0
     for measure in ("rouge1", "bleu", "wms", "bert", "st", "delta"):
         assert float(everything[f"{measure}_mean"]) == pytest.approx(direct["aggregates"][measure]["mean"])
-    similar = [i for i, st in enumerate(direct["st"]) if st > 0.8]
-    assert int(rows[("TaPaCo", "st>0.8")]["n"]) == len(similar)
-    assert float(rows[("TaPaCo", "st>0.8")]["share"]) == pytest.approx(len(similar) / 4)
+    default = get_profile("minilm").st_threshold  # no --threshold: the profile's calibrated default
+    similar = [i for i, st in enumerate(direct["st"]) if st > default.value]
+    label = f"st>{default.value!r}"
+    assert int(rows[("TaPaCo", label)]["n"]) == len(similar)
+    assert float(rows[("TaPaCo", label)]["share"]) == pytest.approx(len(similar) / 4)
+    assert float(rows[("TaPaCo", label)]["threshold"]) == default.value
     table_md = (out / "table.md").read_text(encoding="utf-8")
     assert "| MSRPC | H | all | 3 | 0 | 100% |" in table_md
     assert "C = image captions, G = automatically generated, H = human-written" in table_md
@@ -192,9 +199,9 @@ def test_characteristic_map_bins_and_leaves_out_unscored_pairs() -> None:
 
 
 def test_maps_are_drawn_with_unscored_pairs(tmp_path: Path) -> None:
-    some = pa.table({"syn": [0.3, float("nan")], "sem": [0.9, float("nan")]})
-    none = pa.table({"syn": [float("nan")], "sem": [float("nan")]})
-    plot_maps({"msrpc": some, "paws": none}, tmp_path)
+    some = pa.table({"syn": [0.3, float("nan")], "sem": [0.9, float("nan")], "st": [0.95, float("nan")]})
+    none = pa.table({"syn": [float("nan")], "sem": [float("nan")], "st": [float("nan")]})
+    plot_maps({"msrpc": some, "paws": none}, tmp_path, StThreshold(0.8, math.nan, math.nan, "given"))
     written = {p.name: p.stat().st_size for p in (tmp_path / "maps").iterdir()}
     assert set(written) == {"all.png", "msrpc.png", "paws.png", "msrpc-scatter.png", "paws-scatter.png"}
     assert all(size > 0 for size in written.values())
@@ -205,13 +212,14 @@ def test_summary_counts_nan_scores_and_leaves_them_out_of_the_means() -> None:
     scores["st"] = [0.9, float("nan"), 0.5]
     scores["wms"] = [0.2, float("nan"), float("nan")]
     table = pa.table({"length": [5.0, 6.0, 7.0], **scores, "truncated": [False, True, False]})
-    similar, everything = summary_rows("tapaco", table)
+    similar, everything = summary_rows("tapaco", table, StThreshold(0.8, math.nan, math.nan, "given"))
+    assert similar["subset"] == "st>0.8" and similar["threshold"] == 0.8
     assert (similar["n"], similar["share"], similar["unscored"]) == (1, 0.5, 0)  # 1 of the 2 pairs with an ST
     assert (everything["n"], everything["unscored"], everything["truncated"]) == (3, 2, 1)
     assert everything["wms_mean"] == 0.2 and everything["st_mean"] == pytest.approx(0.7)
     assert everything["rouge1_mean"] == pytest.approx(0.7)
     nothing = pa.table({"length": [5.0], **{m: [float("nan")] for m in MEASURES}, "truncated": [False]})
-    similar, everything = summary_rows("tapaco", nothing)
+    similar, everything = summary_rows("tapaco", nothing, StThreshold(0.5, 0.9, 0.7, "calibrated"))
     assert similar["n"] == 0 and math.isnan(everything["delta_mean"]) and everything["unscored"] == 1
 
 
@@ -284,7 +292,15 @@ def test_corpus_without_hub_copy_asks_for_a_path(tmp_path: Path, capsys: pytest.
 
 def test_every_option_has_help(capsys: pytest.CaptureFixture[str]) -> None:
     options = [action for action in parser()._actions if action.dest != "help"]
-    assert {action.dest for action in options} == {"corpus", "config", "profile", "sample", "seed", "output"}
+    assert {action.dest for action in options} == {
+        "corpus",
+        "config",
+        "profile",
+        "threshold",
+        "sample",
+        "seed",
+        "output",
+    }
     assert all(action.help for action in options)
     with pytest.raises(SystemExit) as stopped:
         main(["--help"])

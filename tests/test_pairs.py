@@ -25,7 +25,7 @@ from builder.pipeline import FilterChain
 
 
 def ref(page: str, caption: str = "", alt: str = "", page_id: int = 0) -> Reference:
-    return Reference(page, page_id, 1, 0, "link", caption, alt)
+    return Reference(page, page_id, 1, 0, "link", caption, alt, "File:A.jpg", "File:A.jpg")
 
 
 def test_pairs_join_texts_of_one_type_and_never_a_reference_with_itself() -> None:

@@ -11,6 +11,28 @@ keeps its infobox caption and "Leuven Town Hall" (too short at step 4), so it le
 at step 6 and its pair is gone; the Hare gallery's "Postcard, 1907" (dropped at step 4
 anyway) no longer counts in steps 0–3. A template source would add references
 wherever a page's templates name an image outside the infobox keys read today.
+
+With ``--identity redirect sha1`` and the sample's image table (galleries read), two merges:
+
+* redirect: ``File:Dieric Bouts self portrait.jpg`` → ``File:Last Supper Bouts.jpg`` (a chain
+  ``File:Bouts Last Supper detail.jpg`` → the portrait resolves there too; ``File:Leuven.jpg`` →
+  the article Leuven is ignored). The painting's cluster holds the portrait's two references
+  (captions A "Bouts may have painted himself…", B "The servant in the doorway…", two alt texts)
+  and its own two (C "The Last Supper was painted…", "Last Supper by Dieric Bouts"): 4 captions
+  and 2 alts, 6 + 1 pairs instead of 2 + 1 (portrait) and 1 (painting);
+* sha1: ``Hare_in_snow.jpg`` and ``Lepus_europaeus_(Causse_Méjean).jpg`` have one SHA-1; the
+  canonical image is the smaller title, ``File:Hare in snow.jpg``: the Lepus caption, the gallery
+  caption and the gallery alt (5 words), 1 caption pair where both were used once.
+
+Step 0: 18 - 2 = 16 images, 49 references, 59 texts, 114 + 4 + 1 = 119 pairs. Step 1: only the
+old map, the tram map and the tram icon are used once (13, 46, 57, 119). Step 2 drops the flag
+as before (12, 33, 44, 41); step 3 keeps all. Step 4 drops "Last Supper by Dieric Bouts" from a
+cluster of 4 captions now (6 → 3 caption pairs) and the hare's 5-word alt (no pair): (12, 30, 40, 33).
+Silver's verb rule drops the town hall's alt text only (12, 30, 39, 33); step 6 keeps the painting
+(3 references, where Last Supper alone had 1) (12, 30, 39, 33); steps 7–9 take what they took
+before: 3, 2 and 3 pairs, a reference and 3 texts: (12, 30, 39, 30), (12, 29, 36, 28), (12, 29, 36, 25).
+Silver gains A–C and B–C (identity ``redirect``) and the hare pair (``sha1``); A–B stays a pair
+of one title. Gold's sentence rule turns down B (as A–B is silver-only): gold gains A–C and the hare pair.
 """
 
 from __future__ import annotations
@@ -26,6 +48,7 @@ import pytest
 import wikipedia_ipc
 from builder.config import GOLD, SILVER, SOURCES
 from builder.data import make_sample
+from builder.data.make_sample import IMAGE_TABLE
 from builder.dump import DumpReader
 from builder.local import build
 from builder.wikitext import ExtractStats, extract_images
@@ -44,8 +67,9 @@ def test_committed_sample_matches_its_source() -> None:
 def pages() -> dict[str, object]:
     reader = DumpReader(SAMPLE)
     pages = {page.title: page for page in reader}
-    # 44 pages: 2 redirects, 5 in other namespaces (Talk, User, Template, File, Category), 37 articles.
-    assert (reader.stats.pages, reader.stats.skipped_redirect, reader.stats.skipped_namespace) == (44, 2, 5)
+    # 47 pages: 2 redirects, 8 in other namespaces (Talk, User, Template, File ×4 of which three are
+    # redirects, Category), 37 articles.
+    assert (reader.stats.pages, reader.stats.skipped_redirect, reader.stats.skipped_namespace) == (47, 2, 8)
     return pages
 
 
@@ -337,3 +361,101 @@ def test_the_presets_without_galleries(tmp_path: Path, perceptron_available: Non
     }
     assert pair_set(out, "gold") == GOLD_PAIRS - gallery_dependent
     assert pair_set(out, "silver") == (GOLD_PAIRS | SILVER_ONLY) - gallery_dependent
+
+
+BOUTS_A = "Bouts may have painted himself as a servant in the Last Supper."
+BOUTS_B = "The servant in the doorway is often identified as the painter himself."
+BOUTS_C = "The Last Supper was painted by Dieric Bouts for a church in Leuven."
+HARES = (
+    "A European hare is sitting in the snow on the Causse Méjean.",
+    "A mountain hare changes its coat to white in winter.",
+)
+PAINTING = "Last Supper Bouts.jpg"
+PORTRAIT_PAIRS = {pair for pair in SILVER_ONLY if pair[0] == "Dieric Bouts self portrait.jpg"}
+GOLD_ADDED = {
+    pair(PAINTING, "caption", BOUTS_A, BOUTS_C): "redirect",
+    pair("Hare in snow.jpg", "caption", *HARES): "sha1",
+}
+SILVER_ADDED = {**GOLD_ADDED, pair(PAINTING, "caption", BOUTS_B, BOUTS_C): "redirect"}
+
+
+@pytest.fixture(scope="module")
+def merged(tmp_path_factory: pytest.TempPathFactory, perceptron_available: None) -> Path:
+    out = tmp_path_factory.mktemp("identity") / "wikipedia_ipc"
+    configs = [dataclasses.replace(config, identities=("redirect", "sha1")) for config in WITH_GALLERIES]
+    build([SAMPLE], configs, out, tagger="perceptron", show_progress=False, image_tables=[IMAGE_TABLE])
+    return out
+
+
+def identities(out: Path, config: str) -> dict[tuple[str, str, frozenset[str]], str]:
+    rows = pq.read_table(sorted((out / config).glob("*.parquet"))).to_pylist()
+    return {
+        (r["image"][5:], r["caption_type"], frozenset((r["sentence1"], r["sentence2"]))): r["identity"] for r in rows
+    }
+
+
+def test_identity_map_funnel(merged: Path) -> None:
+    steps_0_to_4 = [(16, 49, 59, 119), (13, 46, 57, 119), (12, 33, 44, 41), (12, 33, 44, 41), (12, 30, 40, 33)]
+    assert funnel(merged, "gold")[:5] == steps_0_to_4
+    assert funnel(merged, "silver") == steps_0_to_4 + [
+        (12, 30, 39, 33),
+        (12, 30, 39, 33),
+        (12, 30, 39, 30),
+        (12, 29, 36, 28),
+        (12, 29, 36, 25),
+    ]
+
+
+def test_identity_map_pairs_and_their_identities(merged: Path) -> None:
+    # the portrait's own pairs now belong to the painting's image, still linked by one title
+    moved = {(PAINTING, kind, texts) for _, kind, texts in PORTRAIT_PAIRS}
+    gold = {key: "title" for key in GOLD_PAIRS} | GOLD_ADDED
+    silver = {key: "title" for key in (GOLD_PAIRS | SILVER_ONLY) - PORTRAIT_PAIRS | moved} | SILVER_ADDED
+    assert identities(merged, "gold") == gold
+    assert identities(merged, "silver") == silver
+
+
+def test_title_pairs_keep_their_ids(merged: Path, built: Path) -> None:
+    def ids(out: Path) -> dict[tuple[str, str, str], str]:
+        rows = pq.read_table(sorted((out / "silver").glob("*.parquet"))).to_pylist()
+        return {(r["caption_type"], r["sentence1"], r["sentence2"]): r["id"] for r in rows if r["identity"] == "title"}
+
+    before, after = ids(built), ids(merged)
+    assert after.items() <= before.items() and len(after) == len(before)
+
+
+def test_identity_counts_in_funnel_and_card(merged: Path) -> None:
+    record = json.loads((merged / "silver" / "funnel.json").read_text(encoding="utf-8"))
+    assert record["parameters"]["identities"] == ["title", "redirect", "sha1"]
+    assert record["identity"] == {
+        "identities": ["title", "redirect", "sha1"],
+        "file_redirects": 3,
+        "file_redirects_ignored": 1,  # File:Leuven.jpg → the article Leuven
+        "redirect_cycles": 0,
+        "redirect_conflicts": 0,
+        "image_table_rows": 18,
+        "image_table_rows_without_sha1": 1,  # Broken_hare.jpg
+        "image_table_rows_with_unusable_names": 0,
+        "sha1_groups": 1,
+        "titles_merged_by_redirect": 2,  # the portrait, and the detail that redirects to it
+        "titles_merged_by_sha1": 1,
+        "images_before": 18,
+        "images_after": 16,
+        "images_merged": 2,
+        "pairs": {"title": 22, "redirect": 2, "sha1": 1},
+    }
+    card = (merged / "README.md").read_text(encoding="utf-8")
+    assert "images 18 → 16 (2 merged); pairs added by redirect: 2, by SHA-1: 1 (of 25)" in card
+    assert "pairs added by redirect: 1, by SHA-1: 1 (of 14)" in card
+
+
+def test_cli_identity_with_the_presets(tmp_path: Path, perceptron_available: None) -> None:
+    """Without galleries Hare in snow is not used, so only the redirect merges clusters."""
+    out = tmp_path / "wikipedia_ipc"
+    arguments = ["build", "--output", str(out), "--tagger", "perceptron", "--quiet", "--identity", "redirect", "sha1"]
+    assert wikipedia_ipc.main([*arguments, "--image-table", str(IMAGE_TABLE)]) == 0
+    gold = json.loads((out / "gold" / "funnel.json").read_text(encoding="utf-8"))["identity"]
+    silver = json.loads((out / "silver" / "funnel.json").read_text(encoding="utf-8"))["identity"]
+    assert (silver["images_before"], silver["images_after"]) == (16, 15)
+    assert silver["pairs"] == {"title": 20, "redirect": 2, "sha1": 0}  # the presets give 20 and 10 pairs
+    assert gold["pairs"] == {"title": 10, "redirect": 1, "sha1": 0}

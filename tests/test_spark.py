@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -17,8 +18,8 @@ from test_pairs import MOORED, STEP_7_TO_9_PAGES, link
 import builder.output
 import builder.pipeline
 import wikipedia_ipc
-from builder.config import BRONZE, GOLD, SILVER
-from builder.data.make_sample import dump_xml, page_xml
+from builder.config import BRONZE, GOLD, SILVER, SOURCES
+from builder.data.make_sample import IMAGE_TABLE, dump_xml, page_xml
 from builder.local import build
 from builder.pipeline import STAGES
 from builder.spark import build_spark
@@ -76,6 +77,29 @@ def test_no_splits_gives_one_train_split(spark, tmp_path: Path, perceptron_avail
     assert report.rows == {"silver": 20} and report.splits == {}
     assert [path.name[:6] for path in (tmp_path / "spark" / "silver").glob("*.parquet")] == ["train-"]
     same_output(tmp_path / "local", tmp_path / "spark", "silver")
+
+
+def test_sample_with_the_identity_map(spark, tmp_path: Path, perceptron_available: None) -> None:
+    """Redirects and SHA-1 merge the same clusters on both engines: same parquet bytes, funnels and identity counts."""
+    configs = [replace(config, sources=SOURCES, identities=("redirect", "sha1")) for config in (GOLD, SILVER)]
+    local, remote = tmp_path / "local", tmp_path / "spark"
+    build(
+        [wikipedia_ipc.SAMPLE_DUMP],
+        configs,
+        local,
+        tagger="perceptron",
+        show_progress=False,
+        image_tables=[IMAGE_TABLE],
+    )
+    report = build_spark(
+        [wikipedia_ipc.SAMPLE_DUMP], configs, remote, "perceptron", 2, spark, image_tables=[IMAGE_TABLE]
+    )
+    assert report.rows == {"gold": 14, "silver": 25}
+    for config in ("gold", "silver"):
+        same_output(local, remote, config)
+        identity = [json.loads((out / config / "funnel.json").read_text())["identity"] for out in (local, remote)]
+        assert identity[0] == identity[1]
+        assert identity[0]["images_merged"] == 2
 
 
 def test_bronze_history(spark, tmp_path: Path, perceptron_available: None) -> None:

@@ -4,18 +4,26 @@ The pages are written for the project (not copied from Wikipedia) to exercise
 every stage: images reused across pages with differing captions, alt texts,
 infoboxes, galleries, templates and references in captions, near-duplicates,
 an icon used on more than ten pages, redirects, other namespaces, commented-out
-and unclosed image markup. Run ``python builder/data/make_sample.py`` after
-editing the pages; the output is byte-for-byte reproducible.
+and unclosed image markup, and File-namespace redirects (one from a title the
+articles still use, one chained to it, one to an article).
+
+It also writes ``enwiki-20240101-sample-image.sql.gz``, the wiki's ``image`` table in
+the format of Wikimedia's ``…-image.sql.gz`` (mysqldump: ``CREATE TABLE``, multi-row
+``INSERT`` statements, escaped strings, metadata blobs), in which two differently named
+files of the sample have the same SHA-1. Run ``python builder/data/make_sample.py``
+after editing the pages; the output is byte-for-byte reproducible.
 """
 
 from __future__ import annotations
 
 import bz2
+import gzip
 import hashlib
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
 OUTPUT = Path(__file__).resolve().parent / "enwiki-20240101-sample-pages-articles.xml.bz2"
+IMAGE_TABLE = Path(__file__).resolve().parent / "enwiki-20240101-sample-image.sql.gz"
 
 HEADER = """<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" \
 xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" \
@@ -93,7 +101,7 @@ An '''Easter postcard''' is a [[postcard]] sent around [[Easter]].
         "Hare",
         0,
         None,
-        """[[File:Lepus europaeus (Causse Méjean).jpg|thumb|A European hare sits in a dry meadow in the Causse Méjean.]]
+        """[[File:Lepus europaeus (Causse Méjean).jpg|thumb|A European hare is sitting in the snow on the Causse Méjean.]]
 '''Hares''' are mammals of the genus ''[[Lepus]]''.
 
 == In folklore ==
@@ -383,7 +391,98 @@ Should we use [[File:Easter Bunny Postcard 1907.jpg|thumb|A talk page caption do
         None,
         "[[File:Easter Bunny Postcard 1907.jpg|thumb|Category pages are not articles either.]]",
     ),
+    # The "self portrait" was a second upload of the Last Supper scan; the file was moved onto the
+    # painting's, and the articles still use its old title.
+    (
+        "File:Dieric Bouts self portrait.jpg",
+        6,
+        "File:Last Supper Bouts.jpg",
+        "#REDIRECT [[File:Last Supper Bouts.jpg]]\n{{Redirect from duplicated file}}",
+    ),
+    (
+        "File:Bouts Last Supper detail.jpg",
+        6,
+        "File:Dieric Bouts self portrait.jpg",
+        "#REDIRECT [[File:Dieric Bouts self portrait.jpg]]",
+    ),
+    ("File:Leuven.jpg", 6, "Leuven", "#REDIRECT [[Leuven]]"),
 ]
+
+IMAGE_TABLE_HEADER = """-- MySQL dump 10.19  Distrib 10.3.38-MariaDB, for debian-linux-gnu (x86_64)
+--
+-- Host: 10.64.48.94    Database: enwiki
+-- ------------------------------------------------------
+-- Server version\t10.6.16-MariaDB-log
+
+/*!40101 SET @OLD_CHARACTER_SET_CLIENT=@@CHARACTER_SET_CLIENT */;
+/*!40101 SET NAMES utf8mb4 */;
+/*!40103 SET @OLD_TIME_ZONE=@@TIME_ZONE */;
+/*!40103 SET TIME_ZONE='+00:00' */;
+
+--
+-- Table structure for table `image`
+--
+
+DROP TABLE IF EXISTS `image`;
+/*!40101 SET @saved_cs_client     = @@character_set_client */;
+/*!40101 SET character_set_client = utf8 */;
+CREATE TABLE `image` (
+  `img_name` varbinary(255) NOT NULL DEFAULT '',
+  `img_size` bigint(20) unsigned NOT NULL DEFAULT 0,
+  `img_width` int(11) NOT NULL DEFAULT 0,
+  `img_height` int(11) NOT NULL DEFAULT 0,
+  `img_metadata` mediumblob NOT NULL,
+  `img_bits` int(11) NOT NULL DEFAULT 0,
+  `img_media_type` enum('UNKNOWN','BITMAP','DRAWING','AUDIO','VIDEO','MULTIMEDIA','OFFICE','TEXT','EXECUTABLE','ARCHIVE','3D') DEFAULT NULL,
+  `img_major_mime` enum('unknown','application','audio','image','text','video','message','model','multipart','chemical') NOT NULL DEFAULT 'unknown',
+  `img_minor_mime` varbinary(100) NOT NULL DEFAULT 'unknown',
+  `img_description_id` bigint(20) unsigned NOT NULL,
+  `img_actor` bigint(20) unsigned NOT NULL,
+  `img_timestamp` binary(14) NOT NULL,
+  `img_sha1` varbinary(32) NOT NULL DEFAULT '',
+  PRIMARY KEY (`img_name`),
+  KEY `img_actor_timestamp` (`img_actor`,`img_timestamp`),
+  KEY `img_size` (`img_size`),
+  KEY `img_timestamp` (`img_timestamp`),
+  KEY `img_sha1` (`img_sha1`(10)),
+  KEY `img_media_mime` (`img_media_type`,`img_major_mime`,`img_minor_mime`)
+) ENGINE=InnoDB DEFAULT CHARSET=binary ROW_FORMAT=COMPRESSED;
+/*!40101 SET character_set_client = @saved_cs_client */;
+
+--
+-- Dumping data for table `image`
+--
+
+/*!40000 ALTER TABLE `image` DISABLE KEYS */;
+"""
+IMAGE_TABLE_FOOTER = """/*!40000 ALTER TABLE `image` ENABLE KEYS */;
+/*!40103 SET TIME_ZONE=@OLD_TIME_ZONE */;
+/*!40101 SET CHARACTER_SET_CLIENT=@OLD_CHARACTER_SET_CLIENT */;
+
+-- Dump completed on 2024-01-01 12:00:00
+"""
+# (img_name, file content the SHA-1 is taken of, metadata blob); None: a broken file without SHA-1
+IMAGE_FILES: list[tuple[str, str | None, bytes]] = [
+    ("Belfast_Blitz_rubble_1941.jpg", "rubble", b'a:1:{s:7:"comment";s:25:"Scan (1941), \'rubble\' 2";}'),
+    ("Brussels_tram_map.png", "tram map", b""),
+    ("Broken_hare.jpg", None, b'{"error":"file missing, (lost) in 2008\\upload"}'),
+    ("Easter_Bunny_Postcard_1907.jpg", "postcard", b'a:2:{s:5:"width";i:600;s:4:"note";s:9:"a),(b;c\n";}'),
+    ("Flag_of_France.svg", "flag", b'{"data":{"title":"Flag of France","bytes":"\x00\x01\\\'"}}'),
+    ("Hare_in_snow.jpg", "hare", b""),
+    ("Last_Supper_Bouts.jpg", "last supper", b""),
+    ("Lepus_europaeus_(Causse_M\u00e9jean).jpg", "hare", b"Exif: Make=Nikon, Model=D300 (2009)"),
+    ("Leuven_Town_Hall.jpg", "town hall", b""),
+    ("Mount_Fuji_from_Lake_Kawaguchi.jpg", "fuji", b""),
+    ("Old_Leuven_map.png", "map", b""),
+    ("Saint_Peter's_Church_Leuven.jpg", "church", b""),
+    ("Seine_at_Pont_Neuf.jpg", "seine", b""),
+    ("Tower_Bridge_at_dusk.jpg", "dusk", b""),
+    ("Tower_Bridge_bascules_raised.jpg", "bascules", b""),
+    ("Tram_icon.svg", "icon", b""),
+    ("USS_Monterey_(BM-6)_at_Mare_Island.jpg", "monterey", b""),
+    ("Water_droplet_on_fabric.jpg", "droplet", b""),
+]
+_SQL_ESCAPES = {0: b"\\0", 10: b"\\n", 13: b"\\r", 26: b"\\Z", 34: b'\\"', 39: b"\\'", 92: b"\\\\"}
 
 
 def page_xml(
@@ -437,9 +536,45 @@ def sample_xml() -> str:
     return dump_xml(pages)
 
 
+def sql_string(value: bytes) -> bytes:
+    """A MySQL string literal as mysqldump writes it (backslash escapes)."""
+    return b"'" + b"".join(_SQL_ESCAPES.get(byte, bytes([byte])) for byte in value) + b"'"
+
+
+def base36_sha1(content: str) -> bytes:
+    """MediaWiki's img_sha1: the SHA-1 in base 36, 31 digits."""
+    number = int(hashlib.sha1(content.encode("utf-8")).hexdigest(), 16)
+    digits = ""
+    while number:
+        number, digit = divmod(number, 36)
+        digits = "0123456789abcdefghijklmnopqrstuvwxyz"[digit] + digits
+    return digits.rjust(31, "0").encode("ascii")
+
+
+def image_row(number: int, name: str, content: str | None, metadata: bytes) -> bytes:
+    """One row of the image table, in the table's column order."""
+    encoded = name.encode("utf-8")
+    sha1 = base36_sha1(content) if content is not None else b""
+    size = 1000 + 37 * number
+    kind = b"'DRAWING','image','svg+xml'" if name.endswith(".svg") else b"'BITMAP','image','jpeg'"
+    fields = [sql_string(encoded), str(size).encode(), b"800", b"600", sql_string(metadata), b"8", kind]
+    fields += [str(number + 1).encode(), b"42", sql_string(b"20240101%06d" % number), sql_string(sha1)]
+    return b"(" + b",".join(fields) + b")"
+
+
+def sample_image_sql() -> bytes:
+    """The sample wiki's image table as mysqldump writes it: two multi-row INSERT statements."""
+    rows = [image_row(number, *entry) for number, entry in enumerate(IMAGE_FILES)]
+    half = len(rows) // 2
+    inserts = b"".join(b"INSERT INTO `image` VALUES " + b",".join(part) + b";\n" for part in (rows[:half], rows[half:]))
+    return IMAGE_TABLE_HEADER.encode("utf-8") + inserts + IMAGE_TABLE_FOOTER.encode("utf-8")
+
+
 def main() -> None:
     OUTPUT.write_bytes(bz2.compress(sample_xml().encode("utf-8"), compresslevel=9))
     print(f"wrote {OUTPUT} ({len(PAGES)} pages)")
+    IMAGE_TABLE.write_bytes(gzip.compress(sample_image_sql(), compresslevel=9, mtime=0))
+    print(f"wrote {IMAGE_TABLE} ({len(IMAGE_FILES)} files)")
 
 
 if __name__ == "__main__":
