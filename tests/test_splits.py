@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import wikipedia_ipc
-from builder.config import GOLD, SILVER
+from builder.config import GOLD, SILVER, SOURCES
+from builder.data.make_sample import IMAGE_TABLE
 from builder.local import build
 from builder.output import SAMPLE_DUMP
 from builder.splits import (
@@ -159,19 +160,28 @@ def split_rows(folder: Path) -> dict[str, list[dict]]:
     return found
 
 
-@pytest.mark.parametrize("sources", [GOLD.sources, ("link", "template", "gallery")])
+@pytest.mark.parametrize(
+    ("sources", "identities"),
+    [(GOLD.sources, ("title",)), (SOURCES, ("title",)), (SOURCES, ("title", "redirect", "sha1"))],
+)
 def test_the_sample_splits_share_no_image_and_no_text(
-    tmp_path: Path, sources: tuple[str, ...], perceptron_available: None
+    tmp_path: Path, sources: tuple[str, ...], identities: tuple[str, ...], perceptron_available: None
 ) -> None:
-    configs = [dataclasses.replace(config, sources=sources) for config in (GOLD, SILVER)]
-    build([SAMPLE_DUMP], configs, tmp_path / "split", tagger="perceptron", show_progress=False)
+    configs = [dataclasses.replace(config, sources=sources, identities=identities) for config in (GOLD, SILVER)]
+    tables = [IMAGE_TABLE] if "sha1" in identities else []
+    build([SAMPLE_DUMP], configs, tmp_path / "split", tagger="perceptron", show_progress=False, image_tables=tables)
     whole = [dataclasses.replace(config, splits=()) for config in configs]
-    build([SAMPLE_DUMP], whole, tmp_path / "whole", tagger="perceptron", show_progress=False)
+    build([SAMPLE_DUMP], whole, tmp_path / "whole", tagger="perceptron", show_progress=False, image_tables=tables)
     for config in ("gold", "silver"):
         by_split = split_rows(tmp_path / "split" / config)
         rows = [row for split in by_split.values() for row in split]
         split_of = {row["id"]: split for split, members in by_split.items() for row in members}
         assert overlap(rows, split_of) == (0, 0)
+        titles: dict[str, set[str]] = {}  # the titles the pages used, merged or not by the identity map
+        for row in rows:
+            for title in (row["file1"], row["file2"]):
+                titles.setdefault(title, set()).add(split_of[row["id"]])
+        assert all(len(splits) == 1 for splits in titles.values())
         unsplit = split_rows(tmp_path / "whole" / config)
         assert list(unsplit) == ["train"]
         assert sorted(row["id"] for row in rows) == sorted(row["id"] for row in unsplit["train"])
