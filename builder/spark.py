@@ -183,8 +183,10 @@ def _write_split(rows, folder: Path, rows_per_shard: int, split: str) -> tuple[i
 def _write_pairs(  # noqa: ANN001 - clusters: an RDD of (image, Cluster)
     clusters, config: PipelineConfig, chain: FilterChain, folder: Path, rows_per_shard: int
 ) -> tuple[int, dict[str, list[Path]], SplitAssignment | None]:
-    """Steps 7–9 and the output on the executors; the driver gets the funnels, the row count, the parts' names
-    per split and (with splits) the assignment."""
+    """Steps 7–9 and the output on the executors.
+
+    The driver gets the funnels, the row count, each split's part names and (with splits) the assignment.
+    """
     firsts = clusters.flatMap(_candidates).reduceByKey(min).values().groupByKey()
     pairs = clusters.join(firsts).mapPartitions(lambda part, c=config: _filter_pairs(c, part)).cache()
     for funnel in pairs.filter(lambda item: item[0] == "funnel").values().collect():
