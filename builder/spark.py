@@ -256,9 +256,8 @@ def build_spark(
     publisher = Publisher(output, [config.name for config in configs], overwrite)
     with publisher:  # locked and writable before any dump is read
         session = spark if spark is not None else _session(workers)
-        tables = (image_tables, memory_limit)
         report = _build_with_session(
-            session, dumps, configs, publisher, tagger_instance, workers, rows_per_shard, tables
+            session, dumps, configs, publisher, tagger_instance, workers, rows_per_shard, image_tables, memory_limit
         )
         if spark is None:
             session.stop()
@@ -273,7 +272,8 @@ def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
     tagger_instance: Tagger,
     workers: int,
     rows_per_shard: int,
-    tables: tuple[Sequence[str | Path], str],
+    image_tables: Sequence[str | Path],
+    memory_limit: str,
 ) -> BuildReport:
     context = session.sparkContext
     output = publisher.output
@@ -281,7 +281,7 @@ def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
         history = configs[0].dump_kind == "history"
         first_seen = counts_first_seen(configs[0])
         identities = configs[0].identities
-        groups, table_stats = read_image_tables(identities, tables[0], Path(scratch) / "identity", tables[1])
+        groups, table_stats = read_image_tables(identities, image_tables, Path(scratch) / "identity", memory_limit)
         file_redirects = "redirect" in identities
         tasks, described = plan_tasks(
             dumps, workers, configs[0].namespaces, Path(scratch), history, first_seen, file_redirects
