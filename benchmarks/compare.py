@@ -269,19 +269,74 @@ def characteristic_map(table: pa.Table) -> tuple[np.ndarray, int]:
     return counts / max(1, int(scored.sum())), int((~scored).sum())
 
 
+def above_threshold(table: pa.Table, threshold: StThreshold) -> pa.Table:
+    """The pairs of Table 7's subset: ST above the threshold applied (NaN never is)."""
+    st = np.asarray(table.column("st").to_pylist(), dtype=np.float64)
+    return table.filter(pa.array(st > threshold.value))
+
+
 def plot_maps(tables: dict[str, pa.Table], output: Path, threshold: StThreshold) -> None:
-    """``maps/all.png`` and ``maps/<corpus>.png`` on one shared colour scale, and ``maps/<corpus>-scatter.png``."""
+    """The maps of all pairs (``maps/all.png``, ``maps/<corpus>.png``, ``maps/<corpus>-scatter.png``) and of
+    Table 7's subset (``maps/subset.png``: each corpus's pairs with ST above the threshold applied)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.colors import Normalize
     from matplotlib.ticker import PercentFormatter
 
     maps = output / "maps"
     maps.mkdir(parents=True, exist_ok=True)
     grids = {name: characteristic_map(table) for name, table in tables.items()}
-    # one scale for every panel, so that equal shares look equal across corpora
+    titles = {name: _panel_title(name, tables[name], grids[name][1], threshold) for name in tables}
+    scale = _map_figure(
+        grids,
+        titles,
+        "share of a corpus's pairs",
+        "Characteristic maps (Figure 2)\n" + map_legend(threshold),
+        maps / "all.png",
+    )
+    for name, (grid, _) in grids.items():
+        single, single_axis = plt.subplots(figsize=(5.0, 4.8), layout="constrained")
+        single_image = _draw_map(single_axis, grid, titles[name], scale)
+        single.colorbar(single_image, ax=single_axis, format=PercentFormatter(1.0), label="share of the pairs")
+        single.suptitle(map_legend(threshold), fontsize=6)
+        single.savefig(maps / f"{name}.png", dpi=120)
+        plt.close(single)
+    for name, table in tables.items():
+        scatter, axis = plt.subplots(figsize=(3.8, 3.6), layout="constrained")
+        axis.scatter(table.column("syn").to_pylist(), table.column("sem").to_pylist(), s=4, alpha=0.4)
+        axis.set(xlim=(0, 1), ylim=(0, 1), xlabel="syntactic similarity (syn)", ylabel="semantic similarity (sem)")
+        axis.set_title(titles[name], fontsize=9)
+        scatter.savefig(maps / f"{name}-scatter.png", dpi=120)
+        plt.close(scatter)
+    subsets = {name: above_threshold(table, threshold) for name, table in tables.items()}
+    subset_grids = {name: characteristic_map(table) for name, table in subsets.items()}
+    label = subset_label(threshold)
+    legend = textwrap.fill(
+        f"Cell: share of a corpus's pairs with ST > {written(threshold.value)} (Table 7's subset; threshold: "
+        f"{threshold_note(threshold)}) whose syn and sem fall in its ranges.",
+        width=90,
+    )
+    _map_figure(
+        subset_grids,
+        {
+            name: f"{CORPORA[name].title} ({label}: n = {subsets[name].num_rows - grid[1]:,})"
+            for name, grid in subset_grids.items()
+        },
+        "share of a corpus's subset",
+        f"Characteristic maps of the subset {label}\n{legend}",
+        maps / "subset.png",
+    )
+
+
+def _map_figure(
+    grids: dict[str, tuple[np.ndarray, int]], titles: dict[str, str], colour_label: str, heading: str, path: Path
+) -> Normalize:
+    """All corpora's maps in one figure on one colour scale (equal shares look equal); the scale, for reuse."""
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import Normalize
+    from matplotlib.ticker import PercentFormatter
+
     scale = Normalize(vmin=0.0, vmax=max(max(grid.max() for grid, _ in grids.values()), 1e-9))
     columns = min(3, len(grids))
     rows = -(-len(grids) // columns)
@@ -290,26 +345,13 @@ def plot_maps(tables: dict[str, pa.Table], output: Path, threshold: StThreshold)
     )
     for axis in axes.flat[len(grids) :]:
         axis.axis("off")
-    for axis, (name, (grid, unscored)) in zip(axes.flat, grids.items(), strict=False):
-        title = _panel_title(name, tables[name], unscored, threshold)
-        image = _draw_map(axis, grid, title, scale)
-        single, single_axis = plt.subplots(figsize=(5.0, 4.8), layout="constrained")
-        single_image = _draw_map(single_axis, grid, title, scale)
-        single.colorbar(single_image, ax=single_axis, format=PercentFormatter(1.0), label="share of the pairs")
-        single.suptitle(map_legend(threshold), fontsize=6)
-        single.savefig(maps / f"{name}.png", dpi=120)
-        plt.close(single)
-    figure.colorbar(image, ax=axes, format=PercentFormatter(1.0), label="share of a corpus's pairs", shrink=0.6)
-    figure.suptitle("Characteristic maps (Figure 2)\n" + map_legend(threshold), fontsize=8)
-    figure.savefig(maps / "all.png", dpi=120)
+    for axis, (name, (grid, _)) in zip(axes.flat, grids.items(), strict=False):
+        image = _draw_map(axis, grid, titles[name], scale)
+    figure.colorbar(image, ax=axes, format=PercentFormatter(1.0), label=colour_label, shrink=0.6)
+    figure.suptitle(heading, fontsize=8)
+    figure.savefig(path, dpi=120)
     plt.close(figure)
-    for name, table in tables.items():
-        scatter, axis = plt.subplots(figsize=(3.8, 3.6), layout="constrained")
-        axis.scatter(table.column("syn").to_pylist(), table.column("sem").to_pylist(), s=4, alpha=0.4)
-        axis.set(xlim=(0, 1), ylim=(0, 1), xlabel="syntactic similarity (syn)", ylabel="semantic similarity (sem)")
-        axis.set_title(_panel_title(name, table, grids[name][1], threshold), fontsize=9)
-        scatter.savefig(maps / f"{name}-scatter.png", dpi=120)
-        plt.close(scatter)
+    return scale
 
 
 def _panel_title(name: str, table: pa.Table, unscored: int, threshold: StThreshold) -> str:

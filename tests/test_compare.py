@@ -203,7 +203,8 @@ def test_maps_are_drawn_with_unscored_pairs(tmp_path: Path) -> None:
     none = pa.table({"syn": [float("nan")], "sem": [float("nan")], "st": [float("nan")]})
     plot_maps({"msrpc": some, "paws": none}, tmp_path, StThreshold(0.8, math.nan, math.nan, "given"))
     written = {p.name: p.stat().st_size for p in (tmp_path / "maps").iterdir()}
-    assert set(written) == {"all.png", "msrpc.png", "paws.png", "msrpc-scatter.png", "paws-scatter.png"}
+    expected = {"all.png", "subset.png", "msrpc.png", "paws.png", "msrpc-scatter.png", "paws-scatter.png"}
+    assert set(written) == expected
     assert all(size > 0 for size in written.values())
 
 
