@@ -264,7 +264,7 @@ def test_the_real_excerpt_has_no_file_redirects_and_keeps_its_output(
     assert after["identity"]["images_before"] == after["identity"]["images_after"] == before["funnel"][0]["images"]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
 @given(
     blobs=st.lists(st.binary(max_size=40), min_size=1, max_size=12),
     chunk=st.integers(min_value=1, max_value=64),
