@@ -22,7 +22,8 @@ How the folder is kept safe:
   card is replaced by an atomic rename; the old build's files are deleted after
   that. An interrupted build leaves the old build intact; a staging folder left
   by a killed build is rolled forward (committed) or discarded (not committed)
-  by the next build.
+  by the next build. A build that fails in a folder it created removes that folder again
+  while it is empty.
 * **One build at a time.** The output folder is locked (``flock`` on the folder)
   from before the first dump is read to the end of the build.
 * **Reload after rebuild.** ``datasets`` keys its cache of a local folder on the
@@ -32,6 +33,7 @@ How the folder is kept safe:
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -563,6 +565,7 @@ class Publisher:
         self._aside: list[str] = []
         self._writers: dict[str, PairWriter] = {}
         self._records: dict[str, dict] = {}
+        self._created = False  # the build made the output folder: a failed build removes it again if empty
 
     def __enter__(self) -> Publisher:
         return self.open()
@@ -574,6 +577,7 @@ class Publisher:
         """Create and lock the folder, finish what killed builds left, check it may be written."""
         if self.output.exists() and not self.output.is_dir():
             raise OutputError(f"{self.output}: exists and is not a folder")
+        self._created = not self.output.exists()
         try:
             self.output.mkdir(parents=True, exist_ok=True)
         except OSError as error:
@@ -584,10 +588,10 @@ class Publisher:
             self._check()
             self.staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.output))
         except PermissionError as error:
-            self._lock.release()
+            self.close()
             raise OutputError(f"{self.output}: cannot write into the output folder ({error.strerror})") from None
         except BaseException:
-            self._lock.release()
+            self.close()
             raise
         for note in self.notes:
             warnings.warn(note, stacklevel=2)
@@ -665,14 +669,20 @@ class Publisher:
         _write_atomic(self.staging / COMMIT_RECORD, json.dumps(commit, indent=2) + "\n")
         _apply(self.output, self.staging)
         self.staging = None
+        self._created = False
         return self.output / CARD
 
     def close(self) -> None:
-        """Discard an uncommitted staging folder and release the lock."""
+        """Discard an uncommitted staging folder, release the lock, and remove the folder if this build made it
+        and it is still empty (a build that failed leaves no trace)."""
         if self.staging is not None and not (self.staging / COMMIT_RECORD).exists():
             shutil.rmtree(self.staging, ignore_errors=True)
         self.staging = None
         self._lock.release()
+        if self._created:
+            with contextlib.suppress(OSError):  # not empty: someone wrote into it meanwhile, and it stays
+                self.output.rmdir()
+            self._created = False
 
 
 def published_files(output: str | Path) -> list[Path]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -21,6 +22,7 @@ from builder.config import GOLD, SILVER
 from builder.data.make_sample import dump_xml, page_xml
 from builder.local import build
 from builder.output import STAGING_PREFIX, OutputError, Publisher, card_manifest, published_files
+from builder.sqldump import SqlDumpError
 
 POSTCARD = "Easter Bunny Postcard 1907.jpg"
 
@@ -229,7 +231,7 @@ def test_a_second_build_into_a_locked_folder_fails_at_once(
         patch.setattr(builder.local, "extract_references", no_extraction)
         with pytest.raises(OutputError, match=f"{out}: another build is writing into this folder"):
             build([dumps[0]], [GOLD], out, tagger="perceptron", show_progress=False)
-    assert list(out.iterdir()) == []  # the first one's staging folder is gone with it
+    assert not out.exists()  # the first one made the folder and published nothing: both are gone with it
 
 
 def _holds_folder(descriptor: int, folder: Path) -> bool:
@@ -360,3 +362,18 @@ def test_the_cli_refuses_a_foreign_folder_and_explains_overwrite(
     assert "--overwrite" in error and "none of yours is deleted" in error
     assert wikipedia_ipc.main([*arguments, "--overwrite"]) == 0
     assert (user / "README.md.orig").read_text() == "my notes\n"
+
+
+def test_a_failed_build_removes_only_the_empty_folder_it_made(dumps: tuple[Path, Path], tmp_path: Path) -> None:
+    not_a_table = tmp_path / "enwiki-20240101-image.sql"
+    not_a_table.write_text("SELECT 1;\n", encoding="utf-8")
+    sha1 = dataclasses.replace(GOLD, identities=("title", "sha1"))
+    new = tmp_path / "new" / "out"
+    with pytest.raises(SqlDumpError):  # read after the folder is locked, before any dump
+        build([dumps[0]], [sha1], new, tagger="perceptron", show_progress=False, image_tables=[not_a_table])
+    assert not new.exists() and (tmp_path / "new").is_dir()  # only the folder the build made itself goes
+    found = tmp_path / "found"
+    found.mkdir()
+    with pytest.raises(SqlDumpError):
+        build([dumps[0]], [sha1], found, tagger="perceptron", show_progress=False, image_tables=[not_a_table])
+    assert found.is_dir() and not any(found.iterdir())
