@@ -78,11 +78,13 @@ def _value(token: bytes) -> bytes | None:
 def _open(path: Path) -> BinaryIO:
     """The decompressed bytes of a ``.sql``, ``.sql.gz`` or ``.sql.bz2`` file, told by the magic bytes."""
     with open(path, "rb") as handle:
-        head = handle.read(3)
+        head = handle.read(1 << 16)
     if head.startswith(b"\x1f\x8b"):
         return gzip.open(path, "rb")  # type: ignore[return-value]
     if head.startswith(b"BZh"):
         return bz2.open(path, "rb")  # type: ignore[return-value]
+    if b"\x00" in head:  # mysqldump writes a NUL as the escape \0, never as a byte
+        raise SqlDumpError(f"{path}: not SQL text, nor gzip or bz2 data (a NUL byte at offset {head.index(0):,})")
     return open(path, "rb")  # noqa: SIM115 - closed by the reader's context manager
 
 

@@ -119,6 +119,13 @@ def test_a_truncated_dump_names_file_and_line(tmp_path: Path) -> None:
         list(iter_rows(compressed, "image", COLUMNS))
 
 
+def test_binary_data_that_is_no_sql_text_is_refused_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "enwiki-20240101-image.sql.gz"  # named like a gzip file, but random bytes
+    path.write_bytes(random.Random(7).randbytes(5000))
+    with pytest.raises(SqlDumpError, match=r"image\.sql\.gz: not SQL text, nor gzip or bz2 data"):
+        list(iter_rows(path, "image", COLUMNS))
+
+
 def test_a_malformed_row_names_file_line_and_what_was_expected(tmp_path: Path) -> None:
     path = tmp_path / "bad-image.sql"
     path.write_bytes(sample_image_sql().replace(b"'DRAWING','image'", b"'DRAWING' 'image'", 1))
