@@ -155,14 +155,24 @@ def test_shared_splitter_ends_sentences_like_corenlp_ssplit() -> None:
 
 def test_ptb_normalize_writes_quotes_and_dashes_as_corenlp_does() -> None:
     normalized = ptb_normalize("St. Joseph’s “Hall” – built 1809–1865—rebuilt")
-    assert normalized == "St. Joseph's \"Hall\" -- built 1809–1865 -- rebuilt"
+    assert normalized == 'St. Joseph\'s "Hall" -- built 1809–1865 -- rebuilt'
 
 
 @pytest.mark.usefixtures("perceptron_available")
 def test_perceptron_reads_penn_treebank_tokens() -> None:
     tagged = PerceptronTagger().tag(["St. Joseph’s College — a “free” school."])[0]
     assert [token for sentence in tagged for token, _ in sentence] == [
-        "St.", "Joseph", "'s", "College", "--", "a", "``", "free", "''", "school", ".",
+        "St.",
+        "Joseph",
+        "'s",
+        "College",
+        "--",
+        "a",
+        "``",
+        "free",
+        "''",
+        "school",
+        ".",
     ]
 
 

@@ -279,8 +279,7 @@ def test_presets_read_the_papers_sources_and_galleries_are_opt_in() -> None:
 def test_a_caption_the_cleaner_cannot_render_is_dropped_and_counted_not_its_page() -> None:
     deep = "{{" * 1000 + "x" + "}}" * 1000
     page = (
-        f"[[File:Good.jpg|thumb|A caption that stays.]] text [[File:Deep.jpg|thumb|{deep}]] "
-        "[[File:Also.jpg|alt=Kept]]"
+        f"[[File:Good.jpg|thumb|A caption that stays.]] text [[File:Deep.jpg|thumb|{deep}]] [[File:Also.jpg|alt=Kept]]"
     )
     stats = ExtractStats()
     references = extract_images(page, "Page", stats=stats)
