@@ -32,7 +32,15 @@ from datasets.utils.logging import is_progress_bar_enabled
 from builder.config import IDENTITIES, PRESETS, SOURCES, PipelineConfig, preset
 from builder.dump import DumpError
 from builder.local import DUCKDB_MEMORY, BuildReport, build, default_workers
-from builder.output import SAMPLE_DUMP, FolderLock, HubError, OutputError, published_files, push_to_hub
+from builder.output import (
+    SAMPLE_DUMP,
+    FolderLock,
+    HubError,
+    OutputError,
+    plural,
+    published_files,
+    push_to_hub,
+)
 from builder.splits import DEFAULT_FRACTIONS, parse_splits, split_of_file
 from builder.sqldump import SqlDumpError
 from builder.tagging import TAGGER_NAMES, TaggerUnavailable
@@ -241,25 +249,21 @@ def with_history_references(config: PipelineConfig, counting: str) -> PipelineCo
     return dataclasses.replace(config, history_references=counting)
 
 
-def _plural(count: int, word: str, plural: str | None = None) -> str:
-    return f"{count:,} {word if count == 1 else plural or word + 's'}"
-
-
 def _print_summary(report: BuildReport) -> None:
     read = report.extraction.read
     mined = read.pages - read.skipped_redirect - read.skipped_namespace
-    revisions = f" ({_plural(read.revisions, 'revision')})" if read.revisions > read.pages else ""
+    revisions = f" ({plural(read.revisions, 'revision')})" if read.revisions > read.pages else ""
     print(
-        f"\nRead {_plural(read.pages, 'page')}{revisions}: mined {mined:,} for images, skipped "
-        f"{_plural(read.skipped_redirect, 'redirect')} and {_plural(read.skipped_namespace, 'page')} of other "
-        f"namespaces; found {_plural(report.extraction.extract.references, 'image reference')} "
+        f"\nRead {plural(read.pages, 'page')}{revisions}: mined {mined:,} for images, skipped "
+        f"{plural(read.skipped_redirect, 'redirect')} and {plural(read.skipped_namespace, 'page')} of other "
+        f"namespaces; found {plural(report.extraction.extract.references, 'image reference')} "
         f"in {report.extraction.seconds:.1f} s."
     )
     spent = report.clock.seconds()
     if spent:
         print("Time: " + " · ".join(f"{stage} {seconds:.1f} s" for stage, seconds in spent.items()))
     for name, chain in report.funnels.items():
-        print(f"\n## {name}: {_plural(report.rows[name], 'pair')}\n")
+        print(f"\n## {name}: {plural(report.rows[name], 'pair')}\n")
         print(chain.funnel.markdown())
         identity = report.identities.get(name)
         if identity and identity["identities"] != ["title"]:
@@ -286,11 +290,11 @@ def _print_summary(report: BuildReport) -> None:
 
 def _splits_summary(splits: dict) -> str:
     """The split sizes in pairs, the components, and the overlap check on the written pairs."""
-    sizes = " · ".join(f"{name} {_plural(pairs, 'pair')}" for name, pairs in splits["pairs"].items())
+    sizes = " · ".join(f"{name} {plural(pairs, 'pair')}" for name, pairs in splits["pairs"].items())
     return (
-        f"Splits: {sizes}; {_plural(splits['components'], 'component')}, the largest "
-        f"{_plural(splits['largest_component'], 'pair')}; shared by two splits: "
-        f"{_plural(splits['shared_images'], 'image')}, {_plural(splits['shared_texts'], 'text')}\n"
+        f"Splits: {sizes}; {plural(splits['components'], 'component')}, the largest "
+        f"{plural(splits['largest_component'], 'pair')}; shared by two splits: "
+        f"{plural(splits['shared_images'], 'image')}, {plural(splits['shared_texts'], 'text')}\n"
     )
 
 
@@ -359,7 +363,7 @@ def _push(arguments: argparse.Namespace) -> int:
             files = published_files(folder)
             sizes = [(folder / file).stat().st_size for file in files]
             if arguments.dry_run:
-                print(f"Would upload {_plural(len(files), 'file')} ({sum(sizes):,} bytes) to {arguments.repo_id}:")
+                print(f"Would upload {plural(len(files), 'file')} ({sum(sizes):,} bytes) to {arguments.repo_id}:")
                 for file, size in zip(files, sizes, strict=True):
                     print(f"{size:>14,}  {file.as_posix()}")
                 return 0
@@ -367,7 +371,7 @@ def _push(arguments: argparse.Namespace) -> int:
     except (OutputError, HubError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    print(f"Uploaded {_plural(len(files), 'file')} ({sum(sizes):,} bytes): {url}")
+    print(f"Uploaded {plural(len(files), 'file')} ({sum(sizes):,} bytes): {url}")
     return 0
 
 

@@ -242,8 +242,10 @@ class Identity:
     file_redirects: int = 0
     redirects_ignored: int = 0
 
-    def record(self, titles: int, images: int, pairs: dict[str, int]) -> dict[str, object]:
-        """``titles``: distinct titles a config's references used; ``images``: its clusters at step 0."""
+    def record(self, titles: int | None, images: int, pairs: dict[str, int]) -> dict[str, object]:
+        """``titles``: distinct titles a config's references used (None when the map changes no title, so
+        that they are its images); ``images``: its clusters at step 0."""
+        titles = images if titles is None else titles
         return {
             "identities": list(self.kinds),
             "file_redirects": self.file_redirects,

@@ -182,7 +182,7 @@ def select_candidates(
 
 
 def count_titles(connection: duckdb.DuckDBPyConnection, shards: Sequence[Path], chain: FilterChain) -> int:
-    """The distinct titles the config's references use: its images before the identity map."""
+    """The distinct titles the config's references use: its images before an identity map that changes titles."""
     files = _parquet_list(shards)
     query = f"SELECT count(DISTINCT image) FROM read_parquet({files}) WHERE source IN ({_sources(chain)})"
     return connection.sql(query).fetchall()[0][0]
@@ -343,7 +343,7 @@ def build(
         with clock.stage("grouping"):
             for name, chain in chains.items():
                 select_candidates(connection, extraction.shards, chain, candidates[name], identity.map)
-                titles[name] = count_titles(connection, extraction.shards, chain)
+                titles[name] = count_titles(connection, extraction.shards, chain) if identity.map.image else None
         tags = work / "tags.parquet"
         with clock.stage("tagging"):
             tag_texts(
@@ -373,9 +373,7 @@ def build(
             rows[name] = writer.rows
             files = [file for done in writers for file in done.files]
             merged[name] = identity.record(titles[name], chain.funnel.rows[0].images, pairs_per_identity(files))
-            record = funnel_record(chain, writer.rows, extraction, tagger_instance, merged[name])
-            if fractions:
-                record["splits"] = splits[name]
+            record = funnel_record(chain, writer.rows, extraction, tagger_instance, merged[name], splits.get(name))
             publisher.add_config(name, record, files)
         connection.close()
         with clock.stage("writing"):

@@ -352,15 +352,15 @@ def _splits_line(record: dict) -> str:
     if not splits:
         return "none; every pair is in `train` (the paper's single set)"
     sizes = "; ".join(
-        f"`{name}` {_count(pairs, 'pair')}, {_count(splits['images'][name], 'image')}, "
-        f"{_count(splits['texts'][name], 'text')}"
+        f"`{name}` {plural(pairs, 'pair')}, {plural(splits['images'][name], 'image')}, "
+        f"{plural(splits['texts'][name], 'text')}"
         for name, pairs in splits["pairs"].items()
     )
     percentages = "/".join(f"{fraction * 100:g}" for fraction in splits["fractions"])
     line = (
-        f"{sizes} (fractions {percentages} of the components; {_count(splits['components'], 'component')} "
+        f"{sizes} (fractions {percentages} of the components; {plural(splits['components'], 'component')} "
         f"of pairs linked by a shared image or lower-cased text, the largest with "
-        f"{_count(splits['largest_component'], 'pair')}). {splits['shared_images']:,} images and "
+        f"{plural(splits['largest_component'], 'pair')}). {splits['shared_images']:,} images and "
         f"{splits['shared_texts']:,} texts are shared by two splits (checked on the written pairs)."
     )
     empty = [name for name, pairs in splits["pairs"].items() if not pairs]
@@ -372,7 +372,8 @@ def _splits_line(record: dict) -> str:
     return line
 
 
-def _count(number: int, word: str) -> str:
+def plural(number: int, word: str) -> str:
+    """``1 pair``, ``2 pairs``: a count with its noun, for the card and the build's summary."""
     return f"{number:,} {word if number == 1 else word + 's'}"
 
 
@@ -628,11 +629,11 @@ class Publisher:
             )
         self._aside = conflicts
 
-    def writer(self, name: str, split: str = "train") -> PairWriter:
-        """A writer of one split into the config's staging folder (:meth:`add_config` needs ``files`` for several)."""
+    def writer(self, name: str) -> PairWriter:
+        """A writer of the config's single ``train`` split into its staging folder."""
         if self.staging is None:
             raise RuntimeError("Publisher.open() must come first")
-        self._writers[name] = PairWriter(self.staging / name, split=split)
+        self._writers[name] = PairWriter(self.staging / name)
         return self._writers[name]
 
     def config_folder(self, name: str) -> Path:

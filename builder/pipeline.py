@@ -262,11 +262,17 @@ class BuildReport:
 
 
 def funnel_record(
-    chain: FilterChain, rows: int, extraction: Extraction, tagger: Tagger, identity: dict[str, object]
+    chain: FilterChain,
+    rows: int,
+    extraction: Extraction,
+    tagger: Tagger,
+    identity: dict[str, object],
+    splits: dict[str, object] | None,
 ) -> dict[str, object]:
     """A config's ``funnel.json`` content: its Table 3 counts and everything that shaped them.
 
-    ``identity`` is :meth:`builder.identity.Identity.record` for the config.
+    ``identity`` is :meth:`builder.identity.Identity.record` for the config; ``splits`` is
+    :func:`builder.splits.split_record`, or None for a config written as one ``train`` split.
     """
     skipped = {
         "redirects": extraction.read.skipped_redirect,
@@ -283,7 +289,7 @@ def funnel_record(
         "dumps_with_a_wrong_root_element": extraction.read.wrong_root_element,
         "dumps_that_failed": len(extraction.failures),
     }
-    return {
+    record: dict[str, object] = {
         "config": chain.config.name,
         "rows": rows,
         "parameters": chain.config.parameters(),
@@ -298,3 +304,6 @@ def funnel_record(
         "identity": identity,
         "funnel": chain.funnel.to_list(),
     }
+    if splits is not None:
+        record["splits"] = splits
+    return record

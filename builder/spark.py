@@ -324,7 +324,7 @@ def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
             after = tagged.groupBy(lambda row: row["image"]).mapPartitions(lambda part, c=config: _apply_rule(c, part))
             after = after.cache()
             with clock.stage("grouping"):
-                titles = used.map(lambda row: row["image"]).distinct().count()
+                titles = used.map(lambda row: row["image"]).distinct().count() if identity.map.image else None
                 for funnel in before.filter(lambda item: item[0] == "funnel").values().collect():
                     chain.funnel.add(Funnel.from_list(funnel))
             with clock.stage("tagging"):
@@ -340,10 +340,11 @@ def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
                 if not files:  # no pair survived: one shard with no rows, as the local engine writes
                     files = publisher.writer(config.name).close()
                 merged[config.name] = identity.record(titles, chain.funnel.rows[0].images, pairs_per_identity(files))
-                record = funnel_record(chain, written, extraction, tagger_instance, merged[config.name])
                 if assignment is not None:
                     splits[config.name] = split_record(assignment, config.splits, check_files(files))
-                    record["splits"] = splits[config.name]
+                record = funnel_record(
+                    chain, written, extraction, tagger_instance, merged[config.name], splits.get(config.name)
+                )
             rows[config.name] = written
             chains[config.name] = chain
             publisher.add_config(config.name, record, files)
