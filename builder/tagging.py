@@ -11,8 +11,10 @@ The caption rules of Table 4 read Penn Treebank tags. Four real backends:
   a Penn Treebank tag; chosen by name only;
 * ``perceptron`` – NLTK's averaged-perceptron tagger, which runs anywhere. Its
   model is NLTK's ``averaged_perceptron_tagger_eng`` resource (found through
-  ``NLTK_DATA``) or, failing that, the compatible model file that the
-  ``textblob-aptagger`` package ships.
+  ``NLTK_DATA``, and downloaded into NLTK's data folder on first use when the
+  network allows) or, offline, the older model file that the ``textblob-aptagger``
+  package ships, with a :class:`TaggerWarning` saying so: the two give other
+  verdicts on some captions.
 
 The perceptron and spaCy backends share one sentence splitter that, like CoreNLP's
 ssplit, ends sentences only at sentence-final punctuation (``.``, ``?``, ``!``) and
@@ -30,6 +32,8 @@ import pickle
 import re
 import shutil
 import socket
+import urllib.request
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
@@ -49,8 +53,17 @@ CORENLP_POS_MODEL = "edu/stanford/nlp/models/pos-tagger/english-left3words-dists
 REQUEST_SEPARATOR = "\n\n"  # a blank line: a sentence break under ssplit.newlineIsSentenceBreak=two
 
 
+NLTK_TAGGER = "averaged_perceptron_tagger_eng"
+NLTK_INDEX = "https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/index.xml"
+NLTK_PROBE_SECONDS = 5
+
+
 class TaggerUnavailable(RuntimeError):
     """No model for the requested tagger; the message says how to get one."""
+
+
+class TaggerWarning(UserWarning):
+    """The tagger runs, but not with the model the toolkit prefers; the message says how to get that one."""
 
 
 class Tagger(Protocol):
@@ -105,6 +118,29 @@ def ptb_normalize(text: str) -> str:
     return _PTB_DASHES.sub(" -- ", text.translate(_PTB_QUOTES))
 
 
+def _nltk_model(factory: type) -> object | None:
+    """NLTK's perceptron with its own model; fetched on first use when missing, None when it cannot be had.
+
+    A quick probe comes first, so that an offline machine does not wait on NLTK's downloader.
+    """
+    try:
+        return factory(load=True, lang="eng")
+    except LookupError:
+        pass
+    try:
+        urllib.request.urlopen(urllib.request.Request(NLTK_INDEX, method="HEAD"), timeout=NLTK_PROBE_SECONDS).close()
+    except (OSError, ValueError):  # URLError is an OSError; no route, no name, no proxy
+        return None
+    from nltk.downloader import Downloader
+
+    if not Downloader(server_index_url=NLTK_INDEX).download(NLTK_TAGGER, quiet=True):
+        return None
+    try:
+        return factory(load=True, lang="eng")
+    except LookupError:  # downloaded into a folder that is not on NLTK's search path
+        return None
+
+
 class PerceptronTagger:
     """NLTK's averaged perceptron on Penn-Treebank tokens (NLTK's Treebank word tokenizer on PTB-normalized text)."""
 
@@ -114,12 +150,19 @@ class PerceptronTagger:
         from nltk.tag.perceptron import PerceptronTagger as NLTKPerceptron
         from nltk.tokenize import NLTKWordTokenizer
 
-        try:
-            self._tagger = NLTKPerceptron(load=True, lang="eng")
-            self.model = "nltk:averaged_perceptron_tagger_eng"
-        except LookupError:
+        self._tagger = _nltk_model(NLTKPerceptron)
+        self.model = f"nltk:{NLTK_TAGGER}"
+        if self._tagger is None:
             self._tagger = self._textblob_model(NLTKPerceptron)
             self.model = "textblob-aptagger:trontagger-0.1.0"
+            warnings.warn(
+                f"NLTK's {NLTK_TAGGER} model is not installed and could not be downloaded (offline?); tagging with "
+                "textblob-aptagger's older trontagger-0.1.0 model, which gives other verdicts on some captions (the "
+                f"card names the model). To use NLTK's: python -c \"import nltk; nltk.download('{NLTK_TAGGER}')\", "
+                f"or point NLTK_DATA at a folder holding taggers/{NLTK_TAGGER}",
+                TaggerWarning,
+                stacklevel=2,
+            )
         self._sentences = SentenceSplitter()
         self._words = NLTKWordTokenizer()
 

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import http.server
+import threading
+import time
+from pathlib import Path
+
 import pytest
 
 from builder.captions import classify, has_verb, is_sentence, satisfies, strip_parentheticals, word_count
@@ -112,3 +117,64 @@ def test_textblob_aptagger_model_is_a_working_fallback() -> None:
 
     tagger = PerceptronTagger._textblob_model(NLTKPerceptron)
     assert [tag for _, tag in tagger.tag("Soldiers cleared the rubble .".split())] == ["NNS", "VBD", "DT", "NN", "."]
+
+
+@pytest.fixture
+def no_nltk_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """NLTK's search path holds no tagger model, as on a fresh machine."""
+    import nltk
+
+    monkeypatch.setattr(nltk.data, "path", [str(tmp_path / "nltk_data")])
+
+
+def test_perceptron_offline_says_which_model_tags(no_nltk_model: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without NLTK's model and without a server to fetch it from, the older model tags, and a warning says so."""
+    from builder import tagging
+
+    monkeypatch.setattr(tagging, "NLTK_INDEX", "http://127.0.0.1:9/index.xml")  # the discard port: refused at once
+    started = time.monotonic()
+    with pytest.warns(tagging.TaggerWarning, match=r"tagger_eng model is not installed.*nltk\.download"):
+        tagger = tagging.PerceptronTagger()
+    assert time.monotonic() - started < 20  # a hang guard, not a speed threshold
+    assert tagger.signature().endswith("|textblob-aptagger:trontagger-0.1.0")
+    assert tagger.tag(["Soldiers cleared the rubble."])[0][0][1] == ("cleared", "VBD")
+
+
+def test_perceptron_fetch_failure_falls_back(no_nltk_model: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that answers the probe but cannot deliver the model: NLTK's downloader fails, the fallback warns."""
+    from builder import tagging
+
+    class Index(http.server.BaseHTTPRequestHandler):
+        def do_HEAD(self) -> None:  # noqa: N802 - the handler's protocol
+            self.send_response(200)
+            self.end_headers()
+
+        def do_GET(self) -> None:  # noqa: N802
+            self.send_error(404)
+
+        def log_message(self, *arguments: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Index)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        monkeypatch.setattr(tagging, "NLTK_INDEX", f"http://127.0.0.1:{server.server_address[1]}/index.xml")
+        with pytest.warns(tagging.TaggerWarning, match="could not be downloaded"):
+            tagger = tagging.PerceptronTagger()
+    finally:
+        server.shutdown()
+        thread.join(timeout=10)
+    assert tagger.model == "textblob-aptagger:trontagger-0.1.0"
+
+
+def test_perceptron_uses_nltk_model_without_warning(perceptron_available: None) -> None:
+    """With NLTK's model on the search path (CI's NLTK_DATA) no fetch is tried and no warning is given."""
+    import warnings
+
+    from builder.tagging import PerceptronTagger
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tagger = PerceptronTagger()
+    assert tagger.model == "nltk:averaged_perceptron_tagger_eng"
