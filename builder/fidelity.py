@@ -138,7 +138,8 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "Splits",
         "one set of pairs, no train/validation/test split",
         "the same pairs, split 80/10/10 by default into train/validation/test so that no image and no "
-        "lower-cased text is in two splits; `--splits none` gives the paper's single set as `train`",
+        "text (compared by its step-9 skeleton) is in two splits; `--splits none` gives the paper's single set as "
+        "`train`",
         "paraphrase benchmarks leak when one sentence sits in two splits (PAWS, QQP, MRPC)",
     ),
 )
