@@ -28,9 +28,9 @@ def fold(text: str) -> str:
     """The text as steps 7–9 compare it: NFKC-normalized and case-folded, ``NFKC(casefold(NFKC(text)))``.
 
     The authors compared with Java's ``toLowerCase`` (step 8: ``equalsIgnoreCase``)
-    on text whose accents their extraction had stripped; we keep Unicode, so lower-casing alone would leave
-    "Café" composed and decomposed, "ﬁ" and "fi", "ＡＢＣ" and "ABC", "ß" and "SS"
-    apart. NFKC comes first so that compatibility forms (fullwidth, ligatures, "Ⅰ")
+    on text whose accents their extraction had stripped; we keep Unicode, so
+    lower-casing alone would leave "Café" composed and decomposed, "ﬁ" and "fi",
+    "ＡＢＣ" and "ABC", "ß" and "SS" apart. NFKC comes first so that compatibility forms (fullwidth, ligatures, "Ⅰ")
     are case-folded too, and again last because case folding can decompose ("ǰ"
     becomes "j" plus a combining caron, which :func:`skeleton` would then delete as
     a non-word character); the result is stable under a second :func:`fold`.
