@@ -359,9 +359,10 @@ def _splits_line(record: dict) -> str:
     percentages = "/".join(f"{fraction * 100:g}" for fraction in splits["fractions"])
     line = (
         f"{sizes} (fractions {percentages} of the components; {plural(splits['components'], 'component')} "
-        f"of pairs linked by a shared image or lower-cased text, the largest with "
+        f"of pairs linked by a shared image or text, the largest with "
         f"{plural(splits['largest_component'], 'pair')}). {splits['shared_images']:,} images and "
-        f"{splits['shared_texts']:,} texts are shared by two splits (checked on the written pairs)."
+        f"{splits['shared_texts']:,} texts are shared by two splits (checked on the written pairs; texts with "
+        "equal skeletons are one text)."
     )
     empty = [name for name, pairs in splits["pairs"].items() if not pairs]
     if empty and record["rows"]:
@@ -383,8 +384,11 @@ def _splits_note(records: list[dict]) -> str:
     if len(whole) == len(records):
         return "Every config is one `train` split (built with `--splits none`): the paper's single set of pairs."
     note = (
-        "The configs are split into `train`, `validation` and `test` so that no image and no text (compared "
-        "lower-cased) occurs in two splits: pairs that share an image or a text form one component, and each "
+        "The configs are split into `train`, `validation` and `test` so that no image and no text occurs in two "
+        "splits. Texts are compared by their skeleton, as the near-duplicate step (9) compares them: case, "
+        "punctuation, spacing, Unicode form and bracketed parts ignored, so 'The bridge over the River Thames' and "
+        "'The bridge over the River Thames.' are one text (a text that only contains another, 'X' and 'X, 1941', "
+        "may be in another split). Pairs that share an image or a text form one component, and each "
         "component goes whole to one split, chosen by a stable hash of its content. A split that got no pair is "
         "left out of its config. Each config's section below gives the split sizes, the largest component and the "
         "overlap check computed on the written pairs."

@@ -2,12 +2,16 @@
 
 Paraphrase corpora leak easily (PAWS shares pairs between its labeled and unlabeled
 sets; QQP repeats dev and test questions in train). Here every pair is a node set:
-its image and its two texts, lower-cased as the unique-candidates step compares them
-(so a caption and an alternative text that are equal lower-cased are one text). Pairs
-that share a node are joined by a union-find into connected components, and a whole
-component goes to one split, chosen by a stable hash of its content: blake2b of the
-component's smallest node digest, mapped to [0, 1) and cut by the cumulative
-fractions. The assignment depends on the pairs alone, not on their order, the worker
+its image and its two texts, each text by its skeleton, the form in which step 9
+finds near-duplicates (:func:`builder.pairs.skeleton`: case, punctuation, spacing,
+Unicode form and bracketed parts ignored), so "The bridge over the River Thames" and
+"The bridge over the River Thames." are one text. Step 9 also holds a text that
+contains another for a near-duplicate ("X" and "X, 1941"); containment is no hashable
+key and does not join components. Step 9 drops every pair with an empty skeleton, so
+no written text has one. Pairs that share a node are joined by a union-find into
+connected components, and a whole component goes to one split, chosen by a stable
+hash of its content: blake2b of the component's smallest node digest, mapped to
+[0, 1) and cut by the cumulative fractions. The assignment depends on the pairs alone, not on their order, the worker
 count or Python's ``hash()`` seed.
 
 Memory: every distinct image and text is a 16-byte digest (a 49-byte bytes object
@@ -33,6 +37,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import pyarrow.parquet as pq
+
+from builder.pairs import skeleton
 
 SPLIT_NAMES = ("train", "validation", "test")
 DEFAULT_FRACTIONS = (0.8, 0.1, 0.1)
@@ -84,8 +90,8 @@ def image_key(image: str) -> bytes:
 
 
 def text_key(text: str) -> bytes:
-    """The node digest of a text, lower-cased as the unique-candidates step compares texts."""
-    return hashlib.blake2b(b"text\x00" + text.lower().encode("utf-8"), digest_size=DIGEST_BYTES).digest()
+    """The node digest of a text: its skeleton, so that texts step 9 holds for equal are one node."""
+    return hashlib.blake2b(b"text\x00" + skeleton(text).encode("utf-8"), digest_size=DIGEST_BYTES).digest()
 
 
 def node_keys(row: Mapping[str, object]) -> tuple[bytes, bytes, bytes]:
@@ -112,7 +118,7 @@ def choose_split(key: bytes, fractions: Sequence[float]) -> int:
 
 @dataclasses.dataclass(frozen=True)
 class SplitStats:
-    """Pairs, images and distinct lower-cased texts per split; components and the largest one, in pairs."""
+    """Pairs, images and distinct texts (by skeleton) per split; components and the largest one, in pairs."""
 
     pairs: dict[str, int]
     images: dict[str, int]
@@ -237,14 +243,14 @@ def _file_nodes(files: Sequence[Path]) -> Iterable[tuple[bytes, bytes, bytes]]:
 
 @dataclasses.dataclass(frozen=True)
 class OverlapCheck:
-    """How many images and lower-cased texts occur in more than one split (both must be 0)."""
+    """How many images and texts (by skeleton) occur in more than one split (both must be 0)."""
 
     shared_images: int
     shared_texts: int
 
 
 def shared_nodes(rows: Iterable[tuple[str, Mapping[str, object]]]) -> OverlapCheck:
-    """Count the images and lower-cased texts that occur in two or more splits of ``(split, row)`` items."""
+    """Count the images and texts (by skeleton) that occur in two or more splits of ``(split, row)`` items."""
     bits: dict[str, int] = {}
     images: dict[bytes, int] = {}  # digest -> bit set of the splits it occurs in
     texts: dict[bytes, int] = {}

@@ -17,6 +17,7 @@ from builder.pairs import (
     UniqueCandidates,
     candidate_key,
     divergent_captions,
+    fold,
     near_duplicates,
     significant_difference,
     skeleton,
@@ -102,6 +103,39 @@ def test_scripts_and_accents_are_words_here() -> None:
     # Java's ASCII [\W] would delete 東京 and é, making both pairs near-duplicates
     assert not near_duplicates("Tokyo 東京 Tower at night", "Tokyo Tower at night")
     assert not near_duplicates("The Café de Flore in Paris", "The Cafe de Flore in Paris")
+
+
+UNICODE_VARIANTS = [
+    ("Café de Flore on the boulevard", "Cafe\u0301 de Flore on the boulevard"),  # NFC and NFD
+    ("The ﬁrst ﬂoor of the old mill", "The first floor of the old mill"),  # ligatures
+    ("ＡＢＣ studios in London", "ABC studios in London"),  # fullwidth letters
+    ("Die Straße am Hafen von Kiel", "DIE STRASSE AM HAFEN VON KIEL"),  # ß upper-cases to SS
+]
+
+
+@pytest.mark.parametrize(("one", "two"), UNICODE_VARIANTS)
+def test_unicode_variants_of_one_wording_are_one_text_for_steps_7_to_9(one: str, two: str) -> None:
+    cluster = Cluster("File:A.jpg", (ref("P1", one, "A quay"), ref("P2", two, "A mill")))
+    caption, alt = build_pairs(cluster)
+    assert divergent_captions([caption, alt]) == [alt]  # step 8: the caption pair is one text
+    assert near_duplicates(one, two) and skeleton(one) == skeleton(two)  # step 9
+    assert near_duplicates(f"{one} (1907)", f"{two}, seen from the east")
+    # step 7: each variant with a third text is one candidate
+    other = build_pairs(Cluster("File:B.jpg", (ref("P3", one), ref("P4", "A third text here"))))[0]
+    again = build_pairs(Cluster("File:C.jpg", (ref("P5", "a third text HERE"), ref("P6", two))))[0]
+    assert candidate_key(other) == candidate_key(again)
+    assert UniqueCandidates()([other, again]) == [other]
+
+
+def test_fold_is_stable_and_ascii_is_only_lower_cased() -> None:
+    assert fold("J̌") == fold("ǰ") == "ǰ"  # case folding decomposes it; the final NFKC composes it again
+    assert skeleton("ǰ (x)") == "ǰ"  # so the skeleton keeps the caron rather than deleting a combining mark
+    assert skeleton("\u1100(x)\u1161") == skeleton("\uac00") == "\uac00"  # Hangul jamo joined once the bracket went
+    for text in ("Café", "ﬁ", "ＡＢＣ", "Straße", "İstanbul", "Ⅻ", "ǅ", "ΐ"):
+        assert fold(fold(text)) == fold(text), text
+    ascii_text = "".join(chr(code) for code in range(128))
+    assert fold(ascii_text) == ascii_text.lower()
+    assert fold("Über") == "über" and fold("ΣΊΣΥΦΟΣ") == "σίσυφοσ"
 
 
 def test_candidate_key_is_unordered_case_blind_and_fixed_size() -> None:

@@ -304,7 +304,7 @@ def test_funnel_steps_5_to_9_for_silver(built: Path) -> None:
     assert funnel(built, "silver")[5:] == [
         (12, 28, 37, 30),  # the only text without a verb: the town hall's gallery alt text (a single alt)
         (11, 27, 36, 30),  # Last Supper keeps one reference after step 4
-        # Unique candidates, keyed by the lower-cased pair of texts across the whole build: no two
+        # Unique candidates, keyed by the folded (lower-cased) pair of texts across the whole build: no two
         # images share a pair of wordings, so only Tower Bridge at dusk loses pairs. Its Tower Bridge and
         # Bascule bridge captions are identical, so three of the Bascule bridge text's pairs repeat a
         # Tower Bridge one; its pair with Tower Bridge stays. The "river Thames" spelling has no full

@@ -59,14 +59,17 @@ def same_rows(first: Path, second: Path, config: str) -> int:
 
 
 def test_sample_gold_and_silver(spark, tmp_path: Path, perceptron_available: None) -> None:
-    build([wikipedia_ipc.SAMPLE_DUMP], [GOLD, SILVER], tmp_path / "local", tagger="perceptron", show_progress=False)
-    report = build_spark([wikipedia_ipc.SAMPLE_DUMP], [GOLD, SILVER], tmp_path / "spark", "perceptron", 2, spark)
+    # gold keeps 80/10/10 (all its pairs fall into train); silver at 60/20/20 falls into all three splits
+    configs = [GOLD, dataclasses.replace(SILVER, splits=(0.6, 0.2, 0.2))]
+    build([wikipedia_ipc.SAMPLE_DUMP], configs, tmp_path / "local", tagger="perceptron", show_progress=False)
+    report = build_spark([wikipedia_ipc.SAMPLE_DUMP], configs, tmp_path / "spark", "perceptron", 2, spark)
     assert report.rows == {"gold": 10, "silver": 20}  # the presets' sources: no galleries
     assert list(report.clock.seconds()) == list(STAGES)  # each stage timed where Spark carries it out
     same_output(tmp_path / "local", tmp_path / "spark", "gold")
     same_output(tmp_path / "local", tmp_path / "spark", "silver")
     silver = {path.name.split("-")[0] for path in (tmp_path / "spark" / "silver").glob("*.parquet")}
-    assert silver == {"train", "validation", "test"}  # the sample's silver pairs fall into all three splits
+    assert silver == {"train", "validation", "test"}
+    assert {path.name.split("-")[0] for path in (tmp_path / "spark" / "gold").glob("*.parquet")} == {"train"}
     assert report.splits["silver"]["shared_images"] == report.splits["silver"]["shared_texts"] == 0
 
 

@@ -1,4 +1,4 @@
-"""Splits: no image and no lower-cased text in two splits, whole components, and an assignment set by content alone."""
+"""Splits: no image and no text (by skeleton) in two splits, whole components, an assignment set by content alone."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from builder.config import GOLD, SILVER, SOURCES
 from builder.data.make_sample import IMAGE_TABLE
 from builder.local import build
 from builder.output import SAMPLE_DUMP
+from builder.pairs import skeleton
 from builder.splits import (
     DEFAULT_FRACTIONS,
     SPLIT_NAMES,
@@ -29,7 +30,8 @@ from builder.splits import (
     split_of_file,
 )
 
-WORDS = ["Harbour", "harbour", "HARBOUR", "bridge", "Bridge", "tower", "castle", "river", "old", "new"]
+WORDS = ["Harbour", "harbour", "HARBOUR", "Harbour.", "harbour (1907)", "ＨＡＲＢＯＵＲ", "bridge", "Bridge", "tower"]
+WORDS += ["castle", "river", "old", "new", "Straße", "STRASSE"]
 
 
 def test_fractions_are_checked() -> None:
@@ -55,10 +57,10 @@ def test_the_command_line_form() -> None:
 
 
 def components(rows: list[dict]) -> list[set[str]]:
-    """Pair ids grouped by shared image or lower-cased text, by breadth-first search (independent of the union-find)."""
+    """Pair ids grouped by shared image or text skeleton, by breadth-first search (independent of the union-find)."""
     by_node: dict[tuple[str, str], list[int]] = {}
     for number, row in enumerate(rows):
-        nodes = [("image", row["image"]), ("text", row["sentence1"].lower()), ("text", row["sentence2"].lower())]
+        nodes = [("image", row["image"]), ("text", skeleton(row["sentence1"])), ("text", skeleton(row["sentence2"]))]
         for node in nodes:
             by_node.setdefault(node, []).append(number)
     neighbours = [set() for _ in rows]
@@ -83,20 +85,20 @@ def components(rows: list[dict]) -> list[set[str]]:
 
 
 def overlap(rows: list[dict], split_of: dict[str, str]) -> tuple[int, int]:
-    """Images and lower-cased texts found in more than one split, counted with plain sets."""
+    """Images and text skeletons found in more than one split, counted with plain sets."""
     images: dict[str, set[str]] = {}
     texts: dict[str, set[str]] = {}
     for row in rows:
         split = split_of[row["id"]]
         images.setdefault(row["image"], set()).add(split)
         for text in (row["sentence1"], row["sentence2"]):
-            texts.setdefault(text.lower(), set()).add(split)
+            texts.setdefault(skeleton(text), set()).add(split)
     return sum(len(s) > 1 for s in images.values()), sum(len(s) > 1 for s in texts.values())
 
 
 @st.composite
 def pair_graphs(draw: st.DrawFn) -> list[dict]:
-    """Random pairs over a few images and texts; texts repeat in other cases ("Harbour", "HARBOUR")."""
+    """Random pairs over a few images and texts; texts repeat in other cases, punctuation or forms ("Harbour.")."""
     images = draw(st.lists(st.sampled_from([f"File:{n}.jpg" for n in range(12)]), min_size=1, max_size=8, unique=True))
     texts = draw(st.lists(st.sampled_from(WORDS + [f"caption {n}" for n in range(20)]), min_size=2, max_size=14))
     count = draw(st.integers(1, 30))
@@ -132,6 +134,24 @@ def test_the_overlap_check_finds_a_shared_image_and_text() -> None:
     two = {"image": "File:A.jpg", "sentence1": "a harbour at dusk", "sentence2": "y"}
     check = shared_nodes([("train", one), ("test", two)])
     assert (check.shared_images, check.shared_texts) == (1, 1)
+
+
+def test_texts_that_step_9_holds_for_equal_are_one_text_for_the_splits() -> None:
+    """Texts with equal skeletons join one component and count as shared by the check; containment does not."""
+    thames = "The bridge over the River Thames"
+    variants = [f"{thames}.", "the  bridge over the river Thames (1890)", "ＴＨＥ BRIDGE OVER THE RIVER THAMES!"]
+    rows = [{"id": "0", "image": "File:0.jpg", "sentence1": thames, "sentence2": "A bridge in London"}]
+    rows += [
+        {"id": str(n), "image": f"File:{n}.jpg", "sentence1": variant, "sentence2": f"A caption of its own {n}"}
+        for n, variant in enumerate(variants, 1)
+    ]
+    rows.append({"id": "9", "image": "File:9.jpg", "sentence1": f"{thames}, 1890", "sentence2": "Another one"})
+    assignment = assign(rows, DEFAULT_FRACTIONS)
+    assert assignment.stats.components == 2  # the four Thames texts link their images; the containing one does not
+    assert len({assignment.split_of(row) for row in rows[:4]}) == 1
+    assert sum(assignment.stats.texts.values()) == 7  # the four Thames wordings are one text
+    check = shared_nodes([("train", rows[0]), ("test", rows[1]), ("validation", rows[2])])
+    assert (check.shared_images, check.shared_texts) == (0, 1)
 
 
 def test_split_sizes_follow_the_fractions_by_component() -> None:
@@ -197,7 +217,7 @@ def test_the_sample_splits_share_no_image_and_no_text(
             routed = [path.read_bytes() for path in sorted((tmp_path / "split" / config).glob("*.parquet"))]
             assert routed == [path.read_bytes() for path in sorted((tmp_path / "whole" / config).glob("*.parquet"))]
     card = (tmp_path / "split" / "README.md").read_text()
-    assert "0 images and 0 texts are shared by two splits (checked on the written pairs)" in card
+    assert "0 images and 0 texts are shared by two splits (checked on the written pairs; texts with equal" in card
 
 
 def test_load_dataset_gives_the_splits_with_rows(tmp_path: Path, perceptron_available: None) -> None:
