@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import datasets
 import evaluate
 
-from metrics.scoring import score_pairs
+from metrics.scoring import check_pairs, score_pairs
 
 _CITATION = """\
 @inproceedings{gohsen-etal-2023-paraphrase,
@@ -85,6 +87,38 @@ class DeltaSemSyn(evaluate.Metric):
             reference_urls=["https://doi.org/10.5281/zenodo.7621320"],
         )
 
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self._rows = 0  # pairs added since the last compute
+        self._invalid: dict[tuple[str, int], str] = {}  # texts Arrow cannot store, by column and row
+
+    def add(self, *, prediction: str | None = None, reference: str | None = None) -> None:
+        """One pair, through :meth:`add_batch` (which checks it and keeps the row count)."""
+        self.add_batch(predictions=[prediction], references=[reference])
+
+    def add_batch(self, *, predictions: Sequence[str] | None = None, references: Sequence[str] | None = None) -> None:
+        """Refuse a bare string (evaluate would store its characters as pairs); carry invalid texts past Arrow.
+
+        Arrow cannot hold a text with a lone surrogate: it stores a stand-in, and the original
+        is put back for :meth:`_compute`, which scores it NaN and counts it, as ``score_pairs`` does.
+        """
+        if predictions is not None and references is not None:
+            check_pairs(predictions, references)
+        columns = {"predictions": predictions, "references": references}
+        invalid = {}
+        for name, texts in columns.items():
+            if texts is None or all(_encodable(text) for text in texts):
+                continue
+            stand_ins = list(texts)
+            for row, text in enumerate(texts):
+                if not _encodable(text):
+                    invalid[(name, self._rows + row)] = text
+                    stand_ins[row] = text.encode("utf-8", "replace").decode("utf-8")
+            columns[name] = stand_ins
+        super().add_batch(**columns)
+        self._invalid.update(invalid)
+        self._rows += len(predictions or references or [])
+
     def _compute(
         self,
         predictions: list[str],
@@ -99,6 +133,11 @@ class DeltaSemSyn(evaluate.Metric):
         tokenize: str = "auto",
         fp16: bool = False,
     ) -> dict[str, object]:
+        predictions, references = list(predictions), list(references)
+        for (name, row), text in self._invalid.items():
+            (predictions if name == "predictions" else references)[row] = text
+        self._invalid.clear()
+        self._rows = 0
         return score_pairs(
             predictions,
             references,
@@ -112,3 +151,14 @@ class DeltaSemSyn(evaluate.Metric):
             tokenize=tokenize,
             fp16=fp16,
         )
+
+
+def _encodable(text: object) -> bool:
+    """A string that UTF-8 (and so Arrow) can encode; a lone surrogate cannot be."""
+    if not isinstance(text, str):
+        return True  # not ours to judge: check_pairs or evaluate says what is wrong with it
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
