@@ -52,10 +52,11 @@ Args:
 Returns:
     one list per measure ("rouge1", "rougeL", "bleu", "wms", "bert", "st", "syn",
     "sem", "delta") with a score per pair, NaN where a measure cannot be computed
-    (a text without any word, a text the model sees only as unknown word pieces, no
-    known content word for WMS); "aggregates": {measure: {"mean", "std", "n"}} over
-    the scored pairs; "nan": {measure: count}; "truncated": texts cut to the model's
-    limit;
+    (a text without any word or not valid Unicode, a text the model reads mostly as
+    unknown word pieces, no known content word for WMS); two texts equal after NFKC
+    and case folding score 1 everywhere (delta 0); "aggregates": {measure: {"mean",
+    "std", "n"}} over the scored pairs; "nan": {measure: count}; "truncated": texts
+    cut to the model's limit (or to 1,000 distinct words for WMS);
     "signature": the profile, models, scalings and library versions behind the scores
     (the role of BERTScore's hashcode: report it with the numbers).
 Examples:
