@@ -388,7 +388,7 @@ def score_pairs(
 
 def _kind(a: str, b: str) -> str:
     """How a pair is scored: ``invalid`` or ``wordless`` (NaN), ``same`` (1), or ``scored`` by the measures."""
-    if not _encodable(a) or not _encodable(b):
+    if not encodable(a) or not encodable(b):
         return "invalid"
     if not unicode_words(a) or not unicode_words(b):
         return "wordless"
@@ -397,7 +397,7 @@ def _kind(a: str, b: str) -> str:
     return "scored"
 
 
-def _encodable(text: str) -> bool:
+def encodable(text: str) -> bool:
     """Valid Unicode that UTF-8 can encode, as every tokenizer needs (a lone surrogate is not)."""
     try:
         text.encode("utf-8")

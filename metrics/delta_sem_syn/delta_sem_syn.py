@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import datasets
 import evaluate
 
-from metrics.scoring import check_pairs, score_pairs
+from metrics.scoring import check_pairs, encodable, score_pairs
 
 _CITATION = """\
 @inproceedings{gohsen-etal-2023-paraphrase,
@@ -108,17 +108,18 @@ class DeltaSemSyn(evaluate.Metric):
         columns = {"predictions": predictions, "references": references}
         invalid = {}
         for name, texts in columns.items():
-            if texts is None or all(_encodable(text) for text in texts):
+            if texts is None or not any(_unstorable(text) for text in texts):
                 continue
             stand_ins = list(texts)
             for row, text in enumerate(texts):
-                if not _encodable(text):
+                if _unstorable(text):
                     invalid[(name, self._rows + row)] = text
                     stand_ins[row] = text.encode("utf-8", "replace").decode("utf-8")
             columns[name] = stand_ins
         super().add_batch(**columns)
         self._invalid.update(invalid)
-        self._rows += len(predictions or references or [])
+        added = predictions if predictions is not None else references
+        self._rows += len(added) if added is not None else 0
 
     def _compute(
         self,
@@ -154,12 +155,6 @@ class DeltaSemSyn(evaluate.Metric):
         )
 
 
-def _encodable(text: object) -> bool:
-    """A string that UTF-8 (and so Arrow) can encode; a lone surrogate cannot be."""
-    if not isinstance(text, str):
-        return True  # not ours to judge: check_pairs or evaluate says what is wrong with it
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+def _unstorable(text: object) -> bool:
+    """A string Arrow cannot store: one that UTF-8 cannot encode (a lone surrogate)."""
+    return isinstance(text, str) and not encodable(text)
