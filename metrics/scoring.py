@@ -259,7 +259,8 @@ def signature(profile: Profile, tokenizer: str = "auto") -> str:
         f"|bert:{_model_name(profile.bert_model)}@L{profile.bert_layer}+{bert_scale}{bert_case}"
         f"|wms:{_model_name(profile.word_vectors)}+{wms_words}+{profile.stop_words}-stop-words+{WMS_WORDS}-words"
         f"|maxlen:{profile.max_length}|tok:{tokenizer}"
-        f"|bleu:nltk-{_version('nltk')}+method7+symmetric+order:min({BLEU_ORDER},shorter)|rouge:rouge-score-{_version('rouge-score')}+stem"
+        f"|bleu:nltk-{_version('nltk')}+method7+symmetric+order:min({BLEU_ORDER},shorter)"
+        f"|rouge:rouge-score-{_version('rouge-score')}+stem"
         f"|transformers:{_version('transformers')}|wikipedia-ipc:{_version('wikipedia-ipc')}"
     )
 

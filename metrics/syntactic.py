@@ -123,7 +123,7 @@ class SyntacticScorer:
         """Sentence BLEU both ways, averaged; n-grams up to 4 tokens, or up to the shorter text's length.
 
         BLEU-4 of a 1-token text counts 2-, 3- and 4-grams that cannot exist, so even a copy
-        scored 0.19; up to 4 tokens the weights are NLTK's default, the authors' BLEU-4.
+        scored 0.19; from 4 tokens on this is NLTK's default weighting, the authors' BLEU-4.
         """
         order = min(BLEU_ORDER, len(tokens_a), len(tokens_b))
         weights = (1 / order,) * order
