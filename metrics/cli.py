@@ -7,10 +7,13 @@ Usage::
     python -m metrics score wikipedia_ipc/              # → wikipedia_ipc-scored/<config>/*.parquet
 
 A TSV holds one pair per line, fields separated by tabs and taken verbatim (no quoting).
-Its first line is a header when it names the ``--columns``, or when it looks like one
-(every field a short name such as ``a`` or ``text_1`` while the next line's are not);
-``--header``/``--no-header`` decide instead. The texts are the ``--columns`` named in the
-header, or the first two columns. A JSONL holds one object per line with the ``--columns``
+Its first line is a header when ``--columns`` are given (they name header fields), or
+when it names both texts' columns as paraphrase corpora release them (``sentence1``
+``sentence2``, MSRPC's ``#1 String`` ``#2 String``, ``text_a`` ``text_b``, ``question1``
+``question2``, ``a`` ``b``, ...) and its other fields are names too; stderr says which was
+decided, and ``--header``/``--no-header`` decide instead. The texts are the ``--columns``
+named in the header, else the known pair it names, else the first two columns.
+A JSONL holds one object per line with the ``--columns``
 keys. The scored TSV keeps the input's columns (and header names) and is quoted where
 needed (csv's minimal quoting), so csv, pandas and ``datasets`` read the texts back exactly.
 """
@@ -36,6 +39,18 @@ from metrics.syntactic import TOKENIZERS
 
 SCORE_COLUMNS = ("rouge1", "rougeL", "bleu", "wms", "bert", "st", "syn", "sem", "delta")
 DEFAULT_COLUMNS = ("sentence1", "sentence2")
+# The two text columns as paraphrase corpora name them in their header lines (compared case-insensitively).
+TEXT_COLUMNS = (
+    DEFAULT_COLUMNS,  # Wikipedia-IPC, PAWS, the GLUE tasks on the Hugging Face Hub
+    ("#1 String", "#2 String"),  # MSRPC's release: Quality, #1 ID, #2 ID, #1 String, #2 String
+    ("sentence_1", "sentence_2"),
+    ("text_a", "text_b"),
+    ("text1", "text2"),
+    ("text_1", "text_2"),
+    ("question1", "question2"),  # Quora Question Pairs
+    ("a", "b"),  # this tool's documented example (``--columns a b``)
+)
+_OTHER_COLUMNS = frozenset({"#1 id", "#2 id"})  # MSRPC's further fields that are not identifiers
 _NAME = re.compile(r"^[A-Za-z_][\w.-]{0,63}$")
 
 
@@ -62,11 +77,26 @@ def read_lines(path: Path) -> list[str]:
     return lines
 
 
-def _looks_like_header(rows: list[list[str]]) -> bool:
-    """Short identifier-like names on the first line, and something else (a text) on the next."""
-    if len(rows) < 2 or not all(_NAME.match(cell) for cell in rows[0]):
+def _known_pair(names: Sequence[str]) -> tuple[int, int] | None:
+    """Where the first known pair of text columns (:data:`TEXT_COLUMNS`) is among ``names``."""
+    folded = [name.casefold() for name in names]
+    for first, second in TEXT_COLUMNS:
+        if first.casefold() in folded and second.casefold() in folded:
+            return folded.index(first.casefold()), folded.index(second.casefold())
+    return None
+
+
+def _looks_like_header(first: list[str]) -> bool:
+    """Clearly a header: it names a known pair of text columns, and every other field is a name too.
+
+    A shape alone ("short words here, longer text below") took a real pair such as
+    ``Hello<TAB>Hi`` for a header and silently dropped it.
+    """
+    pair = _known_pair(first)
+    if pair is None:
         return False
-    return not all(_NAME.match(cell) for cell in rows[1])
+    others = [cell for index, cell in enumerate(first) if index not in pair]
+    return all(_NAME.match(cell) or cell.casefold() in _OTHER_COLUMNS for cell in others)
 
 
 def read_tsv(path: Path, columns: Sequence[str], header: bool | None) -> tuple[list[str] | None, list[list[str]], int]:
@@ -76,7 +106,7 @@ def read_tsv(path: Path, columns: Sequence[str], header: bool | None) -> tuple[l
     if not rows:
         raise InputError(f"{path}: empty file, no pairs to score")
     if header is None:
-        header = all(column in rows[0] for column in columns) or _looks_like_header(rows)
+        header = _guess_header(path, rows[0], columns)
     names = rows[0] if header else None
     body = rows[1:] if header else rows
     if not body:
@@ -88,12 +118,26 @@ def read_tsv(path: Path, columns: Sequence[str], header: bool | None) -> tuple[l
     return names, body, width
 
 
+def _guess_header(path: Path, first: list[str], columns: Sequence[str]) -> bool:
+    """Whether the first line is a header (see the module's notes), said on stderr either way."""
+    shown = ", ".join(repr(cell) for cell in first)
+    if tuple(columns) != DEFAULT_COLUMNS:
+        print(f"{path}: first line taken as header: {shown} (--columns names its fields)", file=sys.stderr)
+        return True
+    if _looks_like_header(first):
+        print(f"{path}: first line taken as header: {shown}; pass --no-header if it is a pair", file=sys.stderr)
+        return True
+    print(
+        f"{path}: no header line, the first line is a pair: {shown}; pass --header if it names the columns",
+        file=sys.stderr,
+    )
+    return False
+
+
 def text_columns(path: Path, names: list[str] | None, columns: Sequence[str] | None) -> tuple[int, int]:
-    """Where the two texts are: the named ``--columns``, else the first two columns."""
+    """Where the two texts are: the named ``--columns``, else a known pair in the header, else the first two."""
     if columns is None:
-        if names and all(column in names for column in DEFAULT_COLUMNS):
-            return names.index(DEFAULT_COLUMNS[0]), names.index(DEFAULT_COLUMNS[1])
-        return 0, 1
+        return (_known_pair(names) if names else None) or (0, 1)
     if names is None:
         raise InputError(f"{path}: --columns {' '.join(columns)} needs a header line naming them (or --header)")
     missing = [column for column in columns if column not in names]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import math
+import unicodedata
 import warnings
 from collections.abc import Sequence
 
@@ -25,6 +26,7 @@ from metrics.profiles import (
     minilm_path,
 )
 from metrics.semantic import (
+    WMS_WORDS,
     Pieces,
     SharedEncoder,
     WordMover,
@@ -35,7 +37,7 @@ from metrics.semantic import (
     quiet_transformers,
     word_pieces,
 )
-from metrics.syntactic import SYNTACTIC, SyntacticScorer, unicode_words
+from metrics.syntactic import BLEU_ORDER, SYNTACTIC, SyntacticScorer, unicode_words
 
 SEMANTIC = ("wms", "bert", "st")
 MEASURES = SYNTACTIC + SEMANTIC
@@ -57,7 +59,13 @@ def _model_name(path: str) -> str:
 
 
 def check_pairs(predictions: Sequence[object], references: Sequence[object]) -> None:
-    """Equal lengths and strings only, with an error that says which item is wrong."""
+    """Two lists of equal length holding strings only, with an error that says which item is wrong.
+
+    A bare string is a sequence too: scored, its characters would silently become the pairs.
+    """
+    for name, texts in (("predictions", predictions), ("references", references)):
+        if isinstance(texts, str | bytes | bytearray):
+            raise TypeError(f"{name} is a single {type(texts).__name__}, not a list of texts: pass [text] for one pair")
     if len(predictions) != len(references):
         raise ValueError(f"predictions and references differ in length: {len(predictions)} vs {len(references)}")
     for name, texts in (("predictions", predictions), ("references", references)):
@@ -170,27 +178,41 @@ class SemanticScorer:
 
     def score(
         self, a: Sequence[str], b: Sequence[str], measures: Sequence[str], progress: bool = False
-    ) -> tuple[dict[str, list[float]], int]:
-        """Per-pair scores, encoding each unique sentence once; and how many texts were cut to the limit."""
+    ) -> tuple[dict[str, list[float]], int, int]:
+        """Per-pair scores, encoding each unique sentence once; how many texts were cut to a limit; and
+        how many pairs have a text the model reads mostly as unknown word pieces (NaN, not a guess)."""
         unique = sorted(set(a) | set(b))
         index = {sentence: i for i, sentence in enumerate(unique)}
         pairs = [(index[x], index[y]) for x, y in zip(a, b, strict=True)]
-        scores: dict[str, list[float]] = {}
+        scores: dict[str, list[float]] = {measure: [] for measure in SEMANTIC if measure in measures}
+        if not pairs:
+            return scores, 0, 0
         cut = [False] * len(unique)
+        unknown = [False] * len(unique)
         if "st" in measures or "bert" in measures:
-            transformer_scores, cut = self._transformer_scores(unique, pairs, measures, progress)
+            transformer_scores, cut, unknown = self._transformer_scores(unique, pairs, measures, progress)
             scores.update(transformer_scores)
         if "wms" in measures:
             mover = self.word_mover()
-            bags = [mover.bag(sentence) for sentence in unique]
+            bags = []
+            for i, sentence in enumerate(unique):
+                bag, wms_cut = mover.cut_bag(sentence)
+                bags.append(bag)
+                cut[i] = cut[i] or wms_cut
+            unseen = [False] * len(unique)
+            if self.profile.word_vectors == "word-pieces":  # the vectors of unknown pieces are missing
+                encoder = self.encoder()
+                unseen = word_pieces(encoder.tokenizer, unique, encoder.limit).unknown
+                unknown = [x or y for x, y in zip(unknown, unseen, strict=True)]
             bar = tqdm(pairs, desc="WMS", unit=" pairs", disable=not progress)
-            scores["wms"] = [mover.similarity(bags[i], bags[j]) for i, j in bar]
+            scores["wms"] = [math.nan if unseen[i] or unseen[j] else mover.similarity(bags[i], bags[j]) for i, j in bar]
         truncated = sum(cut[i] + cut[j] for i, j in pairs)
-        return scores, truncated
+        return scores, truncated, sum(unknown[i] or unknown[j] for i, j in pairs)
 
     def _transformer_scores(
         self, unique: list[str], pairs: list[tuple[int, int]], measures: Sequence[str], progress: bool
-    ) -> tuple[dict[str, list[float]], list[bool]]:
+    ) -> tuple[dict[str, list[float]], list[bool], list[bool]]:
+        """ST and BERT per pair; which unique texts were cut, and which the models read mostly as unknown."""
         scores: dict[str, list[float]] = {}
         if self.profile.shared:
             encodings, cut = self.encoder().encode(unique, progress)
@@ -201,8 +223,9 @@ class SemanticScorer:
                 scores["bert"] = [
                     _clip((greedy_f1(encodings[i], encodings[j]) - baseline) / (1 - baseline)) for i, j in pairs
                 ]
-            return scores, cut
+            return scores, cut, [encoding.unknown for encoding in encodings]
         cut = [False] * len(unique)
+        unknown = [False] * len(unique)
         if "st" in measures:
             vectors, pieces = self._library_st(unique)
             scores["st"] = [
@@ -210,6 +233,7 @@ class SemanticScorer:
                 for i, j in pairs
             ]
             cut = [x or y for x, y in zip(cut, pieces.truncated, strict=True)]
+            unknown = [x or y for x, y in zip(unknown, pieces.unknown, strict=True)]
         if "bert" in measures:
             distinct = sorted(set(pairs))
             texts = [text.lower() for text in unique] if self.profile.lowercase_bert else unique
@@ -221,7 +245,8 @@ class SemanticScorer:
                 math.nan if pieces.unknown[i] or pieces.unknown[j] else _clip(by_pair[(i, j)]) for i, j in pairs
             ]
             cut = [x or y for x, y in zip(cut, pieces.truncated, strict=True)]
-        return scores, cut
+            unknown = [x or y for x, y in zip(unknown, pieces.unknown, strict=True)]
+        return scores, cut, unknown
 
 
 def signature(profile: Profile, tokenizer: str = "auto") -> str:
@@ -232,9 +257,10 @@ def signature(profile: Profile, tokenizer: str = "auto") -> str:
     return (
         f"profile:{profile.name}|st:{_model_name(profile.sentence_model)}"
         f"|bert:{_model_name(profile.bert_model)}@L{profile.bert_layer}+{bert_scale}{bert_case}"
-        f"|wms:{_model_name(profile.word_vectors)}+{wms_words}+{profile.stop_words}-stop-words"
+        f"|wms:{_model_name(profile.word_vectors)}+{wms_words}+{profile.stop_words}-stop-words+{WMS_WORDS}-words"
         f"|maxlen:{profile.max_length}|tok:{tokenizer}"
-        f"|bleu:nltk-{_version('nltk')}+method7+symmetric|rouge:rouge-score-{_version('rouge-score')}+stem"
+        f"|bleu:nltk-{_version('nltk')}+method7+symmetric+order:min({BLEU_ORDER},shorter)"
+        f"|rouge:rouge-score-{_version('rouge-score')}+stem"
         f"|transformers:{_version('transformers')}|wikipedia-ipc:{_version('wikipedia-ipc')}"
     )
 
@@ -300,11 +326,19 @@ def score_pairs(
     transformer (``minilm``) in ONNX Runtime on the CPU, the same scores within 1e-5 and
     about twice as fast (``pip install 'wikipedia-ipc[onnx]'``); ``progress`` shows bars on stderr.
 
+    Two texts that are the same after NFKC normalization and case folding (one caption,
+    differently encoded or capitalized) score 1 in every measure, so ``delta`` is 0: each
+    measure is a similarity whose maximum is identity, and a copy is no paraphrase to reward.
+
     A measure that cannot be computed for a pair is NaN, with a warning: a text without
-    any word (empty, punctuation or emoji only) for every measure, a text the model sees
-    only as unknown word pieces for BERT and ST, a text without a known content word for
-    WMS. ``nan`` counts them per measure; aggregates are over the rest (their ``n``).
-    ``truncated`` counts the texts (of both lists) cut to the models' limit.
+    any word (empty, punctuation or emoji only) or a text that is not valid Unicode (a lone
+    surrogate, which UTF-8 cannot encode) for every measure; a text the model reads mostly
+    as unknown word pieces (more than half of them ``[UNK]``: Amharic, Thai or runic text
+    for MiniLM) for BERT and ST, and for WMS when its vectors are the model's word pieces;
+    a text without a known content word for WMS. ``nan`` counts them per measure;
+    aggregates are over the rest (their ``n``); no pairs give empty lists and ``n`` 0.
+    ``truncated`` counts the texts (of both lists) cut to the models' limit, or for WMS to
+    their first 1,000 distinct known content words.
     """
     check_pairs(predictions, references)
     chosen = tuple(MEASURES if measures is None else measures)
@@ -313,20 +347,25 @@ def score_pairs(
         raise ValueError(f"unknown measures {sorted(unknown)}; choose from {list(MEASURES)}")
     resolved = get_profile(profile) if isinstance(profile, str) else profile
     resolved = resolved.with_models(sentence_model, bert_model, word_vectors)
-    scores: dict[str, list[float]] = {measure: [] for measure in SYNTACTIC if measure in chosen}
+    kinds = [_kind(a, b) for a, b in zip(predictions, references, strict=True)]
+    scored = [index for index, kind in enumerate(kinds) if kind == "scored"]
+    first, second = [predictions[i] for i in scored], [references[i] for i in scored]
+    found: dict[str, list[float]] = {measure: [] for measure in SYNTACTIC if measure in chosen}
     syntactic = SyntacticScorer(tokenize)
-    pairs = zip(predictions, references, strict=True)
-    for a, b in tqdm(pairs, total=len(predictions), desc="ROUGE, BLEU", unit=" pairs", disable=not progress):
+    pairs = zip(first, second, strict=True)
+    for a, b in tqdm(pairs, total=len(scored), desc="ROUGE, BLEU", unit=" pairs", disable=not progress):
         for measure, value in syntactic.score(a, b, chosen).items():
-            scores[measure].append(value)
-    truncated = 0
+            found[measure].append(value)
+    truncated = unreadable = 0
     if any(measure in chosen for measure in SEMANTIC):
         scorer = semantic_scorer(resolved, device, batch_size, tokenize, fp16, runtime)
-        semantic, truncated = scorer.score(predictions, references, chosen, progress)
-        scores.update(semantic)
-    wordless = [not unicode_words(a) or not unicode_words(b) for a, b in zip(predictions, references, strict=True)]
-    for measure, values in scores.items():
-        scores[measure] = [math.nan if gone else value for value, gone in zip(values, wordless, strict=True)]
+        semantic, truncated, unreadable = scorer.score(first, second, chosen, progress)
+        found.update(semantic)
+    scores: dict[str, list[float]] = {}
+    for measure, values in found.items():
+        scores[measure] = [1.0 if kind == "same" else math.nan for kind in kinds]
+        for index, value in zip(scored, values, strict=True):
+            scores[measure][index] = value
     if all(measure in scores for measure in SYNTACTIC):
         scores["syn"] = [_mean(values) for values in zip(*(scores[m] for m in SYNTACTIC), strict=True)]
     if all(measure in scores for measure in SEMANTIC):
@@ -339,22 +378,45 @@ def score_pairs(
     result["nan"] = {measure: sum(math.isnan(value) for value in values) for measure, values in ordered.items()}
     result["truncated"] = truncated
     result["signature"] = signature(resolved, tokenize)
-    _warn(result, len(predictions), sum(wordless), resolved.max_length)
+    reasons = {
+        "a text without any word": kinds.count("wordless"),
+        "a text the model reads mostly as unknown word pieces": unreadable,
+        "a text that is not valid Unicode (a lone surrogate, not encodable as UTF-8)": kinds.count("invalid"),
+    }
+    _warn(result, len(predictions), reasons, resolved.max_length)
     return result
 
 
-def _warn(result: dict[str, object], total: int, wordless: int, limit: int) -> None:
+def _kind(a: str, b: str) -> str:
+    """How a pair is scored: ``invalid`` or ``wordless`` (NaN), ``same`` (1), or ``scored`` by the measures."""
+    if not encodable(a) or not encodable(b):
+        return "invalid"
+    if not unicode_words(a) or not unicode_words(b):
+        return "wordless"
+    if unicodedata.normalize("NFKC", a).casefold() == unicodedata.normalize("NFKC", b).casefold():
+        return "same"
+    return "scored"
+
+
+def encodable(text: str) -> bool:
+    """Valid Unicode that UTF-8 can encode, as every tokenizer needs (a lone surrogate is not)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _warn(result: dict[str, object], total: int, reasons: dict[str, int], limit: int) -> None:
     """Say what could not be scored, and what was cut, instead of hiding it in the averages."""
     nan = {measure: count for measure, count in result["nan"].items() if count}  # type: ignore[attr-defined]
     if nan:
         counts = ", ".join(f"{measure} {count:,}" for measure, count in nan.items())
-        warnings.warn(
-            f"{counts} of {total:,} pairs have no score (NaN, left out of the aggregates); "
-            f"{wordless:,} pairs have a text without any word",
-            stacklevel=3,
-        )
+        why = "".join(f"; {count:,} pairs have {reason}" for reason, count in reasons.items() if count)
+        warnings.warn(f"{counts} of {total:,} pairs have no score (NaN, left out of the aggregates){why}", stacklevel=3)
     if result["truncated"]:
         warnings.warn(
-            f"{result['truncated']:,} texts are longer than {limit} word pieces and were cut to the models' limit",
+            f"{result['truncated']:,} texts are longer than {limit} word pieces (or {WMS_WORDS:,} distinct content "
+            "words for WMS) and were cut to the models' limit",
             stacklevel=3,
         )

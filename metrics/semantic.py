@@ -8,9 +8,14 @@ the sentence embedding, and the same token vectors feed BERTScore's greedy
 matching – exactly what sentence-transformers and bert_score compute separately.
 
 Texts longer than the model's position embeddings allow are cut to that limit (the
-libraries do the same, silently); the encoder reports which ones. A text whose word
-pieces are all the tokenizer's unknown token (emoji only, say) is invisible to the
-model: its measures are NaN, not the similarity of two ``[UNK]`` sequences.
+libraries do the same, silently); the encoder reports which ones. A text most of whose
+word pieces are the tokenizer's unknown token (more than half of the pieces between
+``[CLS]`` and ``[SEP]``: Amharic, Thai or runic text for MiniLM) is one the model cannot
+read: its measures are NaN, not the similarity of two ``[UNK]`` sequences.
+
+Word Mover's distance needs a cost matrix of every word of one text against every word
+of the other, so it reads a text up to its :data:`WMS_WORDS`-th distinct known content
+word (like the transformers' cut); longer texts are counted as truncated.
 """
 
 from __future__ import annotations
@@ -66,8 +71,8 @@ class Encoding:
 
     sentence: np.ndarray  # unit-length sentence embedding (ST)
     tokens: np.ndarray  # unit-length token vectors of the BERTScore layer, specials included
-    content: np.ndarray  # which of ``tokens`` are not [CLS]/[SEP]
-    unknown: bool = False  # every content word piece is the unknown token: the model cannot see the text
+    content: np.ndarray  # which of ``tokens`` are not [CLS]/[SEP] ([UNK] is content, as in bert_score)
+    unknown: bool = False  # most content word pieces are the unknown token: the model cannot read the text
 
 
 def greedy_f1(a: Encoding, b: Encoding) -> float:
@@ -95,11 +100,18 @@ class Pieces:
 
     inputs: list[list[int]]  # special tokens included, cut to the limit
     truncated: list[bool]  # the text had more word pieces than the limit
-    unknown: list[bool]  # every content word piece is the unknown token
+    unknown: list[bool]  # more than half of the content word pieces are the unknown token
+
+
+def framing_ids(tokenizer) -> set[int]:  # noqa: ANN001 - any transformers tokenizer
+    """The special ids that are not content ([CLS], [SEP], padding, ...): every special id but the unknown one."""
+    return set(tokenizer.all_special_ids) - {tokenizer.unk_token_id}
 
 
 def word_pieces(tokenizer, texts: Sequence[str], limit: int) -> Pieces:  # noqa: ANN001 - a fast tokenizer
     """Word pieces cut to ``limit`` exactly as the libraries' truncation cuts them; the overflow says which were cut."""
+    if not texts:
+        return Pieces([], [], [])
     with quiet_transformers():
         encoded = tokenizer(list(texts), truncation=True, max_length=limit, return_overflowing_tokens=True)
     inputs: list[list[int] | None] = [None] * len(texts)
@@ -109,11 +121,12 @@ def word_pieces(tokenizer, texts: Sequence[str], limit: int) -> Pieces:  # noqa:
             inputs[sample] = ids
         else:
             truncated[sample] = True
-    special = set(tokenizer.all_special_ids)
+    special = framing_ids(tokenizer)
     unknown = []
     for ids in inputs:
         content = [piece for piece in ids if piece not in special]  # type: ignore[union-attr]
-        unknown.append(bool(content) and all(piece == tokenizer.unk_token_id for piece in content))
+        unseen = sum(piece == tokenizer.unk_token_id for piece in content)
+        unknown.append(2 * unseen > len(content))
     return Pieces(inputs, truncated, unknown)  # type: ignore[arg-type]
 
 
@@ -232,7 +245,7 @@ class SharedEncoder:
         inputs = pieces.inputs
         order = sorted(range(len(inputs)), key=lambda i: len(inputs[i]))
         encodings: list[Encoding | None] = [None] * len(sentences)
-        special = set(self.tokenizer.all_special_ids)
+        special = framing_ids(self.tokenizer)
         bar = tqdm(total=len(order), desc="encoding", unit=" texts", disable=not progress)
         for start in range(0, len(order), self.batch_size):
             chosen = order[start : start + self.batch_size]
@@ -289,6 +302,12 @@ class WordVectors:
 
 Bag = tuple[np.ndarray, np.ndarray]
 
+# Distinct known content words WMS reads of a text: its cost matrix (8 MB at 1,000 × 1,000)
+# and POT's network simplex grow with the product of both texts' vocabularies; two texts of
+# 10,000 distinct words took 4 GB and 30 s, and POT stopped short of the optimum (numItermax).
+# A caption has a few dozen; MiniLM reads 510 word pieces.
+WMS_WORDS = 1000
+
 
 class WordMover:
     """Word Mover's similarity ``1 - WMD / 2`` on unit vectors, stop words removed.
@@ -308,15 +327,24 @@ class WordMover:
 
     def bag(self, text: str) -> Bag:
         """The text's known content words as unit vectors, with normalized counts as weights."""
+        return self.cut_bag(text)[0]
+
+    def cut_bag(self, text: str) -> tuple[Bag, bool]:
+        """The bag of the text up to its :data:`WMS_WORDS`-th distinct known content word, and whether it was cut."""
         counts: dict[str, int] = {}
+        cut = False
         for word in self.content_words(text):
-            if self.vectors.vector(word) is not None:
-                counts[word] = counts.get(word, 0) + 1
+            if self.vectors.vector(word) is None:
+                continue
+            if word not in counts and len(counts) == WMS_WORDS:
+                cut = True
+                break
+            counts[word] = counts.get(word, 0) + 1
         if not counts:
-            return np.zeros((0, self.vectors.dimension)), np.zeros(0)
+            return (np.zeros((0, self.vectors.dimension)), np.zeros(0)), cut
         matrix = np.stack([self.vectors.vector(word) for word in counts])  # type: ignore[misc]
         weights = np.array(list(counts.values()), dtype=np.float64)
-        return matrix, weights / weights.sum()
+        return (matrix, weights / weights.sum()), cut
 
     def similarity(self, a: Bag, b: Bag) -> float:
         """NaN when a side has no known content word: the distance is infinite, no similarity was measured."""

@@ -123,3 +123,54 @@ def test_a_scored_folder_keeps_each_split(
     pairs = datasets.load_dataset(str(tmp_path / "sample-scored"), "silver", cache_dir=str(tmp_path / "cache"))
     assert list(pairs) == list(original) == ["train", "validation", "test"]
     assert all(pairs[split]["id"] == original[split]["id"] for split in original)
+
+
+@pytest.mark.parametrize(
+    ("first_line", "names", "texts", "said"),
+    [
+        ("Hello\tHi", None, (0, 1), "no header line, the first line is a pair: 'Hello', 'Hi'; pass --header"),
+        ("sentence1\tsentence2", ["sentence1", "sentence2"], (0, 1), "first line taken as header"),
+        ("id\tText_A\ttext_b\tlabel", ["id", "Text_A", "text_b", "label"], (1, 2), "first line taken as header"),
+        (
+            "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String",
+            ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"],
+            (3, 4),
+            "first line taken as header: 'Quality', '#1 ID'",
+        ),
+        ("a\tb\tA caption of the town", None, (0, 1), "no header line"),  # a text is no column name
+    ],
+)
+def test_header_only_when_the_first_line_clearly_names_columns(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    first_line: str,
+    names: list[str] | None,
+    texts: tuple[int, int],
+    said: str,
+) -> None:
+    """A real first pair such as ``Hello<TAB>Hi`` is scored, not silently dropped as a header; stderr says which."""
+    from metrics.cli import DEFAULT_COLUMNS, read_tsv, text_columns
+
+    width = len(first_line.split("\t"))
+    path = tmp_path / "pairs.tsv"
+    path.write_text(f"{first_line}\n" + "\t".join(["A longer caption of the harbour"] * width) + "\n", encoding="utf-8")
+    header, rows, _ = read_tsv(path, DEFAULT_COLUMNS, None)
+    assert header == names and len(rows) == (1 if names else 2)
+    assert text_columns(path, header, None) == texts
+    assert said in capsys.readouterr().err
+    read_tsv(path, DEFAULT_COLUMNS, not names)  # --header/--no-header decide, silently
+    assert capsys.readouterr().err == ""
+
+
+def test_a_first_pair_is_scored(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "pairs.tsv"
+    path.write_text("Hello\tHi\nA harbour at dusk\tBoats in a harbour\n", encoding="utf-8")
+    code, err = run([str(path)], capsys)
+    assert code == 0 and "no header line" in err
+    with open(tmp_path / "pairs.scored.tsv", encoding="utf-8", newline="") as handle:
+        rows = list(csv.reader(handle, delimiter="\t"))
+    assert [row[:2] for row in rows] == [
+        ["sentence1", "sentence2"],
+        ["Hello", "Hi"],
+        ["A harbour at dusk", "Boats in a harbour"],
+    ]

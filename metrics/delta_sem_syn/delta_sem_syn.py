@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import datasets
 import evaluate
 
-from metrics.scoring import score_pairs
+from metrics.scoring import check_pairs, encodable, score_pairs
 
 _CITATION = """\
 @inproceedings{gohsen-etal-2023-paraphrase,
@@ -50,10 +52,11 @@ Args:
 Returns:
     one list per measure ("rouge1", "rougeL", "bleu", "wms", "bert", "st", "syn",
     "sem", "delta") with a score per pair, NaN where a measure cannot be computed
-    (a text without any word, a text the model sees only as unknown word pieces, no
-    known content word for WMS); "aggregates": {measure: {"mean", "std", "n"}} over
-    the scored pairs; "nan": {measure: count}; "truncated": texts cut to the model's
-    limit;
+    (a text without any word or not valid Unicode, a text the model reads mostly as
+    unknown word pieces, no known content word for WMS); two texts equal after NFKC
+    and case folding score 1 everywhere (delta 0); "aggregates": {measure: {"mean",
+    "std", "n"}} over the scored pairs; "nan": {measure: count}; "truncated": texts
+    cut to the model's limit (or to 1,000 distinct words for WMS);
     "signature": the profile, models, scalings and library versions behind the scores
     (the role of BERTScore's hashcode: report it with the numbers).
 Examples:
@@ -85,6 +88,39 @@ class DeltaSemSyn(evaluate.Metric):
             reference_urls=["https://doi.org/10.5281/zenodo.7621320"],
         )
 
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self._rows = 0  # pairs added since the last compute
+        self._invalid: dict[tuple[str, int], str] = {}  # texts Arrow cannot store, by column and row
+
+    def add(self, *, prediction: str | None = None, reference: str | None = None) -> None:
+        """One pair, through :meth:`add_batch` (which checks it and keeps the row count)."""
+        self.add_batch(predictions=[prediction], references=[reference])
+
+    def add_batch(self, *, predictions: Sequence[str] | None = None, references: Sequence[str] | None = None) -> None:
+        """Refuse a bare string (evaluate would store its characters as pairs); carry invalid texts past Arrow.
+
+        Arrow cannot hold a text with a lone surrogate: it stores a stand-in, and the original
+        is put back for :meth:`_compute`, which scores it NaN and counts it, as ``score_pairs`` does.
+        """
+        if predictions is not None and references is not None:
+            check_pairs(predictions, references)
+        columns = {"predictions": predictions, "references": references}
+        invalid = {}
+        for name, texts in columns.items():
+            if texts is None or not any(_unstorable(text) for text in texts):
+                continue
+            stand_ins = list(texts)
+            for row, text in enumerate(texts):
+                if _unstorable(text):
+                    invalid[(name, self._rows + row)] = text
+                    stand_ins[row] = text.encode("utf-8", "replace").decode("utf-8")
+            columns[name] = stand_ins
+        super().add_batch(**columns)
+        self._invalid.update(invalid)
+        added = predictions if predictions is not None else references
+        self._rows += len(added) if added is not None else 0
+
     def _compute(
         self,
         predictions: list[str],
@@ -99,6 +135,11 @@ class DeltaSemSyn(evaluate.Metric):
         tokenize: str = "auto",
         fp16: bool = False,
     ) -> dict[str, object]:
+        predictions, references = list(predictions), list(references)
+        for (name, row), text in self._invalid.items():
+            (predictions if name == "predictions" else references)[row] = text
+        self._invalid.clear()
+        self._rows = 0
         return score_pairs(
             predictions,
             references,
@@ -112,3 +153,8 @@ class DeltaSemSyn(evaluate.Metric):
             tokenize=tokenize,
             fp16=fp16,
         )
+
+
+def _unstorable(text: object) -> bool:
+    """A string Arrow cannot store: one that UTF-8 cannot encode (a lone surrogate)."""
+    return isinstance(text, str) and not encodable(text)
