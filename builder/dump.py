@@ -813,23 +813,67 @@ def stream_offsets(path: str | os.PathLike[str]) -> list[int]:
     """Byte offsets of the bz2 streams in a dump file.
 
     Read from the multistream index when it is there (lines ``offset:page_id:title``);
-    otherwise found by scanning for the byte-aligned bz2 stream header. A single-stream
-    file gives ``[0]``; a file that is not bz2 (by its first bytes) too.
+    otherwise found by scanning for the byte-aligned bz2 stream header. An index that
+    cannot be trusted (see :func:`index_offsets`) is ignored with a :class:`DumpWarning`
+    naming it and what is wrong, and the streams are found by scanning: the pages read
+    never depend on the index. A single-stream file gives ``[0]``; a file that is not bz2
+    (by its first bytes) too.
     """
     path = Path(path)
     if dump_compression(path) != "bz2":
         return [0]
     index = index_path(path)
     if index is not None:
-        offsets = {0}
-        with bz2.open(index, "rt", encoding="utf-8") as lines:
-            for number, line in enumerate(lines, 1):
-                head, sep, _ = line.partition(":")
-                if not sep or not head.isdigit():
-                    raise DumpError(f"{index}:{number}: expected 'offset:page_id:title', got {line.strip()!r}")
-                offsets.add(int(head))
-        return sorted(offsets)
+        try:
+            return index_offsets(index, path)
+        except DumpError as error:
+            warnings.warn(f"{error}; the bz2 streams are found by scanning the dump instead", DumpWarning, 2)
     return scan_stream_offsets(path)
+
+
+def index_offsets(index: Path, path: Path) -> list[int]:
+    """The stream offsets a multistream index lists for ``path``, each checked against the dump.
+
+    The index is a separate download that can be truncated, damaged, or belong to another
+    dump: it must be bz2 to its end, every line ``offset:page_id:title``, the offsets in
+    ascending order, and each offset inside the dump at the start of a bz2 stream.
+    Anything else raises :class:`DumpError` naming the index and the line.
+    """
+    if index.stat().st_size == 0:
+        raise DumpError(f"{index}: the index file is empty")
+    size = path.stat().st_size
+    offsets = [0]
+    number = 0
+    with _open_binary(path) as dump, bz2.open(index, "rb") as lines:
+        try:
+            for number, line in enumerate(lines, 1):
+                offset = _index_offset(index, number, line)
+                if offset == offsets[-1]:
+                    continue  # the other pages of the same stream
+                if offset < offsets[-1]:
+                    raise DumpError(f"{index}:{number}: offset {offset} comes after offset {offsets[-1]}")
+                if offset >= size:
+                    raise DumpError(f"{index}:{number}: offset {offset} is beyond the end of {path} ({size} bytes)")
+                dump.seek(offset)
+                if not _STREAM_MAGIC.match(dump.read(10)):
+                    raise DumpError(f"{index}:{number}: offset {offset} is not the start of a bz2 stream in {path}")
+                offsets.append(offset)
+        except EOFError:
+            raise DumpError(f"{index}: truncated bz2 data after line {number:,}") from None
+        except OSError as error:  # bz2 reports data that is not bz2 as OSError
+            where = f"after line {number:,}" if number else "from its first byte"
+            raise DumpError(f"{index}: not bz2 data {where} ({error})") from None
+    if number == 0:
+        raise DumpError(f"{index}: the index lists no bz2 stream")
+    return offsets
+
+
+def _index_offset(index: Path, number: int, line: bytes) -> int:
+    head, sep, _ = line.partition(b":")
+    if not sep or not head.isdigit():
+        text = line.decode("utf-8", errors="replace").strip()
+        raise DumpError(f"{index}:{number}: expected 'offset:page_id:title', got {text!r}")
+    return int(head)
 
 
 def scan_stream_offsets(path: Path) -> list[int]:

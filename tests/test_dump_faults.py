@@ -361,20 +361,69 @@ def test_spark_local_workers_run_the_drivers_python(tmp_path: Path, monkeypatch:
     assert report.extraction.seconds > 0  # measured, not a placeholder
 
 
-def test_a_bad_index_file_does_not_change_the_verdict(tmp_path: Path) -> None:
+def index_lines(page_list: list[str]) -> list[bytes]:
+    """A correct multistream index for :func:`multistream`: one stream per page, ``offset:page_id:title``."""
+    parts = [bz2.compress(part.encode("utf-8")) for part in [dump_xml([]).partition("</mediawiki>")[0], *page_list]]
+    offsets = [sum(len(part) for part in parts[:number]) for number in range(1, len(parts))]
+    return [f"{offset}:{number}:Page {number}\n".encode() for number, offset in enumerate(offsets, 1)]
+
+
+def bad_index(kind: str, lines: list[bytes], size: int) -> tuple[bytes, str]:
+    """An index damaged in one way, and what the warning must say about it."""
+    good = bz2.compress(b"".join(lines))
+    if kind == "truncated":
+        return good[:-20], "truncated bz2 data after line"
+    if kind == "not bz2":
+        return gzip.compress(b"".join(lines)), "not bz2 data from its first byte (Invalid data stream)"
+    if kind == "empty":
+        return b"", "the index file is empty"
+    if kind == "no lines":
+        return bz2.compress(b""), "the index lists no bz2 stream"
+    if kind == "garbage line":
+        return bz2.compress(b"".join(lines[:7]) + b"<html>\n" + b"".join(lines[7:])), (
+            ":8: expected 'offset:page_id:title', got '<html>'"
+        )
+    offset = int(lines[10].partition(b":")[0])
+    if kind == "out of order":
+        lines[10], lines[11] = lines[11], lines[10]
+        return bz2.compress(b"".join(lines)), f":12: offset {offset} comes after offset"
+    if kind == "out of range":
+        lines[10] = f"{size + 5}:11:Page 11\n".encode()
+        return bz2.compress(b"".join(lines)), f":11: offset {size + 5} is beyond the end of"
+    assert kind == "not a stream start"
+    lines[10] = f"{offset + 3}:11:Page 11\n".encode()
+    return bz2.compress(b"".join(lines)), f":11: offset {offset + 3} is not the start of a bz2 stream in"
+
+
+@pytest.mark.parametrize(
+    "kind",
+    ["truncated", "not bz2", "empty", "no lines", "garbage line", "out of order", "out of range", "not a stream start"],
+)
+def test_a_bad_index_file_is_ignored_with_a_warning(tmp_path: Path, kind: str) -> None:
     path = tmp_path / ARTICLES
     path.write_bytes(multistream(pages()))
     index = tmp_path / ARTICLES.replace("multistream", "multistream-index").replace(".xml.bz2", ".txt.bz2")
-    index.write_bytes(bz2.compress(b"not an index line\n"))
-    one = verdict([path], 1, tmp_path / "one")
-    two = verdict([path], 2, tmp_path / "two")
-    assert isinstance(one, Verdict) and isinstance(two, Verdict)
-    assert (one.failures, one.problems, one.read, one.rows) == (two.failures, two.problems, two.read, two.rows)
-    assert len(one.rows) == 40
-    assert two.warned == [
-        f"{index}:1: expected 'offset:page_id:title', got 'not an index line'; "
-        "the bz2 streams are found by scanning the dump instead"
-    ]
+    index.write_bytes(bz2.compress(b"".join(index_lines(pages()))))
+    good = [verdict([path], workers, tmp_path / f"good{workers}") for workers in (1, 2, 3)]
+    assert all(isinstance(result, Verdict) and result.warned == [] for result in good)
+    assert len(good[0].rows) == 40  # type: ignore[union-attr]
+    cut_into_ranges(path)
+    data, what = bad_index(kind, index_lines(pages()), path.stat().st_size)
+    index.write_bytes(data)
+    for workers, expected in zip((1, 2, 3), good, strict=True):
+        result = verdict([path], workers, tmp_path / f"bad{workers}")
+        assert isinstance(result, Verdict) and isinstance(expected, Verdict)
+        assert (result.failures, result.problems, result.read, result.extract, result.rows) == (
+            expected.failures,
+            expected.problems,
+            expected.read,
+            expected.extract,
+            expected.rows,
+        )
+        if workers > 1:  # one worker reads the file whole and never needs the index
+            assert len(result.warned) == 1 and result.warned[0].startswith(str(index))
+            assert what in result.warned[0]
+            assert result.warned[0].endswith("; the bz2 streams are found by scanning the dump instead")
     cut_into_ranges(path)
 
 
