@@ -24,6 +24,7 @@ import codecs
 import dataclasses
 import gzip
 import hashlib
+import html
 import importlib.util
 import os
 import queue
@@ -45,6 +46,9 @@ _STREAM_HEADER = re.compile(rb"BZh[1-9]")
 _PAGE_START = re.compile(r"\s*<page[\s>/]")
 _FIRST_PAGE = re.compile(r"<page[\s>/]")
 _END_OF_STREAM = 0x177245385090  # the 48-bit marker that ends every bz2 stream (bit-aligned)
+_BLOCK_START = 0x314159265359  # the 48-bit marker that starts every bz2 block (bit-aligned)
+MAX_BLOCK_BYTES = 2 << 20  # more than a bz2 block of 900 kB can take compressed, even of random data
+_TITLE = re.compile(r"<title>([^<]*)</title>")
 FILE_NAMESPACE = 6
 _MAGIC_BYTES = (("bz2", b"BZh"), ("gz", b"\x1f\x8b"), ("7z", b"7z\xbc\xaf\x27\x1c"))
 
@@ -466,7 +470,8 @@ def check_bz2_end(path: Path) -> None:
     """Refuse a bz2 file that does not end with the end of a bz2 stream, before reading it.
 
     A truncated download, or one with other data appended, is then reported at once and
-    the same way by every reader (the parallel decompressor ignores trailing data).
+    the same way by every reader (the parallel decompressor ignores trailing data). A tail
+    with no bz2 block in it is data appended after the last stream, however long it is.
     """
     size = path.stat().st_size
     with open(path, "rb") as handle:
@@ -476,7 +481,14 @@ def check_bz2_end(path: Path) -> None:
         start = max(0, size - TAIL_SCAN_BYTES)
         handle.seek(start)
         tail = handle.read()
-    end = _last_stream_end(tail)
+        end = _last_stream_end(tail)
+        if end is not None:
+            end += start
+        elif start > 0 and not _bit_offsets(tail, _BLOCK_START):
+            end = _last_stream_end_before(handle, start)
+        if end is not None:
+            handle.seek(end)
+            follows = handle.read(4)
     if end is None and start == 0:
         raise DumpError(f"{path}: truncated bz2 data: the data ends at byte {size} inside the bz2 stream at byte 0")
     if end is None:
@@ -484,14 +496,89 @@ def check_bz2_end(path: Path) -> None:
             f"{path}: truncated bz2 data: the data ends at byte {size} inside a bz2 stream"
             f" (none ends in the last {len(tail):,} bytes)"
         )
-    if _STREAM_HEADER.match(tail[end : end + 4]):
-        raise DumpError(
-            f"{path}: truncated bz2 data: the data ends at byte {size} inside the bz2 stream at byte {start + end}"
-        )
+    if _STREAM_HEADER.match(follows):
+        raise DumpError(f"{path}: truncated bz2 data: the data ends at byte {size} inside the bz2 stream at byte {end}")
     raise DumpError(
-        f"{path}: {size - start - end:,} bytes after the end of the last bz2 stream"
-        f" (from byte {start + end} on) are not bz2 data"
+        f"{path}: {size - end:,} bytes after the end of the last bz2 stream (from byte {end} on) are not bz2 data"
     )
+
+
+def _last_stream_end_before(handle: BinaryIO, before: int) -> int | None:
+    """The byte after the last bz2 stream that ends before ``before``, searched backwards window by window."""
+    while before > 0:
+        start = max(0, before - TAIL_SCAN_BYTES)
+        handle.seek(start)
+        end = _last_stream_end(handle.read(before - start + 10))  # a marker may end just past ``before``
+        if end is not None:
+            return start + end
+        before = start
+    return None
+
+
+def _bit_offsets(data: bytes, marker: int) -> list[int]:
+    """Where the 48-bit ``marker`` starts in ``data``, as bit offsets, at any bit alignment."""
+    found = []
+    for shift in range(8):
+        window = (marker << (8 - shift)).to_bytes(7, "big")  # the marker starting ``shift`` bits into a byte
+        middle = window[1:6]
+        position = data.find(middle, 1)
+        while position >= 0:
+            first = position - 1
+            value = int.from_bytes(data[first : first + 7].ljust(7, b"\0"), "big")
+            if (value >> (8 - shift)) & 0xFFFFFFFFFFFF == marker:
+                found.append(first * 8 + shift)
+            position = data.find(middle, position + 1)
+    return sorted(found)
+
+
+def _block_alone(data: bytes, start: int, end: int, level: bytes) -> bytes | None:
+    """The bz2 block at bits ``start``–``end`` of ``data`` decompressed as a stream of its own; None if damaged.
+
+    A block carries its own CRC, which is also the combined CRC of a one-block stream: so
+    the block is wrapped in a stream header and end marker and checked on its own (as
+    bzip2recover does), wherever it lies in the file and however the file was read.
+    """
+    first, last = start // 8, -(-end // 8)
+    length = end - start
+    bits = (int.from_bytes(data[first:last], "big") >> (last * 8 - end)) & ((1 << length) - 1)
+    crc = (bits >> (length - 80)) & 0xFFFFFFFF  # the 32 bits after the block's start marker
+    total = length + 80
+    padding = -total % 8
+    body = ((((bits << 48) | _END_OF_STREAM) << 32 | crc) << padding).to_bytes((total + padding) // 8, "big")
+    try:
+        return bz2.decompress(b"BZh" + level + body)
+    except (OSError, EOFError, ValueError):
+        return None
+
+
+def _damage_in(path: Path, stream: int, first: int, last: int) -> str:
+    """Where the damage is in the bz2 stream at ``stream``: its first bad block that starts in bytes ``first``–``last``.
+
+    The callers know that the blocks before ``first`` and the one at or after it were
+    read without fault, and that the bad one starts before ``last``: the blocks between are checked one by one, so
+    the answer is the same whichever decompressor hit the damage and where it was cut.
+    The text of the good block before it names the page being read.
+    """
+    first = max(first, stream)
+    with _open_binary(path) as handle:
+        handle.seek(stream)
+        level = handle.read(4)[3:]
+        handle.seek(first)
+        data = handle.read(last - first + MAX_BLOCK_BYTES)
+    starts = _bit_offsets(data, _BLOCK_START)
+    ends = sorted(starts + _bit_offsets(data, _END_OF_STREAM))
+    before = b""
+    for start in starts:
+        later = [end for end in ends if end > start]
+        if not later or start >= (last - first) * 8:
+            break
+        block = _block_alone(data, start, later[0], level)
+        if block is None:
+            titles = _TITLE.findall(before.decode("utf-8", errors="replace"))
+            page = f" (the page being read: {html.unescape(titles[-1])!r})" if titles else ""
+            return f": the bz2 block that starts in byte {first + start // 8} is damaged{page}"
+        before = block
+    return ""
 
 
 def _bz2_pieces(handle: BinaryIO, path: Path, start: int, end: int) -> Iterator[tuple[int, bytes]]:
@@ -532,7 +619,8 @@ def _bz2_pieces(handle: BinaryIO, path: Path, start: int, end: int) -> Iterator[
         try:
             data = decompressor.decompress(pending)
         except OSError:
-            raise DumpError(f"{path}: corrupt bz2 data in the bz2 stream at byte {stream}") from None
+            damage = _damage_in(path, stream, offset - len(pending) - 2 * MAX_BLOCK_BYTES, offset)
+            raise DumpError(f"{path}: corrupt bz2 data in the bz2 stream at byte {stream}{damage}") from None
         pending = b""
         if data:
             yield stream, data
@@ -545,12 +633,25 @@ def _parallel_bz2_pieces(path: Path, threads: int) -> Iterator[tuple[int, bytes]
     """A single-stream bz2 file decompressed by ``threads`` threads ahead of the parser (indexed_bzip2)."""
     import indexed_bzip2
 
-    try:
-        with indexed_bzip2.open(str(path), parallelization=threads) as stream:
+    with indexed_bzip2.open(str(path), parallelization=threads) as stream:
+        try:
             while chunk := stream.read(CHUNK_SIZE):
                 yield 0, chunk
-    except RuntimeError:  # indexed_bzip2 reports bad data as a bare C++ exception
-        raise DumpError(f"{path}: corrupt bz2 data in the bz2 stream at byte 0") from None
+        except (RuntimeError, ValueError):  # indexed_bzip2 reports bad data as bare C++ exceptions
+            first, last = _good_blocks_before(stream.available_block_offsets(), stream.tell())
+            damage = _damage_in(path, 0, first, last)
+            raise DumpError(f"{path}: corrupt bz2 data in the bz2 stream at byte 0{damage}") from None
+
+
+def _good_blocks_before(blocks: dict[int, int], failed_at: int) -> tuple[int, int]:
+    """Bytes of the file between which the block that failed at decompressed offset ``failed_at`` starts.
+
+    ``blocks`` maps the bit offsets of the blocks indexed_bzip2 has found to their
+    decompressed offsets; the last one before ``failed_at`` was good, the bad one follows.
+    """
+    good = [bit for bit, decompressed in blocks.items() if decompressed < failed_at]
+    first = max(good) // 8 if good else 0
+    return first, first + 8 * MAX_BLOCK_BYTES
 
 
 def _sevenzip_chunks(path: Path) -> Iterator[bytes]:

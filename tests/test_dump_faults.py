@@ -13,6 +13,7 @@ import dataclasses
 import gzip
 import json
 import os
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -180,7 +181,59 @@ def test_corrupt_stream_is_named_by_its_offset(tmp_path: Path) -> None:
     cut_into_ranges(path)
     result = same_verdict([good_dump(tmp_path), path], tmp_path)
     assert isinstance(result, Verdict)
-    assert result.failures == [f"{path}: corrupt bz2 data in the bz2 stream at byte {offset}"]
+    assert result.failures == [
+        f"{path}: corrupt bz2 data in the bz2 stream at byte {offset}:"
+        f" the bz2 block that starts in byte {offset + 4} is damaged"  # the stream's only block, after "BZh9"
+    ]
+
+
+def block_starts(data: bytes) -> list[int]:
+    """Bit offsets of the bz2 block start markers in ``data``, found the slow, obvious way."""
+    bits = bin(int.from_bytes(b"\x01" + data, "big"))[3:]
+    marker = bin(0x314159265359)[2:].zfill(48)
+    found = []
+    position = bits.find(marker)
+    while position >= 0:
+        found.append(position)
+        position = bits.find(marker, position + 1)
+    return found
+
+
+@pytest.mark.parametrize("where", [129, 0.4, 0.8])  # at byte 129 indexed_bzip2 raises ValueError, not RuntimeError
+def test_corrupt_single_stream_names_the_damaged_block_and_page(tmp_path: Path, where: float) -> None:
+    """One worker decompresses with the bz2 module, two with indexed_bzip2 threads: the same place either way."""
+    text = dump_xml([page_xml(f"Page {n}", " ".join(f"w{n * k % 997}" for k in range(900)), n) for n in range(1, 200)])
+    data = bz2.compress(text.encode("utf-8"), 1)  # blocks of 100 kB: several blocks, one stream
+    damaged_byte = int(where if where > 1 else len(data) * where)
+    starts = block_starts(data)
+    assert len(starts) > 5
+    block = max(start for start in starts if start < damaged_byte * 8 - 80)  # the block holding the damaged byte
+    before = bz2.BZ2Decompressor().decompress(data[: block // 8 + 10])  # out once the next block's header is in
+    titles = re.findall(r"<title>([^<]*)</title>", before.decode("utf-8"))
+    page = f" (the page being read: {titles[-1]!r})" if titles else ""
+    damaged = bytearray(data)
+    damaged[damaged_byte] ^= 0x55
+    path = tmp_path / "enwiki-20240101-pages-articles.xml.bz2"
+    path.write_bytes(bytes(damaged))
+    result = same_verdict([good_dump(tmp_path), path], tmp_path)
+    assert isinstance(result, Verdict)
+    assert result.failures == [
+        f"{path}: corrupt bz2 data in the bz2 stream at byte 0: the bz2 block that starts in byte {block // 8}"
+        f" is damaged{page}"
+    ]
+
+
+def test_long_garbage_after_the_last_stream_is_not_called_truncated(tmp_path: Path) -> None:
+    data = bz2.compress(dump_xml(pages()).encode("utf-8"))
+    path = tmp_path / "enwiki-20240101-pages-articles.xml.bz2"
+    garbage = b"<html>Not found</html>\n" * 1_000_000  # 24 MB: more than the tail the first check looks at
+    path.write_bytes(data + garbage)
+    result = same_verdict([good_dump(tmp_path), path], tmp_path)
+    assert isinstance(result, Verdict)
+    assert result.failures == [
+        f"{path}: {len(garbage):,} bytes after the end of the last bz2 stream"
+        f" (from byte {len(data)} on) are not bz2 data"
+    ]
 
 
 def test_streams_that_cut_pages_apart_are_not_cut_points(tmp_path: Path) -> None:
