@@ -133,14 +133,14 @@ class ReadStats:
 
 
 def _count_invalid_utf8(error: UnicodeError) -> tuple[str, int]:
-    """Replace undecodable bytes by U+FFFD and count them on the decoder that hit them."""
+    """Replace undecodable bytes by U+FFFD and note where they were, for :func:`_decoded_pieces`."""
     assert isinstance(error, UnicodeDecodeError)
-    _InvalidBytes.count += error.end - error.start
+    _InvalidBytes.runs.append((error.start, error.end))
     return "\ufffd", error.end
 
 
 class _InvalidBytes:
-    count = 0
+    runs: list[tuple[int, int]] = []  # (start, end) in the decoder's input, since the last decode call
 
 
 codecs.register_error("wikipedia-ipc-count", _count_invalid_utf8)
@@ -276,6 +276,21 @@ class _PageCollector:
     def note(self, message: str) -> None:
         if len(self.problems) < MAX_PROBLEMS:
             self.problems.append(Problem(f"{self.source}: {message}", self.last_good))
+
+    def invalid_utf8(self, length: int, place: str) -> None:
+        """Invalid bytes the decoder replaced by U+FFFD: where they were, and in which page."""
+        self.note(
+            f"{length} invalid UTF-8 byte{'s' if length > 1 else ''} at {place}, {self._page_being_read()}:"
+            " replaced by U+FFFD"
+        )
+
+    def _page_being_read(self) -> str:
+        if "page" not in self._path:
+            return "outside the pages"
+        title, page_id = str(self._page["title"]), self._page["id"]
+        if not title:
+            return "in a page whose title is not read yet"
+        return f"in page {title!r}" + (f" (id {page_id})" if page_id is not None else "")
 
     def start(self, name: str, attrs: dict[str, str]) -> None:
         if self._stray_text:
@@ -425,6 +440,15 @@ class _PageCollector:
             self.stats.skipped_namespace += 1
         elif self.skip_redirects and self._page["redirect"]:
             self.stats.skipped_redirect += 1
+
+
+def _byte_place(compression: Compression, stream: int | None, offset: int) -> str:
+    """A place in a dump as a byte offset: in the file, or decompressed (within its bz2 stream)."""
+    if compression == "xml":
+        return f"byte {offset}"
+    if stream is None:
+        return f"decompressed byte {offset}"
+    return f"decompressed byte {offset} of the bz2 stream at byte {stream}"
 
 
 def _integer(text: str) -> int | None:
@@ -729,15 +753,55 @@ def _raw_pieces(
             raise DumpError(f"{path}: truncated or corrupt gzip data: {error}") from None
 
 
-def _decoded_pieces(pieces: Iterable[tuple[int | None, bytes]], stats: ReadStats) -> Iterator[tuple[int | None, str]]:
-    """UTF-8 decode, replacing (and counting) invalid bytes instead of failing the whole dump."""
+def _decoded_pieces(
+    pieces: Iterable[tuple[int | None, bytes]], stats: ReadStats
+) -> Iterator[tuple[int | None, str, list[tuple[int, int, int]]]]:
+    """UTF-8 decode, replacing (and counting) invalid bytes instead of failing the whole dump.
+
+    Each text comes with its invalid byte runs as (index of the U+FFFD in the text,
+    decompressed byte offset in its bz2 stream or file, length), so that the reader can
+    say where they were.
+    """
     decoder = codecs.getincrementaldecoder("utf-8")(errors="wikipedia-ipc-count")
-    before = _InvalidBytes.count
     stream: int | None = None
-    for stream, piece in pieces:
-        yield stream, decoder.decode(piece)
-    yield stream, decoder.decode(b"", final=True)
-    stats.invalid_utf8_bytes += _InvalidBytes.count - before
+    position = 0  # decompressed bytes of the stream before the piece
+    for piece_stream, piece in pieces:
+        if piece_stream != stream:
+            stream, position = piece_stream, 0
+        pending = decoder.getstate()[0]
+        text = decoder.decode(piece)
+        yield stream, text, _invalid_runs(pending, piece, position, stats)
+        position += len(piece)
+    pending = decoder.getstate()[0]
+    yield stream, decoder.decode(b"", final=True), _invalid_runs(pending, b"", position, stats)
+
+
+def _invalid_runs(pending: bytes, piece: bytes, position: int, stats: ReadStats) -> list[tuple[int, int, int]]:
+    """The runs :func:`_count_invalid_utf8` noted while decoding ``piece`` (at ``position``) behind ``pending``.
+
+    The decoder's input is the bytes it kept back from the piece before, then the piece.
+    The bytes between two runs are valid UTF-8, so each run's place in the decoded text is
+    the length of what came before it; adjacent runs are one run.
+    """
+    if not _InvalidBytes.runs:
+        return []
+    data = pending + piece
+    offset = position - len(pending)
+    runs: list[tuple[int, int, int]] = []
+    index = 0
+    done = 0
+    for start, end in _InvalidBytes.runs:
+        stats.invalid_utf8_bytes += end - start
+        if runs and start == done:
+            at, where, length = runs[-1]
+            runs[-1] = (at, where, length + end - start)
+        else:
+            index += len(data[done:start].decode("utf-8"))
+            runs.append((index, offset + start, end - start))
+        index += 1  # the U+FFFD
+        done = end
+    _InvalidBytes.runs.clear()
+    return runs
 
 
 def _first_stream_start(handle: BinaryIO, offset: int) -> str:
@@ -829,9 +893,14 @@ class DumpReader:
                 parser.Parse(header, False)
                 collector.loud = True
             raw = _raw_pieces(path, compression, self.byte_range, self.decompress_threads)
-            for stream, text in _decoded_pieces(raw, self.stats):
+            for stream, text, invalid in _decoded_pieces(raw, self.stats):
                 lines.feed(stream, text)
-                parser.Parse(text, False)
+                done = 0
+                for index, offset, length in invalid:  # parsed up to each, to name the page it is in
+                    parser.Parse(text[done:index], False)
+                    done = index
+                    collector.invalid_utf8(length, _byte_place(compression, stream, offset))
+                parser.Parse(text[done:], False)
                 yield from collector.ready
                 collector.ready.clear()
             parser.Parse(self._closing(collector, end), True)
@@ -891,7 +960,7 @@ def read_siteinfo(path: str | os.PathLike[str]) -> SiteInfo:
 
     parser.StartElementHandler = stop_at_first_page
     try:
-        for _, text in _decoded_pieces(_raw_pieces(path, dump_compression(path), None), ReadStats()):
+        for _, text, _ in _decoded_pieces(_raw_pieces(path, dump_compression(path), None), ReadStats()):
             parser.Parse(text, False)
             if done or collector.siteinfo.namespaces and "siteinfo" not in collector.open_elements():
                 break

@@ -282,6 +282,7 @@ def funnel_record(
         "unparsable_image_references": extraction.extract.unparsed,
         "pages_that_failed_to_parse": extraction.extract.failed_pages,
         "captions_the_cleaner_could_not_render": extraction.extract.captions_dropped,
+        "captions_with_invalid_utf8": extraction.extract.invalid_utf8_captions,
         "references_repeated_by_later_revisions": extraction.extract.repeated_in_history,
         "malformed_pages": extraction.read.malformed_pages,
         "malformed_revisions": extraction.read.malformed_revisions,

@@ -349,6 +349,43 @@ def test_bad_page_beside_a_good_dump_builds_both(tmp_path: Path, perceptron_avai
     assert "dump date 20240101, kind: articles" in (tmp_path / "out1" / "README.md").read_text()
 
 
+def invalid_utf8_pages() -> list[bytes]:
+    """Pages with bytes that are not UTF-8: in a caption (3), an alt text (12) and page text (25)."""
+    encoded = [page.encode("utf-8") for page in pages()]
+    encoded[2] = encoded[2].replace(b"number 3 is", b"number 3 \xff\xfe is")
+    encoded[11] = encoded[11].replace(b"|thumb|", b"|thumb|alt=An \xc3 alt|")
+    encoded[24] = encoded[24].replace(b"Text.", b"Text \x80.")
+    return encoded
+
+
+def test_invalid_utf8_is_placed_and_its_captions_dropped(tmp_path: Path) -> None:
+    encoded = invalid_utf8_pages()
+    parts = [bz2.compress(dump_xml([]).partition("</mediawiki>")[0].encode("utf-8"))]
+    parts += [bz2.compress(page) for page in encoded] + [bz2.compress(b"</mediawiki>\n")]
+    path = tmp_path / ARTICLES
+    path.write_bytes(b"".join(parts))
+    cut_into_ranges(path)
+    result = same_verdict([path], tmp_path)
+    assert isinstance(result, Verdict)
+    streams = [sum(len(part) for part in parts[:number]) for number in range(len(parts))]
+    at = [encoded[2].index(b"\xff"), encoded[11].index(b"\xc3"), encoded[24].index(b"\x80")]
+    assert result.problems == [
+        f"{path}: 2 invalid UTF-8 bytes at decompressed byte {at[0]} of the bz2 stream"
+        f" at byte {streams[3]}, in page 'Page 3' (id 3): replaced by U+FFFD (last good page: 'Page 2')",
+        f"{path}: 1 invalid UTF-8 byte at decompressed byte {at[1]} of the bz2 stream"
+        f" at byte {streams[12]}, in page 'Page 12' (id 12): replaced by U+FFFD (last good page: 'Page 11')",
+        f"{path}: 1 invalid UTF-8 byte at decompressed byte {at[2]} of the bz2 stream"
+        f" at byte {streams[25]}, in page 'Page 25' (id 25): replaced by U+FFFD (last good page: 'Page 24')",
+    ]
+    assert result.warned == result.problems
+    assert result.read["invalid_utf8_bytes"] == 4
+    assert result.extract["invalid_utf8_captions"] == 2  # the caption of page 3 and the alt text of page 12
+    captions = {row[1]: row[5] for row in result.rows}
+    assert captions["Page 3"] == "" and captions["Page 12"] == "Caption number 12 is written here."
+    assert captions["Page 25"] == "Caption number 25 is written here."
+    assert not any("\ufffd" in row[5] for row in result.rows)
+
+
 def test_resume_rereads_a_dump_edited_to_the_same_size(tmp_path: Path) -> None:
     path = tmp_path / "enwiki-20240101-pages-articles.xml"
     path.write_text(dump_xml(pages(3)), encoding="utf-8")
