@@ -126,6 +126,7 @@ class ReadStats:
     wrong_root_element: int = 0
     pages_with_several_revisions: int = 0
     file_redirects: int = 0  # redirect pages of the File namespace, read when a build asks for them
+    entities_left_out: int = 0  # entity references expat does not expand: undefined behind a DTD, or external
 
     def add(self, other: ReadStats) -> None:
         for field in dataclasses.fields(self):
@@ -283,6 +284,29 @@ class _PageCollector:
             f"{length} invalid UTF-8 byte{'s' if length > 1 else ''} at {place}, {self._page_being_read()}:"
             " replaced by U+FFFD"
         )
+
+    def skipped_entity(self, name: str, is_parameter_entity: bool) -> None:
+        """An entity that expat leaves out: undefined, where a DTD it does not read might define it."""
+        if self.loud:
+            self.stats.entities_left_out += 1
+            reference = f"%{name};" if is_parameter_entity else f"&{name};"
+            self.note(f"entity {reference} at {self.locate()}, {self._page_being_read()}: not defined, left out")
+
+    def external_entity(
+        self, context: str | None, base: str | None, system_id: str | None, public_id: str | None
+    ) -> int:
+        """An external entity: never loaded (a dump must not make us read files or URLs), so it is left out."""
+        if not self.loud:
+            return 1
+        self.stats.entities_left_out += 1
+        if context is None:  # the DTD's external subset, or a parameter entity in it
+            self.note(
+                f"the external DTD part {system_id!r} at {self.locate()} is not loaded: what it defines is left out"
+            )
+        else:
+            where = f"{self.locate()}, {self._page_being_read()}"
+            self.note(f"external entity &{context}; ({system_id!r}) at {where}: not loaded, left out")
+        return 1  # tells expat to go on without it
 
     def _page_being_read(self) -> str:
         if "page" not in self._path:
@@ -880,6 +904,9 @@ class DumpReader:
         parser.StartElementHandler = collector.start
         parser.EndElementHandler = collector.end
         parser.CharacterDataHandler = collector.characters
+        parser.SkippedEntityHandler = collector.skipped_entity
+        parser.ExternalEntityRefHandler = collector.external_entity
+        parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_UNLESS_STANDALONE)  # to hear of the DTD's too
         lines = _Lines()
         collector.locate = lambda: lines.where(parser.CurrentLineNumber)
         start, end = self.byte_range if self.byte_range else (0, None)

@@ -287,6 +287,7 @@ def funnel_record(
         "malformed_pages": extraction.read.malformed_pages,
         "malformed_revisions": extraction.read.malformed_revisions,
         "content_outside_pages": extraction.read.content_outside_pages,
+        "xml_entities_left_out": extraction.read.entities_left_out,
         "dumps_with_a_wrong_root_element": extraction.read.wrong_root_element,
         "dumps_that_failed": len(extraction.failures),
     }

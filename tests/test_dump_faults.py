@@ -324,6 +324,54 @@ def test_wrong_root_and_text_outside_pages_are_counted(tmp_path: Path) -> None:
     assert len(result.rows) == 40
 
 
+def test_entities_expat_leaves_out_are_counted_with_their_place(tmp_path: Path) -> None:
+    """Behind a DTD, an undefined entity is not an error for expat, and external ones are never loaded."""
+    doctype = '<!DOCTYPE mediawiki SYSTEM "export.dtd" [<!ENTITY secret SYSTEM "/etc/hostname">]>\n'
+    entities = pages()
+    entities[4] = entities[4].replace("Text.", "Text &secret;.")
+    entities[21] = entities[21].replace("Caption number 22", "Caption &foo; number 22")
+    header = doctype + dump_xml([]).partition("</mediawiki>")[0]
+    path = tmp_path / ARTICLES
+    path.write_bytes(multistream(entities, header))
+    cut_into_ranges(path)
+    result = same_verdict([path], tmp_path)
+    assert isinstance(result, Verdict)
+    starts = [len(multistream(entities[:count], header, closing="")) - len(bz2.compress(b"")) for count in (4, 21)]
+    lines = [
+        text.partition(entity)[0].count("\n") + 1
+        for text, entity in ((entities[4], "&secret;"), (entities[21], "&foo;"))
+    ]
+    assert result.problems == [
+        f"{path}: the external DTD part 'export.dtd' at line 1 is not loaded: what it defines is left out"
+        " (before any good page)",
+        f"{path}: external entity &secret; ('/etc/hostname') at line {lines[0]} of the bz2 stream at byte {starts[0]},"
+        " in page 'Page 5' (id 5): not loaded, left out (last good page: 'Page 4')",
+        f"{path}: entity &foo; at line {lines[1]} of the bz2 stream at byte {starts[1]}, in page 'Page 22' (id 22):"
+        " not defined, left out (last good page: 'Page 21')",
+    ]
+    assert result.warned == result.problems
+    assert result.read["entities_left_out"] == 3
+    captions = {row[1]: row[5] for row in result.rows}
+    assert captions["Page 22"] == "Caption number 22 is written here."  # what expat gave: the entity left out
+
+
+def test_an_undefined_entity_without_a_dtd_fails_the_dump_at_its_place(tmp_path: Path) -> None:
+    undefined = pages()
+    undefined[21] = undefined[21].replace("Caption number 22", "Caption &foo; number 22")
+    path = tmp_path / ARTICLES
+    path.write_bytes(multistream(undefined))
+    cut_into_ranges(path)
+    result = same_verdict([good_dump(tmp_path), path], tmp_path)
+    assert isinstance(result, Verdict)
+    start = len(multistream(undefined[:21], closing="")) - len(bz2.compress(b""))
+    before, _, _ = undefined[21].partition("&foo;")
+    line, column = before.count("\n") + 1, len(before.rpartition("\n")[2])
+    assert result.failures == [
+        f"{path}: malformed XML at line {line}, column {column} of the bz2 stream at byte {start}: undefined entity"
+        " (last good page: 'Page 21')"
+    ]
+
+
 def test_a_directory_is_named_as_such(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = tmp_path / "dumps"
     folder.mkdir()
