@@ -309,6 +309,7 @@ class _PageCollector:
         return 1  # tells expat to go on without it
 
     def _page_being_read(self) -> str:
+        """The page the parser is in, for a place in a warning (its title is known once ``</title>`` is read)."""
         if "page" not in self._path:
             return "outside the pages"
         title, page_id = str(self._page["title"]), self._page["id"]
@@ -600,12 +601,13 @@ def _block_alone(data: bytes, start: int, end: int, level: bytes) -> bytes | Non
 
 
 def _damage_in(path: Path, stream: int, first: int, last: int) -> str:
-    """Where the damage is in the bz2 stream at ``stream``: its first bad block that starts in bytes ``first``–``last``.
+    """Where the damage is in the bz2 stream at ``stream``: its first bad block, and the page being read.
 
-    The callers know that the blocks before ``first`` and the one at or after it were
-    read without fault, and that the bad one starts before ``last``: the blocks between are checked one by one, so
-    the answer is the same whichever decompressor hit the damage and where it was cut.
-    The text of the good block before it names the page being read.
+    The callers know that the blocks before byte ``first``, and the first one after it,
+    were read without fault, and that the bad block starts before byte ``last``. The blocks
+    between are checked one by one, so the answer is the same whichever decompressor hit
+    the damage and however the file was cut. The text of the good block before the bad one
+    names the page being read.
     """
     first = max(first, stream)
     with _open_binary(path) as handle:
