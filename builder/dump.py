@@ -24,6 +24,7 @@ import codecs
 import dataclasses
 import gzip
 import hashlib
+import html
 import importlib.util
 import os
 import queue
@@ -45,6 +46,9 @@ _STREAM_HEADER = re.compile(rb"BZh[1-9]")
 _PAGE_START = re.compile(r"\s*<page[\s>/]")
 _FIRST_PAGE = re.compile(r"<page[\s>/]")
 _END_OF_STREAM = 0x177245385090  # the 48-bit marker that ends every bz2 stream (bit-aligned)
+_BLOCK_START = 0x314159265359  # the 48-bit marker that starts every bz2 block (bit-aligned)
+MAX_BLOCK_BYTES = 2 << 20  # more than a bz2 block of 900 kB can take compressed, even of random data
+_TITLE = re.compile(r"<title>([^<]*)</title>")
 FILE_NAMESPACE = 6
 _MAGIC_BYTES = (("bz2", b"BZh"), ("gz", b"\x1f\x8b"), ("7z", b"7z\xbc\xaf\x27\x1c"))
 
@@ -122,6 +126,7 @@ class ReadStats:
     wrong_root_element: int = 0
     pages_with_several_revisions: int = 0
     file_redirects: int = 0  # redirect pages of the File namespace, read when a build asks for them
+    entities_left_out: int = 0  # entity references expat does not expand: undefined behind a DTD, or external
 
     def add(self, other: ReadStats) -> None:
         for field in dataclasses.fields(self):
@@ -129,14 +134,14 @@ class ReadStats:
 
 
 def _count_invalid_utf8(error: UnicodeError) -> tuple[str, int]:
-    """Replace undecodable bytes by U+FFFD and count them on the decoder that hit them."""
+    """Replace undecodable bytes by U+FFFD and note where they were, for :func:`_decoded_pieces`."""
     assert isinstance(error, UnicodeDecodeError)
-    _InvalidBytes.count += error.end - error.start
+    _InvalidBytes.runs.append((error.start, error.end))
     return "\ufffd", error.end
 
 
 class _InvalidBytes:
-    count = 0
+    runs: list[tuple[int, int]] = []  # (start, end) in the decoder's input, since the last decode call
 
 
 codecs.register_error("wikipedia-ipc-count", _count_invalid_utf8)
@@ -272,6 +277,45 @@ class _PageCollector:
     def note(self, message: str) -> None:
         if len(self.problems) < MAX_PROBLEMS:
             self.problems.append(Problem(f"{self.source}: {message}", self.last_good))
+
+    def invalid_utf8(self, length: int, place: str) -> None:
+        """Invalid bytes the decoder replaced by U+FFFD: where they were, and in which page."""
+        self.note(
+            f"{length} invalid UTF-8 byte{'s' if length > 1 else ''} at {place}, {self._page_being_read()}:"
+            " replaced by U+FFFD"
+        )
+
+    def skipped_entity(self, name: str, is_parameter_entity: bool) -> None:
+        """An entity that expat leaves out: undefined, where a DTD it does not read might define it."""
+        if self.loud:
+            self.stats.entities_left_out += 1
+            reference = f"%{name};" if is_parameter_entity else f"&{name};"
+            self.note(f"entity {reference} at {self.locate()}, {self._page_being_read()}: not defined, left out")
+
+    def external_entity(
+        self, context: str | None, base: str | None, system_id: str | None, public_id: str | None
+    ) -> int:
+        """An external entity: never loaded (a dump must not make us read files or URLs), so it is left out."""
+        if not self.loud:
+            return 1
+        self.stats.entities_left_out += 1
+        if context is None:  # the DTD's external subset, or a parameter entity in it
+            self.note(
+                f"the external DTD part {system_id!r} at {self.locate()} is not loaded: what it defines is left out"
+            )
+        else:
+            where = f"{self.locate()}, {self._page_being_read()}"
+            self.note(f"external entity &{context}; ({system_id!r}) at {where}: not loaded, left out")
+        return 1  # tells expat to go on without it
+
+    def _page_being_read(self) -> str:
+        """The page the parser is in, for a place in a warning (its title is known once ``</title>`` is read)."""
+        if "page" not in self._path:
+            return "outside the pages"
+        title, page_id = str(self._page["title"]), self._page["id"]
+        if not title:
+            return "in a page whose title is not read yet"
+        return f"in page {title!r}" + (f" (id {page_id})" if page_id is not None else "")
 
     def start(self, name: str, attrs: dict[str, str]) -> None:
         if self._stray_text:
@@ -423,6 +467,15 @@ class _PageCollector:
             self.stats.skipped_redirect += 1
 
 
+def _byte_place(compression: Compression, stream: int | None, offset: int) -> str:
+    """A place in a dump as a byte offset: in the file, or decompressed (within its bz2 stream)."""
+    if compression == "xml":
+        return f"byte {offset}"
+    if stream is None:
+        return f"decompressed byte {offset}"
+    return f"decompressed byte {offset} of the bz2 stream at byte {stream}"
+
+
 def _integer(text: str) -> int | None:
     """An XML integer field, or None when it is not one (ids are never negative in dumps)."""
     text = text.strip()
@@ -466,7 +519,8 @@ def check_bz2_end(path: Path) -> None:
     """Refuse a bz2 file that does not end with the end of a bz2 stream, before reading it.
 
     A truncated download, or one with other data appended, is then reported at once and
-    the same way by every reader (the parallel decompressor ignores trailing data).
+    the same way by every reader (the parallel decompressor ignores trailing data). A tail
+    with no bz2 block in it is data appended after the last stream, however long it is.
     """
     size = path.stat().st_size
     with open(path, "rb") as handle:
@@ -476,7 +530,14 @@ def check_bz2_end(path: Path) -> None:
         start = max(0, size - TAIL_SCAN_BYTES)
         handle.seek(start)
         tail = handle.read()
-    end = _last_stream_end(tail)
+        end = _last_stream_end(tail)
+        if end is not None:
+            end += start
+        elif start > 0 and not _bit_offsets(tail, _BLOCK_START):
+            end = _last_stream_end_before(handle, start)
+        if end is not None:
+            handle.seek(end)
+            follows = handle.read(4)
     if end is None and start == 0:
         raise DumpError(f"{path}: truncated bz2 data: the data ends at byte {size} inside the bz2 stream at byte 0")
     if end is None:
@@ -484,14 +545,90 @@ def check_bz2_end(path: Path) -> None:
             f"{path}: truncated bz2 data: the data ends at byte {size} inside a bz2 stream"
             f" (none ends in the last {len(tail):,} bytes)"
         )
-    if _STREAM_HEADER.match(tail[end : end + 4]):
-        raise DumpError(
-            f"{path}: truncated bz2 data: the data ends at byte {size} inside the bz2 stream at byte {start + end}"
-        )
+    if _STREAM_HEADER.match(follows):
+        raise DumpError(f"{path}: truncated bz2 data: the data ends at byte {size} inside the bz2 stream at byte {end}")
     raise DumpError(
-        f"{path}: {size - start - end:,} bytes after the end of the last bz2 stream"
-        f" (from byte {start + end} on) are not bz2 data"
+        f"{path}: {size - end:,} bytes after the end of the last bz2 stream (from byte {end} on) are not bz2 data"
     )
+
+
+def _last_stream_end_before(handle: BinaryIO, before: int) -> int | None:
+    """The byte after the last bz2 stream that ends before ``before``, searched backwards window by window."""
+    while before > 0:
+        start = max(0, before - TAIL_SCAN_BYTES)
+        handle.seek(start)
+        end = _last_stream_end(handle.read(before - start + 10))  # a marker may end just past ``before``
+        if end is not None:
+            return start + end
+        before = start
+    return None
+
+
+def _bit_offsets(data: bytes, marker: int) -> list[int]:
+    """Where the 48-bit ``marker`` starts in ``data``, as bit offsets, at any bit alignment."""
+    found = []
+    for shift in range(8):
+        window = (marker << (8 - shift)).to_bytes(7, "big")  # the marker starting ``shift`` bits into a byte
+        middle = window[1:6]
+        position = data.find(middle, 1)
+        while position >= 0:
+            first = position - 1
+            value = int.from_bytes(data[first : first + 7].ljust(7, b"\0"), "big")
+            if (value >> (8 - shift)) & 0xFFFFFFFFFFFF == marker:
+                found.append(first * 8 + shift)
+            position = data.find(middle, position + 1)
+    return sorted(found)
+
+
+def _block_alone(data: bytes, start: int, end: int, level: bytes) -> bytes | None:
+    """The bz2 block at bits ``start``–``end`` of ``data`` decompressed as a stream of its own; None if damaged.
+
+    A block carries its own CRC, which is also the combined CRC of a one-block stream: so
+    the block is wrapped in a stream header and end marker and checked on its own (as
+    bzip2recover does), wherever it lies in the file and however the file was read.
+    """
+    first, last = start // 8, -(-end // 8)
+    length = end - start
+    bits = (int.from_bytes(data[first:last], "big") >> (last * 8 - end)) & ((1 << length) - 1)
+    crc = (bits >> (length - 80)) & 0xFFFFFFFF  # the 32 bits after the block's start marker
+    total = length + 80
+    padding = -total % 8
+    body = ((((bits << 48) | _END_OF_STREAM) << 32 | crc) << padding).to_bytes((total + padding) // 8, "big")
+    try:
+        return bz2.decompress(b"BZh" + level + body)
+    except (OSError, EOFError, ValueError):
+        return None
+
+
+def _damage_in(path: Path, stream: int, first: int, last: int) -> str:
+    """Where the damage is in the bz2 stream at ``stream``: its first bad block, and the page being read.
+
+    The callers know that the blocks before byte ``first``, and the first one after it,
+    were read without fault, and that the bad block starts before byte ``last``. The blocks
+    between are checked one by one, so the answer is the same whichever decompressor hit
+    the damage and however the file was cut. The text of the good block before the bad one
+    names the page being read.
+    """
+    first = max(first, stream)
+    with _open_binary(path) as handle:
+        handle.seek(stream)
+        level = handle.read(4)[3:]
+        handle.seek(first)
+        data = handle.read(last - first + MAX_BLOCK_BYTES)
+    starts = _bit_offsets(data, _BLOCK_START)
+    ends = sorted(starts + _bit_offsets(data, _END_OF_STREAM))
+    before = b""
+    for start in starts:
+        later = [end for end in ends if end > start]
+        if not later or start >= (last - first) * 8:
+            break
+        block = _block_alone(data, start, later[0], level)
+        if block is None:
+            titles = _TITLE.findall(before.decode("utf-8", errors="replace"))
+            page = f" (the page being read: {html.unescape(titles[-1])!r})" if titles else ""
+            return f": the bz2 block that starts in byte {first + start // 8} is damaged{page}"
+        before = block
+    return ""
 
 
 def _bz2_pieces(handle: BinaryIO, path: Path, start: int, end: int) -> Iterator[tuple[int, bytes]]:
@@ -532,7 +669,8 @@ def _bz2_pieces(handle: BinaryIO, path: Path, start: int, end: int) -> Iterator[
         try:
             data = decompressor.decompress(pending)
         except OSError:
-            raise DumpError(f"{path}: corrupt bz2 data in the bz2 stream at byte {stream}") from None
+            damage = _damage_in(path, stream, offset - len(pending) - 2 * MAX_BLOCK_BYTES, offset)
+            raise DumpError(f"{path}: corrupt bz2 data in the bz2 stream at byte {stream}{damage}") from None
         pending = b""
         if data:
             yield stream, data
@@ -545,12 +683,25 @@ def _parallel_bz2_pieces(path: Path, threads: int) -> Iterator[tuple[int, bytes]
     """A single-stream bz2 file decompressed by ``threads`` threads ahead of the parser (indexed_bzip2)."""
     import indexed_bzip2
 
-    try:
-        with indexed_bzip2.open(str(path), parallelization=threads) as stream:
+    with indexed_bzip2.open(str(path), parallelization=threads) as stream:
+        try:
             while chunk := stream.read(CHUNK_SIZE):
                 yield 0, chunk
-    except RuntimeError:  # indexed_bzip2 reports bad data as a bare C++ exception
-        raise DumpError(f"{path}: corrupt bz2 data in the bz2 stream at byte 0") from None
+        except (RuntimeError, ValueError):  # indexed_bzip2 reports bad data as bare C++ exceptions
+            first, last = _good_blocks_before(stream.available_block_offsets(), stream.tell())
+            damage = _damage_in(path, 0, first, last)
+            raise DumpError(f"{path}: corrupt bz2 data in the bz2 stream at byte 0{damage}") from None
+
+
+def _good_blocks_before(blocks: dict[int, int], failed_at: int) -> tuple[int, int]:
+    """Bytes of the file between which the block that failed at decompressed offset ``failed_at`` starts.
+
+    ``blocks`` maps the bit offsets of the blocks indexed_bzip2 has found to their
+    decompressed offsets; the last one before ``failed_at`` was good, the bad one follows.
+    """
+    good = [bit for bit, decompressed in blocks.items() if decompressed < failed_at]
+    first = max(good) // 8 if good else 0
+    return first, first + 8 * MAX_BLOCK_BYTES
 
 
 def _sevenzip_chunks(path: Path) -> Iterator[bytes]:
@@ -628,15 +779,55 @@ def _raw_pieces(
             raise DumpError(f"{path}: truncated or corrupt gzip data: {error}") from None
 
 
-def _decoded_pieces(pieces: Iterable[tuple[int | None, bytes]], stats: ReadStats) -> Iterator[tuple[int | None, str]]:
-    """UTF-8 decode, replacing (and counting) invalid bytes instead of failing the whole dump."""
+def _decoded_pieces(
+    pieces: Iterable[tuple[int | None, bytes]], stats: ReadStats
+) -> Iterator[tuple[int | None, str, list[tuple[int, int, int]]]]:
+    """UTF-8 decode, replacing (and counting) invalid bytes instead of failing the whole dump.
+
+    Each text comes with its invalid byte runs as (index of the U+FFFD in the text,
+    decompressed byte offset in its bz2 stream or file, length), so that the reader can
+    say where they were.
+    """
     decoder = codecs.getincrementaldecoder("utf-8")(errors="wikipedia-ipc-count")
-    before = _InvalidBytes.count
     stream: int | None = None
-    for stream, piece in pieces:
-        yield stream, decoder.decode(piece)
-    yield stream, decoder.decode(b"", final=True)
-    stats.invalid_utf8_bytes += _InvalidBytes.count - before
+    position = 0  # decompressed bytes of the stream before the piece
+    for piece_stream, piece in pieces:
+        if piece_stream != stream:
+            stream, position = piece_stream, 0
+        pending = decoder.getstate()[0]
+        text = decoder.decode(piece)
+        yield stream, text, _invalid_runs(pending, piece, position, stats)
+        position += len(piece)
+    pending = decoder.getstate()[0]
+    yield stream, decoder.decode(b"", final=True), _invalid_runs(pending, b"", position, stats)
+
+
+def _invalid_runs(pending: bytes, piece: bytes, position: int, stats: ReadStats) -> list[tuple[int, int, int]]:
+    """The runs :func:`_count_invalid_utf8` noted while decoding ``piece`` (at ``position``) behind ``pending``.
+
+    The decoder's input is the bytes it kept back from the piece before, then the piece.
+    The bytes between two runs are valid UTF-8, so each run's place in the decoded text is
+    the length of what came before it; adjacent runs are one run.
+    """
+    if not _InvalidBytes.runs:
+        return []
+    data = pending + piece
+    offset = position - len(pending)
+    runs: list[tuple[int, int, int]] = []
+    index = 0
+    done = 0
+    for start, end in _InvalidBytes.runs:
+        stats.invalid_utf8_bytes += end - start
+        if runs and start == done:
+            at, where, length = runs[-1]
+            runs[-1] = (at, where, length + end - start)
+        else:
+            index += len(data[done:start].decode("utf-8"))
+            runs.append((index, offset + start, end - start))
+        index += 1  # the U+FFFD
+        done = end
+    _InvalidBytes.runs.clear()
+    return runs
 
 
 def _first_stream_start(handle: BinaryIO, offset: int) -> str:
@@ -715,6 +906,9 @@ class DumpReader:
         parser.StartElementHandler = collector.start
         parser.EndElementHandler = collector.end
         parser.CharacterDataHandler = collector.characters
+        parser.SkippedEntityHandler = collector.skipped_entity
+        parser.ExternalEntityRefHandler = collector.external_entity
+        parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_UNLESS_STANDALONE)  # to hear of the DTD's too
         lines = _Lines()
         collector.locate = lambda: lines.where(parser.CurrentLineNumber)
         start, end = self.byte_range if self.byte_range else (0, None)
@@ -728,9 +922,14 @@ class DumpReader:
                 parser.Parse(header, False)
                 collector.loud = True
             raw = _raw_pieces(path, compression, self.byte_range, self.decompress_threads)
-            for stream, text in _decoded_pieces(raw, self.stats):
+            for stream, text, invalid in _decoded_pieces(raw, self.stats):
                 lines.feed(stream, text)
-                parser.Parse(text, False)
+                done = 0
+                for index, offset, length in invalid:  # parsed up to each, to name the page it is in
+                    parser.Parse(text[done:index], False)
+                    done = index
+                    collector.invalid_utf8(length, _byte_place(compression, stream, offset))
+                parser.Parse(text[done:], False)
                 yield from collector.ready
                 collector.ready.clear()
             parser.Parse(self._closing(collector, end), True)
@@ -790,7 +989,7 @@ def read_siteinfo(path: str | os.PathLike[str]) -> SiteInfo:
 
     parser.StartElementHandler = stop_at_first_page
     try:
-        for _, text in _decoded_pieces(_raw_pieces(path, dump_compression(path), None), ReadStats()):
+        for _, text, _ in _decoded_pieces(_raw_pieces(path, dump_compression(path), None), ReadStats()):
             parser.Parse(text, False)
             if done or collector.siteinfo.namespaces and "siteinfo" not in collector.open_elements():
                 break
@@ -813,23 +1012,67 @@ def stream_offsets(path: str | os.PathLike[str]) -> list[int]:
     """Byte offsets of the bz2 streams in a dump file.
 
     Read from the multistream index when it is there (lines ``offset:page_id:title``);
-    otherwise found by scanning for the byte-aligned bz2 stream header. A single-stream
-    file gives ``[0]``; a file that is not bz2 (by its first bytes) too.
+    otherwise found by scanning for the byte-aligned bz2 stream header. An index that
+    cannot be trusted (see :func:`index_offsets`) is ignored with a :class:`DumpWarning`
+    naming it and what is wrong, and the streams are found by scanning: the pages read
+    never depend on the index. A single-stream file gives ``[0]``; a file that is not bz2
+    (by its first bytes) too.
     """
     path = Path(path)
     if dump_compression(path) != "bz2":
         return [0]
     index = index_path(path)
     if index is not None:
-        offsets = {0}
-        with bz2.open(index, "rt", encoding="utf-8") as lines:
-            for number, line in enumerate(lines, 1):
-                head, sep, _ = line.partition(":")
-                if not sep or not head.isdigit():
-                    raise DumpError(f"{index}:{number}: expected 'offset:page_id:title', got {line.strip()!r}")
-                offsets.add(int(head))
-        return sorted(offsets)
+        try:
+            return index_offsets(index, path)
+        except DumpError as error:
+            warnings.warn(f"{error}; the bz2 streams are found by scanning the dump instead", DumpWarning, 2)
     return scan_stream_offsets(path)
+
+
+def index_offsets(index: Path, path: Path) -> list[int]:
+    """The stream offsets a multistream index lists for ``path``, each checked against the dump.
+
+    The index is a separate download that can be truncated, damaged, or belong to another
+    dump: it must be bz2 to its end, every line ``offset:page_id:title``, the offsets in
+    ascending order, and each offset inside the dump at the start of a bz2 stream.
+    Anything else raises :class:`DumpError` naming the index and the line.
+    """
+    if index.stat().st_size == 0:
+        raise DumpError(f"{index}: the index file is empty")
+    size = path.stat().st_size
+    offsets = [0]
+    number = 0
+    with _open_binary(path) as dump, bz2.open(index, "rb") as lines:
+        try:
+            for number, line in enumerate(lines, 1):
+                offset = _index_offset(index, number, line)
+                if offset == offsets[-1]:
+                    continue  # the other pages of the same stream
+                if offset < offsets[-1]:
+                    raise DumpError(f"{index}:{number}: offset {offset} comes after offset {offsets[-1]}")
+                if offset >= size:
+                    raise DumpError(f"{index}:{number}: offset {offset} is beyond the end of {path} ({size} bytes)")
+                dump.seek(offset)
+                if not _STREAM_MAGIC.match(dump.read(10)):
+                    raise DumpError(f"{index}:{number}: offset {offset} is not the start of a bz2 stream in {path}")
+                offsets.append(offset)
+        except EOFError:
+            raise DumpError(f"{index}: truncated bz2 data after line {number:,}") from None
+        except OSError as error:  # bz2 reports data that is not bz2 as OSError
+            where = f"after line {number:,}" if number else "from its first byte"
+            raise DumpError(f"{index}: not bz2 data {where} ({error})") from None
+    if number == 0:
+        raise DumpError(f"{index}: the index lists no bz2 stream")
+    return offsets
+
+
+def _index_offset(index: Path, number: int, line: bytes) -> int:
+    head, sep, _ = line.partition(b":")
+    if not sep or not head.isdigit():
+        text = line.decode("utf-8", errors="replace").strip()
+        raise DumpError(f"{index}:{number}: expected 'offset:page_id:title', got {text!r}")
+    return int(head)
 
 
 def scan_stream_offsets(path: Path) -> list[int]:

@@ -14,7 +14,6 @@ import dataclasses
 import hashlib
 import json
 import re
-import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
@@ -27,7 +26,6 @@ from builder.dump import (
     MAX_PROBLEMS,
     DumpError,
     DumpReader,
-    DumpWarning,
     Problem,
     ReadStats,
     SiteInfo,
@@ -36,7 +34,6 @@ from builder.dump import (
     fingerprint,
     kind_from_name,
     read_siteinfo,
-    scan_stream_offsets,
     split_ranges,
     stream_offsets,
 )
@@ -302,11 +299,7 @@ def plan_tasks(
         ranges: list[tuple[int, int] | None] = [None]
         threads = 1
         if workers > 1 and readable and dump_compression(path) == "bz2":
-            try:
-                offsets = stream_offsets(path)
-            except DumpError as error:  # a bad index must not change the verdict: find the streams instead
-                warnings.warn(f"{error}; the bz2 streams are found by scanning the dump instead", DumpWarning, 2)
-                offsets = scan_stream_offsets(path)
+            offsets = stream_offsets(path)  # a bad index is warned about and not used
             if offsets == [0]:  # one stream: the workers decompress it as threads instead
                 threads = workers
             else:

@@ -282,10 +282,12 @@ def funnel_record(
         "unparsable_image_references": extraction.extract.unparsed,
         "pages_that_failed_to_parse": extraction.extract.failed_pages,
         "captions_the_cleaner_could_not_render": extraction.extract.captions_dropped,
+        "captions_with_invalid_utf8": extraction.extract.invalid_utf8_captions,
         "references_repeated_by_later_revisions": extraction.extract.repeated_in_history,
         "malformed_pages": extraction.read.malformed_pages,
         "malformed_revisions": extraction.read.malformed_revisions,
         "content_outside_pages": extraction.read.content_outside_pages,
+        "xml_entities_left_out": extraction.read.entities_left_out,
         "dumps_with_a_wrong_root_element": extraction.read.wrong_root_element,
         "dumps_that_failed": len(extraction.failures),
     }

@@ -90,6 +90,7 @@ class ExtractStats:
     failed_pages: int = 0
     captions_dropped: int = 0
     repeated_in_history: int = 0
+    invalid_utf8_captions: int = 0  # captions and alt texts dropped for a U+FFFD, the mark of invalid bytes
 
     def add(self, other: ExtractStats) -> None:
         for field in dataclasses.fields(self):
@@ -348,12 +349,20 @@ def _is_option(segment: str) -> bool:
 
 
 def _clean(wikitext: str, stats: ExtractStats) -> str:
-    """A caption's plain text; one the cleaner cannot render is dropped and counted, not its page."""
+    """A caption's plain text; one the cleaner cannot render is dropped and counted, not its page.
+
+    A caption with a U+FFFD is dropped and counted too: the reader puts one where the dump
+    had bytes that are not UTF-8, and a published caption must not hold a guess.
+    """
     try:
-        return clean_caption(wikitext)
+        text = clean_caption(wikitext)
     except CaptionError:
         stats.captions_dropped += 1
         return ""
+    if "\ufffd" in text:
+        stats.invalid_utf8_captions += 1
+        return ""
+    return text
 
 
 def _caption_and_alt(segments: list[str], stats: ExtractStats) -> tuple[str, str]:

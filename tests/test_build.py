@@ -16,6 +16,7 @@ import pytest
 import wikipedia_ipc
 from builder.config import GOLD, SILVER
 from builder.data.make_sample import dump_xml, page_xml
+from builder.dump import DumpWarning
 from builder.local import build
 from builder.output import SAMPLE_DUMP
 
@@ -254,6 +255,24 @@ def test_a_failed_dump_is_reported_and_the_others_go_on(dump: Path, tmp_path: Pa
     assert pairs_of(tmp_path / "out" / "silver")  # the good dump's pairs are there
     record = json.loads((tmp_path / "out" / "silver" / "funnel.json").read_text())
     assert record["skipped"]["dumps_that_failed"] == 1
+
+
+def test_no_replacement_character_is_published(tmp_path: Path, perceptron_available: None) -> None:
+    """Bytes that are not UTF-8 in a caption and an alt text: both dropped and counted, never published."""
+    path = tmp_path / "enwiki-20240101-pages-articles.xml"
+    data = dump_xml(PAGES).encode("utf-8")
+    path.write_bytes(data.replace(b"A rabbit is", b"A rab\xffbit is").replace(b"A drawing", b"A dr\xc3awing"))
+    out = tmp_path / "out"
+    with pytest.warns(DumpWarning, match=r"articles\.xml: 1 invalid UTF-8 byte at byte \d+, in page 'Ēostre' \(id 2\)"):
+        build([path], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)
+    for config in ("gold", "silver"):
+        record = json.loads((out / config / "funnel.json").read_text())
+        assert (record["skipped"]["invalid_utf8_bytes"], record["skipped"]["captions_with_invalid_utf8"]) == (2, 2)
+    card = (out / "README.md").read_text()
+    assert "invalid utf8 bytes: 2, " in card and "captions with invalid utf8: 2, " in card
+    published = [row for table in out.rglob("*.parquet") for row in pq.read_table(table).to_pylist()]
+    assert len(published) > 0
+    assert not any("\ufffd" in str(row) for row in published)
 
 
 def test_resume_reuses_finished_parts(dump: Path, tmp_path: Path, perceptron_available: None) -> None:

@@ -103,8 +103,8 @@ def test_multistream_index_file_is_used(write_dump, tmp_path: Path) -> None:
     index.write_bytes(bz2.compress("".join(f"{o}:{n}:Page {n}\n" for n, o in enumerate(scanned[1:-1], 1)).encode()))
     assert stream_offsets(path) == scanned[:-1]  # the index lists page streams only
     index.write_bytes(bz2.compress(b"garbage line\n"))
-    with pytest.raises(DumpError, match=r"index\.txt\.bz2:1: expected 'offset:page_id:title'"):
-        stream_offsets(path)
+    with pytest.warns(DumpWarning, match=r"index\.txt\.bz2:1: expected 'offset:page_id:title'.*found by scanning"):
+        assert stream_offsets(path) == scanned
 
 
 def test_parallel_decompression_of_a_single_stream_file(write_dump) -> None:
@@ -116,9 +116,10 @@ def test_parallel_decompression_of_a_single_stream_file(write_dump) -> None:
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF
     path.write_bytes(bytes(data))
-    with pytest.raises(DumpError, match=r"corrupt bz2 data in the bz2 stream at byte 0$"):
+    place = r"corrupt bz2 data in the bz2 stream at byte 0: the bz2 block that starts in byte 4 is damaged$"
+    with pytest.raises(DumpError, match=place):
         list(DumpReader(path, decompress_threads=2))
-    with pytest.raises(DumpError, match=r"corrupt bz2 data in the bz2 stream at byte 0$"):
+    with pytest.raises(DumpError, match=place):
         list(DumpReader(path))
 
 

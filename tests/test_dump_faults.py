@@ -13,6 +13,7 @@ import dataclasses
 import gzip
 import json
 import os
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -180,7 +181,59 @@ def test_corrupt_stream_is_named_by_its_offset(tmp_path: Path) -> None:
     cut_into_ranges(path)
     result = same_verdict([good_dump(tmp_path), path], tmp_path)
     assert isinstance(result, Verdict)
-    assert result.failures == [f"{path}: corrupt bz2 data in the bz2 stream at byte {offset}"]
+    assert result.failures == [
+        f"{path}: corrupt bz2 data in the bz2 stream at byte {offset}:"
+        f" the bz2 block that starts in byte {offset + 4} is damaged"  # the stream's only block, after "BZh9"
+    ]
+
+
+def block_starts(data: bytes) -> list[int]:
+    """Bit offsets of the bz2 block start markers in ``data``, found the slow, obvious way."""
+    bits = bin(int.from_bytes(b"\x01" + data, "big"))[3:]
+    marker = bin(0x314159265359)[2:].zfill(48)
+    found = []
+    position = bits.find(marker)
+    while position >= 0:
+        found.append(position)
+        position = bits.find(marker, position + 1)
+    return found
+
+
+@pytest.mark.parametrize("where", [129, 0.4, 0.8])  # at byte 129 indexed_bzip2 raises ValueError, not RuntimeError
+def test_corrupt_single_stream_names_the_damaged_block_and_page(tmp_path: Path, where: float) -> None:
+    """One worker decompresses with the bz2 module, two with indexed_bzip2 threads: the same place either way."""
+    text = dump_xml([page_xml(f"Page {n}", " ".join(f"w{n * k % 997}" for k in range(900)), n) for n in range(1, 200)])
+    data = bz2.compress(text.encode("utf-8"), 1)  # blocks of 100 kB: several blocks, one stream
+    damaged_byte = int(where if where > 1 else len(data) * where)
+    starts = block_starts(data)
+    assert len(starts) > 5
+    block = max(start for start in starts if start < damaged_byte * 8 - 80)  # the block holding the damaged byte
+    before = bz2.BZ2Decompressor().decompress(data[: block // 8 + 10])  # out once the next block's header is in
+    titles = re.findall(r"<title>([^<]*)</title>", before.decode("utf-8"))
+    page = f" (the page being read: {titles[-1]!r})" if titles else ""
+    damaged = bytearray(data)
+    damaged[damaged_byte] ^= 0x55
+    path = tmp_path / "enwiki-20240101-pages-articles.xml.bz2"
+    path.write_bytes(bytes(damaged))
+    result = same_verdict([good_dump(tmp_path), path], tmp_path)
+    assert isinstance(result, Verdict)
+    assert result.failures == [
+        f"{path}: corrupt bz2 data in the bz2 stream at byte 0: the bz2 block that starts in byte {block // 8}"
+        f" is damaged{page}"
+    ]
+
+
+def test_long_garbage_after_the_last_stream_is_not_called_truncated(tmp_path: Path) -> None:
+    data = bz2.compress(dump_xml(pages()).encode("utf-8"))
+    path = tmp_path / "enwiki-20240101-pages-articles.xml.bz2"
+    garbage = b"<html>Not found</html>\n" * 1_000_000  # 24 MB: more than the tail the first check looks at
+    path.write_bytes(data + garbage)
+    result = same_verdict([good_dump(tmp_path), path], tmp_path)
+    assert isinstance(result, Verdict)
+    assert result.failures == [
+        f"{path}: {len(garbage):,} bytes after the end of the last bz2 stream"
+        f" (from byte {len(data)} on) are not bz2 data"
+    ]
 
 
 def test_streams_that_cut_pages_apart_are_not_cut_points(tmp_path: Path) -> None:
@@ -271,6 +324,54 @@ def test_wrong_root_and_text_outside_pages_are_counted(tmp_path: Path) -> None:
     assert len(result.rows) == 40
 
 
+def test_entities_expat_leaves_out_are_counted_with_their_place(tmp_path: Path) -> None:
+    """Behind a DTD, an undefined entity is not an error for expat, and external ones are never loaded."""
+    doctype = '<!DOCTYPE mediawiki SYSTEM "export.dtd" [<!ENTITY secret SYSTEM "/etc/hostname">]>\n'
+    entities = pages()
+    entities[4] = entities[4].replace("Text.", "Text &secret;.")
+    entities[21] = entities[21].replace("Caption number 22", "Caption &foo; number 22")
+    header = doctype + dump_xml([]).partition("</mediawiki>")[0]
+    path = tmp_path / ARTICLES
+    path.write_bytes(multistream(entities, header))
+    cut_into_ranges(path)
+    result = same_verdict([path], tmp_path)
+    assert isinstance(result, Verdict)
+    starts = [len(multistream(entities[:count], header, closing="")) - len(bz2.compress(b"")) for count in (4, 21)]
+    lines = [
+        text.partition(entity)[0].count("\n") + 1
+        for text, entity in ((entities[4], "&secret;"), (entities[21], "&foo;"))
+    ]
+    assert result.problems == [
+        f"{path}: the external DTD part 'export.dtd' at line 1 is not loaded: what it defines is left out"
+        " (before any good page)",
+        f"{path}: external entity &secret; ('/etc/hostname') at line {lines[0]} of the bz2 stream at byte {starts[0]},"
+        " in page 'Page 5' (id 5): not loaded, left out (last good page: 'Page 4')",
+        f"{path}: entity &foo; at line {lines[1]} of the bz2 stream at byte {starts[1]}, in page 'Page 22' (id 22):"
+        " not defined, left out (last good page: 'Page 21')",
+    ]
+    assert result.warned == result.problems
+    assert result.read["entities_left_out"] == 3
+    captions = {row[1]: row[5] for row in result.rows}
+    assert captions["Page 22"] == "Caption number 22 is written here."  # what expat gave: the entity left out
+
+
+def test_an_undefined_entity_without_a_dtd_fails_the_dump_at_its_place(tmp_path: Path) -> None:
+    undefined = pages()
+    undefined[21] = undefined[21].replace("Caption number 22", "Caption &foo; number 22")
+    path = tmp_path / ARTICLES
+    path.write_bytes(multistream(undefined))
+    cut_into_ranges(path)
+    result = same_verdict([good_dump(tmp_path), path], tmp_path)
+    assert isinstance(result, Verdict)
+    start = len(multistream(undefined[:21], closing="")) - len(bz2.compress(b""))
+    before, _, _ = undefined[21].partition("&foo;")
+    line, column = before.count("\n") + 1, len(before.rpartition("\n")[2])
+    assert result.failures == [
+        f"{path}: malformed XML at line {line}, column {column} of the bz2 stream at byte {start}: undefined entity"
+        " (last good page: 'Page 21')"
+    ]
+
+
 def test_a_directory_is_named_as_such(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = tmp_path / "dumps"
     folder.mkdir()
@@ -294,6 +395,43 @@ def test_bad_page_beside_a_good_dump_builds_both(tmp_path: Path, perceptron_avai
     assert records[0]["pages"] == 45
     assert [dump["kind"] for dump in records[0]["dumps"]] == ["articles", "articles"]
     assert "dump date 20240101, kind: articles" in (tmp_path / "out1" / "README.md").read_text()
+
+
+def invalid_utf8_pages() -> list[bytes]:
+    """Pages with bytes that are not UTF-8: in a caption (3), an alt text (12) and page text (25)."""
+    encoded = [page.encode("utf-8") for page in pages()]
+    encoded[2] = encoded[2].replace(b"number 3 is", b"number 3 \xff\xfe is")
+    encoded[11] = encoded[11].replace(b"|thumb|", b"|thumb|alt=An \xc3 alt|")
+    encoded[24] = encoded[24].replace(b"Text.", b"Text \x80.")
+    return encoded
+
+
+def test_invalid_utf8_is_placed_and_its_captions_dropped(tmp_path: Path) -> None:
+    encoded = invalid_utf8_pages()
+    parts = [bz2.compress(dump_xml([]).partition("</mediawiki>")[0].encode("utf-8"))]
+    parts += [bz2.compress(page) for page in encoded] + [bz2.compress(b"</mediawiki>\n")]
+    path = tmp_path / ARTICLES
+    path.write_bytes(b"".join(parts))
+    cut_into_ranges(path)
+    result = same_verdict([path], tmp_path)
+    assert isinstance(result, Verdict)
+    streams = [sum(len(part) for part in parts[:number]) for number in range(len(parts))]
+    at = [encoded[2].index(b"\xff"), encoded[11].index(b"\xc3"), encoded[24].index(b"\x80")]
+    assert result.problems == [
+        f"{path}: 2 invalid UTF-8 bytes at decompressed byte {at[0]} of the bz2 stream"
+        f" at byte {streams[3]}, in page 'Page 3' (id 3): replaced by U+FFFD (last good page: 'Page 2')",
+        f"{path}: 1 invalid UTF-8 byte at decompressed byte {at[1]} of the bz2 stream"
+        f" at byte {streams[12]}, in page 'Page 12' (id 12): replaced by U+FFFD (last good page: 'Page 11')",
+        f"{path}: 1 invalid UTF-8 byte at decompressed byte {at[2]} of the bz2 stream"
+        f" at byte {streams[25]}, in page 'Page 25' (id 25): replaced by U+FFFD (last good page: 'Page 24')",
+    ]
+    assert result.warned == result.problems
+    assert result.read["invalid_utf8_bytes"] == 4
+    assert result.extract["invalid_utf8_captions"] == 2  # the caption of page 3 and the alt text of page 12
+    captions = {row[1]: row[5] for row in result.rows}
+    assert captions["Page 3"] == "" and captions["Page 12"] == "Caption number 12 is written here."
+    assert captions["Page 25"] == "Caption number 25 is written here."
+    assert not any("\ufffd" in row[5] for row in result.rows)
 
 
 def test_resume_rereads_a_dump_edited_to_the_same_size(tmp_path: Path) -> None:
@@ -361,20 +499,69 @@ def test_spark_local_workers_run_the_drivers_python(tmp_path: Path, monkeypatch:
     assert report.extraction.seconds > 0  # measured, not a placeholder
 
 
-def test_a_bad_index_file_does_not_change_the_verdict(tmp_path: Path) -> None:
+def index_lines(page_list: list[str]) -> list[bytes]:
+    """A correct multistream index for :func:`multistream`: one stream per page, ``offset:page_id:title``."""
+    parts = [bz2.compress(part.encode("utf-8")) for part in [dump_xml([]).partition("</mediawiki>")[0], *page_list]]
+    offsets = [sum(len(part) for part in parts[:number]) for number in range(1, len(parts))]
+    return [f"{offset}:{number}:Page {number}\n".encode() for number, offset in enumerate(offsets, 1)]
+
+
+def bad_index(kind: str, lines: list[bytes], size: int) -> tuple[bytes, str]:
+    """An index damaged in one way, and what the warning must say about it."""
+    good = bz2.compress(b"".join(lines))
+    if kind == "truncated":
+        return good[:-20], "truncated bz2 data after line"
+    if kind == "not bz2":
+        return gzip.compress(b"".join(lines)), "not bz2 data from its first byte (Invalid data stream)"
+    if kind == "empty":
+        return b"", "the index file is empty"
+    if kind == "no lines":
+        return bz2.compress(b""), "the index lists no bz2 stream"
+    if kind == "garbage line":
+        return bz2.compress(b"".join(lines[:7]) + b"<html>\n" + b"".join(lines[7:])), (
+            ":8: expected 'offset:page_id:title', got '<html>'"
+        )
+    offset = int(lines[10].partition(b":")[0])
+    if kind == "out of order":
+        lines[10], lines[11] = lines[11], lines[10]
+        return bz2.compress(b"".join(lines)), f":12: offset {offset} comes after offset"
+    if kind == "out of range":
+        lines[10] = f"{size + 5}:11:Page 11\n".encode()
+        return bz2.compress(b"".join(lines)), f":11: offset {size + 5} is beyond the end of"
+    assert kind == "not a stream start"
+    lines[10] = f"{offset + 3}:11:Page 11\n".encode()
+    return bz2.compress(b"".join(lines)), f":11: offset {offset + 3} is not the start of a bz2 stream in"
+
+
+@pytest.mark.parametrize(
+    "kind",
+    ["truncated", "not bz2", "empty", "no lines", "garbage line", "out of order", "out of range", "not a stream start"],
+)
+def test_a_bad_index_file_is_ignored_with_a_warning(tmp_path: Path, kind: str) -> None:
     path = tmp_path / ARTICLES
     path.write_bytes(multistream(pages()))
     index = tmp_path / ARTICLES.replace("multistream", "multistream-index").replace(".xml.bz2", ".txt.bz2")
-    index.write_bytes(bz2.compress(b"not an index line\n"))
-    one = verdict([path], 1, tmp_path / "one")
-    two = verdict([path], 2, tmp_path / "two")
-    assert isinstance(one, Verdict) and isinstance(two, Verdict)
-    assert (one.failures, one.problems, one.read, one.rows) == (two.failures, two.problems, two.read, two.rows)
-    assert len(one.rows) == 40
-    assert two.warned == [
-        f"{index}:1: expected 'offset:page_id:title', got 'not an index line'; "
-        "the bz2 streams are found by scanning the dump instead"
-    ]
+    index.write_bytes(bz2.compress(b"".join(index_lines(pages()))))
+    good = [verdict([path], workers, tmp_path / f"good{workers}") for workers in (1, 2, 3)]
+    assert all(isinstance(result, Verdict) and result.warned == [] for result in good)
+    assert len(good[0].rows) == 40  # type: ignore[union-attr]
+    cut_into_ranges(path)
+    data, what = bad_index(kind, index_lines(pages()), path.stat().st_size)
+    index.write_bytes(data)
+    for workers, expected in zip((1, 2, 3), good, strict=True):
+        result = verdict([path], workers, tmp_path / f"bad{workers}")
+        assert isinstance(result, Verdict) and isinstance(expected, Verdict)
+        assert (result.failures, result.problems, result.read, result.extract, result.rows) == (
+            expected.failures,
+            expected.problems,
+            expected.read,
+            expected.extract,
+            expected.rows,
+        )
+        if workers > 1:  # one worker reads the file whole and never needs the index
+            assert len(result.warned) == 1 and result.warned[0].startswith(str(index))
+            assert what in result.warned[0]
+            assert result.warned[0].endswith("; the bz2 streams are found by scanning the dump instead")
     cut_into_ranges(path)
 
 
