@@ -385,6 +385,9 @@ def _download(arguments: argparse.Namespace) -> int:
     except DownloadError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted: the .part files are kept; the same command resumes them", file=sys.stderr)
+        return 130
     print(f"Verified the SHA-1 of {plural(len(record['files']), 'file')}; wrote {folder / 'download.json'}")
     print(f"Build from it with: python wikipedia_ipc.py build {folder}")
     return 0

@@ -74,6 +74,10 @@ class _Transient(Exception):
     """A failure that may pass: a dropped connection, a timeout, a 5xx answer."""
 
 
+class _Stopped(Exception):
+    """Another file failed for good, or the user interrupted: the transfer stops, its ``.part`` stays."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Network:
     """How long to wait for the mirror, and how often to try again what can be transient."""
@@ -339,7 +343,9 @@ def _sha1_of(path: Path, digest: Any = None) -> Any:
     return digest
 
 
-def _transfer(file: DumpFile, url: str, part: Path, network: Network, progress: _Progress) -> str:
+def _transfer(
+    file: DumpFile, url: str, part: Path, network: Network, progress: _Progress, stop: threading.Event
+) -> str:
     """Bring ``part`` to the length of the file, resuming what it holds; the SHA-1 of what it then holds."""
     digest = _sha1_of(part) if part.exists() else hashlib.sha1()
     have = part.stat().st_size if part.exists() else 0
@@ -355,6 +361,8 @@ def _transfer(file: DumpFile, url: str, part: Path, network: Network, progress: 
                 have, digest = 0, hashlib.sha1()
             with part.open("ab" if have else "wb") as stream:
                 while chunk := response.read(CHUNK_SIZE):
+                    if stop.is_set():
+                        raise _Stopped
                     stream.write(chunk)
                     digest.update(chunk)
                     have += len(chunk)
@@ -379,13 +387,23 @@ def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def fetch_file(file: DumpFile, mirror: str, folder: Path, network: Network, progress: _Progress) -> Fetched:
+def fetch_file(
+    file: DumpFile, mirror: str, folder: Path, network: Network, progress: _Progress, stop: threading.Event
+) -> Fetched:
     """Download one file to ``folder`` and verify it; a mismatch is fetched once more from scratch, then refused.
 
     The bytes go to ``NAME.part``; only a file whose size and SHA-1 are those of
     ``dumpstatus.json`` is renamed to ``NAME``, so a refused file never has the final name.
     """
-    final = folder / file.name
+    try:
+        return _fetch_and_verify(file, mirror + file.url, folder / file.name, network, progress, stop)
+    except OSError as error:  # network errors are DownloadError by now: this is the disk
+        raise DownloadError(f"{folder}: cannot write {file.name} ({error.strerror or error})") from None
+
+
+def _fetch_and_verify(
+    file: DumpFile, url: str, final: Path, network: Network, progress: _Progress, stop: threading.Event
+) -> Fetched:
     if final.exists():
         size = final.stat().st_size
         sha1 = _sha1_of(final).hexdigest() if size == file.size else "(not computed)"
@@ -398,9 +416,8 @@ def fetch_file(file: DumpFile, mirror: str, folder: Path, network: Network, prog
             f"bytes and SHA-1 {file.sha1}; it is left as it is: move it away and run again"
         )
     part = final.with_name(final.name + ".part")
-    url = mirror + file.url
     for attempt in (1, 2):
-        sha1 = _transfer(file, url, part, network, progress)
+        sha1 = _transfer(file, url, part, network, progress, stop)
         size = part.stat().st_size
         if size == file.size and sha1 == file.sha1:
             os.replace(part, final)
@@ -481,24 +498,29 @@ def download(
     except OSError as error:
         raise DownloadError(f"{folder}: cannot create the folder ({error.strerror})") from None
     progress = _Progress(plan.size, show_progress, stream)
+    stop = threading.Event()
     failures: list[str] = []
     fetched: dict[str, Fetched] = {}
     try:
         with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="download") as pool:
             futures: list[Future[Fetched]] = [
-                pool.submit(fetch_file, file, plan.mirror, folder, network, progress) for file in plan.files
+                pool.submit(fetch_file, file, plan.mirror, folder, network, progress, stop) for file in plan.files
             ]
-            for future in futures:
-                try:
-                    item = future.result()
-                except OfflineError:
-                    for waiting in futures:
-                        waiting.cancel()
-                    raise
-                except DownloadError as error:
-                    failures.append(str(error))
-                else:
-                    fetched[item.file.name] = item
+            try:
+                for future in futures:
+                    try:
+                        item = future.result()
+                    except DownloadError as error:
+                        if isinstance(error, OfflineError):
+                            raise
+                        failures.append(str(error))
+                    else:
+                        fetched[item.file.name] = item
+            except BaseException:  # offline, or interrupted: the other transfers stop soon, keeping their .part
+                stop.set()
+                for waiting in futures:
+                    waiting.cancel()
+                raise
     finally:
         progress.close()
     if failures:

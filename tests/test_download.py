@@ -64,6 +64,7 @@ class Mirror:
         self.requests: list[tuple[str, str | None]] = []
         self.drop_after: dict[str, int] = {}  # path → bytes sent before the connection is cut, once
         self.corrupt: dict[str, int] = {}  # path → how many more times it is served with one byte changed
+        self.unavailable: dict[str, int] = {}  # path → how many more times it is answered with 503
         mirror = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -75,6 +76,10 @@ class Mirror:
                 body = mirror.files.get(self.path)
                 if body is None:
                     self.send_error(404)
+                    return
+                if mirror.unavailable.get(self.path, 0) > 0:
+                    mirror.unavailable[self.path] -= 1
+                    self.send_error(503)
                     return
                 if mirror.corrupt.get(self.path, 0) > 0:
                     mirror.corrupt[self.path] -= 1
@@ -205,6 +210,27 @@ def test_an_interrupted_download_resumes_with_range(
     assert mirror.gets(DUMP)[2:] == ["bytes=2000-"]
     assert (folder / DUMP).read_bytes() == SAMPLE_DUMP.read_bytes()
     assert not (folder / f"{DUMP}.part").exists()
+
+
+def test_a_5xx_answer_is_tried_again_a_bounded_number_of_times(
+    mirror: Mirror, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = f"/{WIKI}/{DATE}/dumpstatus.json"
+    mirror.unavailable[status] = 2
+    mirror.unavailable[f"/{WIKI}/{DATE}/{DUMP}"] = 1
+    assert download(mirror, tmp_path / "dumps", "--quiet") == 0
+    assert [path for path, _ in mirror.requests].count(status) == 3
+    assert mirror.gets(DUMP) == [None, None]
+    assert (tmp_path / "dumps" / DUMP).read_bytes() == SAMPLE_DUMP.read_bytes()
+
+    mirror.unavailable[status] = 10
+    started = time.monotonic()
+    assert download(mirror, tmp_path / "again", "--quiet") == 2
+    assert time.monotonic() - started < 3  # 4 tries, waiting 0.05 + 0.1 + 0.2 s between them
+    assert capsys.readouterr().err == (
+        f"error: {mirror.url}{status}: HTTP 503 Service Unavailable (gave up after 4 attempts)\n"
+    )
+    assert mirror.unavailable[status] == 6
 
 
 def test_a_corrupt_file_is_fetched_again_once_then_refused(
