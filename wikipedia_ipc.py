@@ -96,7 +96,7 @@ class WikipediaIPCConfig(datasets.BuilderConfig):
     """A quality level plus where its dumps are and how to tag them."""
 
     pipeline: PipelineConfig | None = None
-    dump_paths: Sequence[str] | None = None
+    dump_paths: Sequence[str] | None = None  # dump files, or folders written by ``download``
     tagger: str = "auto"
     workers: int = 1
     image_tables: Sequence[str] = ()  # for a pipeline config with the sha1 identity

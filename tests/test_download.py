@@ -180,6 +180,21 @@ def test_download_verifies_and_build_reads_the_folder(
     assert mirror.gets(DUMP) == [None]
 
 
+def test_the_datasets_builder_reads_a_download_folder(
+    mirror: Mirror, tmp_path: Path, perceptron_available: None
+) -> None:
+    folder = tmp_path / "dumps"
+    assert download(mirror, folder, "--quiet") == 0
+    builder = wikipedia_ipc.WikipediaIPC(
+        config_name="gold", dump_paths=[str(folder)], tagger="perceptron", cache_dir=str(tmp_path / "cache")
+    )
+    builder.download_and_prepare()
+    direct = tmp_path / "direct"
+    build([SAMPLE_DUMP], [GOLD], direct, tagger="perceptron", show_progress=False)
+    expected = pq.read_table(sorted((direct / "gold").glob("*.parquet"))).column("id").to_pylist()
+    assert sorted(key for split in builder.as_dataset().values() for key in split["id"]) == sorted(expected)
+
+
 def test_build_refuses_a_download_folder_with_a_file_missing(
     mirror: Mirror, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
