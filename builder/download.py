@@ -181,7 +181,9 @@ def _open(url: str, network: Network, start: int = 0) -> http.client.HTTPRespons
         raise _Transient(f"{type(error).__name__}: {error}") from None
 
 
-def _retrying(what: str, network: Network, action: Callable[[], Result]) -> Result:
+def _retrying(
+    what: str, network: Network, action: Callable[[], Result], note: Callable[[str], None] | None = None
+) -> Result:
     """Run ``action`` until it succeeds; transient failures are tried again with exponential backoff, boundedly."""
     for attempt in range(1, network.attempts + 1):
         try:
@@ -189,7 +191,10 @@ def _retrying(what: str, network: Network, action: Callable[[], Result]) -> Resu
         except (_Transient, http.client.HTTPException, ConnectionError, TimeoutError) as error:
             if attempt == network.attempts:
                 raise DownloadError(f"{what}: {error} (gave up after {plural(attempt, 'attempt')})") from None
-            time.sleep(network.backoff * 2 ** (attempt - 1))
+            wait = network.backoff * 2 ** (attempt - 1)
+            if note is not None:
+                note(f"{what}: {error}; trying again in {wait:g} s")
+            time.sleep(wait)
     raise AssertionError("unreachable")  # the loop returns or raises
 
 
@@ -370,7 +375,7 @@ def _transfer(
             if response.length:  # http.client ends a body cut short without an error; what is left says so
                 raise _Transient(f"the connection closed {response.length:,} bytes before the end")
 
-    _retrying(f"{file.name} from {url}", network, fetch)
+    _retrying(f"{file.name} from {url}", network, fetch, progress.note)
     return digest.hexdigest()
 
 

@@ -217,7 +217,9 @@ def test_an_interrupted_download_resumes_with_range(
     assert download(mirror, folder, "--parallel", "1") == 0
     assert mirror.gets(DUMP) == [None, "bytes=3000-"]
     assert (folder / DUMP).read_bytes() == SAMPLE_DUMP.read_bytes()
-    assert "\r" not in capsys.readouterr().err  # stderr is no terminal: lines, not a redrawn bar
+    err = capsys.readouterr().err
+    assert f"{DUMP} from {mirror.url}/{WIKI}/{DATE}/{DUMP}: the connection closed 3,548 bytes before the end" in err
+    assert "\r" not in err  # stderr is no terminal: lines, not a redrawn bar
 
     (folder / DUMP).unlink()  # a .part left by a run that was stopped is resumed too
     (folder / f"{DUMP}.part").write_bytes(SAMPLE_DUMP.read_bytes()[:2000])
@@ -237,6 +239,9 @@ def test_a_5xx_answer_is_tried_again_a_bounded_number_of_times(
     assert [path for path, _ in mirror.requests].count(status) == 3
     assert mirror.gets(DUMP) == [None, None]
     assert (tmp_path / "dumps" / DUMP).read_bytes() == SAMPLE_DUMP.read_bytes()
+    assert f"{DUMP} from {mirror.url}/{WIKI}/{DATE}/{DUMP}: HTTP 503 Service Unavailable; trying again in 0.05 s" in (
+        capsys.readouterr().err
+    )
 
     mirror.unavailable[status] = 10
     started = time.monotonic()
