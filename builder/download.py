@@ -70,6 +70,10 @@ class OfflineError(DownloadError):
     """The mirror cannot be reached at all (no route, no DNS, connection refused)."""
 
 
+class _NotFound(DownloadError):
+    """HTTP 404: the mirror has no such run or file."""
+
+
 class _Transient(Exception):
     """A failure that may pass: a dropped connection, a timeout, a 5xx answer."""
 
@@ -171,6 +175,8 @@ def _open(url: str, network: Network, start: int = 0) -> http.client.HTTPRespons
         error.close()
         if error.code in _RETRIED_STATUS:
             raise _Transient(f"HTTP {error.code} {error.reason}") from None
+        if error.code == 404:
+            raise _NotFound(f"{url}: HTTP 404 Not Found") from None
         raise DownloadError(f"{url}: HTTP {error.code} {error.reason}") from None
     except urllib.error.URLError as error:
         reason = _offline_reason(error.reason) if isinstance(error.reason, BaseException) else None
@@ -211,6 +217,10 @@ def _read_status(mirror: str, wiki: str, date: str, network: Network) -> dict[st
     url = f"{mirror}/{wiki}/{date}/dumpstatus.json"
     try:
         status = json.loads(_read_bytes(url, network))
+    except _NotFound:
+        raise DownloadError(
+            f"{url}: not found: the mirror has no run {date} of {wiki}; --date latest picks one"
+        ) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise DownloadError(f"{url}: not a JSON document ({error})") from None
     if not isinstance(status, dict) or not isinstance(status.get("jobs"), dict):

@@ -285,7 +285,9 @@ def test_a_file_of_someone_else_under_the_final_name_is_left_alone(
     assert not (folder / MANIFEST).exists()
 
 
-def test_a_job_still_running_is_refused(mirror: Mirror, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_job_still_running_or_a_missing_run_is_refused(
+    mirror: Mirror, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     mirror.files[f"/{WIKI}/{DATE}/dumpstatus.json"] = status_of({}, state="in-progress")
     assert download(mirror, tmp_path / "dumps") == 2
     assert capsys.readouterr().err == (
@@ -293,6 +295,11 @@ def test_a_job_still_running_is_refused(mirror: Mirror, tmp_path: Path, capsys: 
         "try another --date, or latest\n"
     )
     assert not (tmp_path / "dumps").exists()
+    assert wikipedia_ipc.main(["download", WIKI, "--date", "20230101", "--mirror", mirror.url, *FAST]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {mirror.url}/{WIKI}/20230101/dumpstatus.json: not found: the mirror has no run 20230101 of enwiki; "
+        "--date latest picks one\n"
+    )
 
 
 def test_latest_picks_the_newest_run_that_is_done(
