@@ -300,6 +300,8 @@ def plan_download(
     job = JOBS.get((kind, compression))
     if job is None:
         raise DownloadError(f"--kind {kind} --format {compression}: not published; 7z is only for --kind history")
+    if not mirror.startswith(("http://", "https://")):
+        raise DownloadError(f"--mirror {mirror!r}: expected an http:// or https:// URL, e.g. {DEFAULT_MIRROR}")
     mirror = mirror.rstrip("/")
     if date == "latest":
         date, status = latest_run(mirror, wiki, job, network)

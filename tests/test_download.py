@@ -349,3 +349,21 @@ def test_parallel_is_capped_with_the_reason(capsys: pytest.CaptureFixture[str]) 
     assert "'8': 1 to 3 files at a time; Wikimedia's dump servers allow each address only a few connections" in (
         capsys.readouterr().err
     )
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["en/wiki"], "'en/wiki' is not a wiki's database name such as enwiki or dewiki"),
+        ([WIKI, "--date", "2024-01-01"], "--date '2024-01-01': expected YYYYMMDD (e.g. 20240101) or latest"),
+        ([WIKI, "--mirror", "dumps.wikimedia.org"], "--mirror 'dumps.wikimedia.org': expected an http:// or https://"),
+        ([WIKI, "--format", "7z"], "--kind articles --format 7z: not published; 7z is only for --kind history"),
+    ],
+)
+def test_a_bad_argument_is_one_line_before_any_request(
+    options: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a request would reach a closed port and be refused: the message shows that none was made
+    assert wikipedia_ipc.main(["download", "--mirror", "http://127.0.0.1:9", *options]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {message}") and err.count("\n") == 1
