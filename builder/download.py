@@ -543,7 +543,10 @@ def download(
     if failures:
         raise DownloadError("\n".join(failures))
     record = manifest_record(plan, [fetched[file.name] for file in plan.files])
-    _write_atomic(folder / MANIFEST, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    try:
+        _write_atomic(folder / MANIFEST, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    except OSError as error:
+        raise DownloadError(f"{folder / MANIFEST}: cannot write ({error.strerror or error})") from None
     return record
 
 

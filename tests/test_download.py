@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import bz2
+import errno
 import hashlib
 import json
+import os
 import socket
 import threading
 import time
@@ -283,6 +285,19 @@ def test_a_file_of_someone_else_under_the_final_name_is_left_alone(
     assert f"{folder / DUMP}: already there with 13 bytes" in capsys.readouterr().err
     assert (folder / DUMP).read_bytes() == b"my own notes\n"
     assert not (folder / MANIFEST).exists()
+
+
+def test_a_disk_error_names_the_folder_and_keeps_the_part(
+    mirror: Mirror, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def disk_full(source: object, target: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "replace", disk_full)
+    folder = tmp_path / "dumps"
+    assert download(mirror, folder, "--quiet") == 2
+    assert f"error: {folder}: cannot write {DUMP} (No space left on device)\n" in capsys.readouterr().err
+    assert sorted(path.name for path in folder.iterdir()) == sorted([f"{DUMP}.part", f"{INDEX}.part"])
 
 
 def test_a_job_still_running_or_a_missing_run_is_refused(
