@@ -351,9 +351,9 @@ class _Progress:
             self._bar.close()
 
 
-def _sha1_of(path: Path, digest: Any = None) -> Any:
-    """Feed the file's bytes into ``digest`` (a new SHA-1 if none) and return it."""
-    digest = digest or hashlib.sha1()
+def _sha1_of(path: Path) -> Any:
+    """The SHA-1 object of the file's bytes, to be fed further or read."""
+    digest = hashlib.sha1()
     with path.open("rb") as stream:
         while block := stream.read(CHUNK_SIZE):
             digest.update(block)
@@ -397,7 +397,6 @@ class Fetched:
 
     file: DumpFile
     verified: str  # when (UTC, ISO 8601)
-    skipped: bool  # it was there already, complete
 
 
 def _now() -> str:
@@ -427,7 +426,7 @@ def _fetch_and_verify(
         if size == file.size and sha1 == file.sha1:
             progress.add(size)
             progress.note(f"{file.name}: already complete (SHA-1 matches), skipped")
-            return Fetched(file, _now(), skipped=True)
+            return Fetched(file, _now())
         raise DownloadError(
             f"{final}: already there with {size:,} bytes and SHA-1 {sha1}, but dumpstatus.json says {file.size:,} "
             f"bytes and SHA-1 {file.sha1}; it is left as it is: move it away and run again"
@@ -438,7 +437,7 @@ def _fetch_and_verify(
         size = part.stat().st_size
         if size == file.size and sha1 == file.sha1:
             os.replace(part, final)
-            return Fetched(file, _now(), skipped=False)
+            return Fetched(file, _now())
         progress.add(-size)
         part.unlink()
         found = f"SHA-1 {sha1}" + (f" ({size:,} bytes, not {file.size:,})" if size != file.size else "")
