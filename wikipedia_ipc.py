@@ -4,7 +4,8 @@ Two ways in:
 
 * the command line, which writes a Hub-ready dataset folder and pushes it to the Hub::
 
-      python wikipedia_ipc.py build [DUMP ...] --configs gold silver --output wikipedia_ipc
+      python wikipedia_ipc.py download enwiki --date latest
+      python wikipedia_ipc.py build [DUMP|FOLDER ...] --configs gold silver --output wikipedia_ipc
       python wikipedia_ipc.py push wikipedia_ipc USER/wikipedia-ipc
 
   and then ``datasets.load_dataset("wikipedia_ipc", "gold")``;
@@ -30,6 +31,17 @@ import pyarrow.parquet as pq
 from datasets.utils.logging import is_progress_bar_enabled
 
 from builder.config import IDENTITIES, PRESETS, SOURCES, PipelineConfig, preset
+from builder.download import (
+    DEFAULT_MIRROR,
+    DEFAULT_PARALLEL,
+    MAX_PARALLEL,
+    DownloadError,
+    Network,
+    download,
+    expand_dumps,
+    human_size,
+    plan_download,
+)
 from builder.dump import DumpError
 from builder.local import DUCKDB_MEMORY, BuildReport, build, default_workers
 from builder.output import (
@@ -84,7 +96,7 @@ class WikipediaIPCConfig(datasets.BuilderConfig):
     """A quality level plus where its dumps are and how to tag them."""
 
     pipeline: PipelineConfig | None = None
-    dump_paths: Sequence[str] | None = None
+    dump_paths: Sequence[str] | None = None  # dump files, or folders written by ``download``
     tagger: str = "auto"
     workers: int = 1
     image_tables: Sequence[str] = ()  # for a pipeline config with the sha1 identity
@@ -123,7 +135,7 @@ class WikipediaIPC(datasets.GeneratorBasedBuilder):
 
     def _split_generators(self, dl_manager: datasets.DownloadManager) -> list[datasets.SplitGenerator]:
         config: WikipediaIPCConfig = self.config  # type: ignore[assignment]
-        dumps = [str(path) for path in (config.dump_paths or [SAMPLE_DUMP])]
+        dumps = expand_dumps([str(path) for path in (config.dump_paths or [SAMPLE_DUMP])])
         pipeline = config.pipeline or preset(config.name)
         if config.splits is not None:
             pipeline = dataclasses.replace(pipeline, splits=tuple(config.splits))
@@ -155,12 +167,58 @@ class WikipediaIPC(datasets.GeneratorBasedBuilder):
 
 
 def command_parser() -> argparse.ArgumentParser:
-    """The command line: ``build`` and ``push``."""
+    """The command line: ``download``, ``build`` and ``push``."""
     parser = argparse.ArgumentParser(prog="wikipedia_ipc.py", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
+    fetch = commands.add_parser("download", help="fetch a Wikimedia dump run and verify every file's SHA-1")
+    fetch.add_argument("wiki", help="the wiki's database name, e.g. enwiki")
+    fetch.add_argument(
+        "--date", default="latest", help="the run, YYYYMMDD, or latest: the newest run whose job is done (default)"
+    )
+    fetch.add_argument(
+        "--kind",
+        choices=["articles", "history"],
+        default="articles",
+        help="articles: the multistream pages-articles dump and its index files (gold, silver; the default); "
+        "history: pages-meta-history (bronze)",
+    )
+    fetch.add_argument(
+        "--format", choices=["bz2", "7z"], default="bz2", help="compression of a history dump (default: bz2)"
+    )
+    fetch.add_argument(
+        "--mirror", default=DEFAULT_MIRROR, help=f"a mirror with Wikimedia's layout (default: {DEFAULT_MIRROR})"
+    )
+    fetch.add_argument("--output", help="folder to download into (default: dumps/WIKI-DATE)")
+    fetch.add_argument(
+        "--parallel",
+        type=_parallel_argument,
+        default=DEFAULT_PARALLEL,
+        metavar="N",
+        help=f"files at a time, 1 to {MAX_PARALLEL} (default: {DEFAULT_PARALLEL}): Wikimedia's dump servers allow "
+        "each address only a few connections",
+    )
+    fetch.add_argument(
+        "--timeout", type=float, default=Network.timeout, help="seconds a connect or a read may take (default: 60)"
+    )
+    fetch.add_argument(
+        "--retries",
+        type=int,
+        default=Network.attempts - 1,
+        help="times a dropped connection, a timeout or a 5xx answer is tried again, resuming (default: 4)",
+    )
+    fetch.add_argument(
+        "--retry-wait",
+        type=float,
+        default=Network.backoff,
+        help="seconds before the first retry, doubled before each further one (default: 2)",
+    )
+    fetch.add_argument("--quiet", action="store_true", help="no progress bar or progress lines")
     run = commands.add_parser("build", help="mine dumps into a dataset folder")
     run.add_argument(
-        "dumps", nargs="*", help="MediaWiki XML dumps (.xml, .xml.bz2, .xml.gz, .xml.7z); default: the sample dump"
+        "dumps",
+        nargs="*",
+        help="MediaWiki XML dumps (.xml, .xml.bz2, .xml.gz, .xml.7z), or folders written by download; "
+        "default: the sample dump",
     )
     run.add_argument(
         "--configs", nargs="+", default=["gold", "silver"], choices=sorted(PRESETS), help="quality levels to build"
@@ -235,6 +293,16 @@ def command_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _parallel_argument(text: str) -> int:
+    """1 to MAX_PARALLEL: more connections would be throttled or refused by Wikimedia, not faster."""
+    if not text.isdigit() or not 1 <= int(text) <= MAX_PARALLEL:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: 1 to {MAX_PARALLEL} files at a time; Wikimedia's dump servers allow each address only a few "
+            "connections"
+        )
+    return int(text)
+
+
 def _splits_argument(text: str) -> tuple[float, ...]:
     try:
         return parse_splits(text)
@@ -298,8 +366,39 @@ def _splits_summary(splits: dict) -> str:
     )
 
 
+def _download(arguments: argparse.Namespace) -> int:
+    """Plan from dumpstatus.json, say how much it is, fetch and verify, and write download.json."""
+    network = Network(arguments.timeout, max(0, arguments.retries) + 1, arguments.retry_wait)
+    try:
+        plan = plan_download(
+            arguments.wiki, arguments.date, arguments.kind, arguments.format, arguments.mirror, network
+        )
+        folder = Path(arguments.output or Path("dumps") / f"{plan.wiki}-{plan.date}")
+        if arguments.date == "latest":
+            print(f"Latest complete run of {plan.wiki} ({plan.job}): {plan.date}")
+        print(
+            f"{plan.wiki} {plan.date} {plan.job}: {plural(len(plan.files), 'file')}, {human_size(plan.size)} "
+            f"({plan.size:,} bytes) from {plan.mirror} into {folder}/",
+            flush=True,
+        )
+        record = download(plan, folder, arguments.parallel, network, show_progress=not arguments.quiet)
+    except DownloadError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: the .part files are kept; the same command resumes them", file=sys.stderr)
+        return 130
+    print(f"Verified the SHA-1 of {plural(len(record['files']), 'file')}; wrote {folder / 'download.json'}")
+    print(f"Build from it with: python wikipedia_ipc.py build {folder}")
+    return 0
+
+
 def _build(arguments: argparse.Namespace) -> int:
-    dumps = arguments.dumps or [str(SAMPLE_DUMP)]
+    try:
+        dumps = expand_dumps(arguments.dumps) or [str(SAMPLE_DUMP)]
+    except DownloadError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     configs = [with_history_references(preset(name), arguments.history_references) for name in arguments.configs]
     configs = [dataclasses.replace(config, splits=arguments.splits) for config in configs]
     if arguments.sources:
@@ -379,6 +478,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = command_parser().parse_args(argv)
     if arguments.command == "push":
         return _push(arguments)
+    if arguments.command == "download":
+        return _download(arguments)
     return _build(arguments)
 
 

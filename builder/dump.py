@@ -999,12 +999,21 @@ def read_siteinfo(path: str | os.PathLike[str]) -> SiteInfo:
 
 
 def index_path(path: str | os.PathLike[str]) -> Path | None:
-    """The ``…-multistream-index.txt.bz2`` that Wikimedia publishes beside a multistream dump."""
+    """The ``…-multistream-index.txt.bz2`` that Wikimedia publishes beside a multistream dump.
+
+    A big wiki's dump comes in parts, each with its own index:
+    ``…-multistream1.xml-p1p41242.bz2`` beside ``…-multistream-index1.txt-p1p41242.bz2``.
+    """
     path = Path(path)
     name = path.name
-    if "multistream" not in name or not name.endswith(".xml.bz2"):
+    part = re.fullmatch(r"(?P<head>.*multistream)(?P<number>\d+)\.xml(?P<pages>-p\d+p\d+)\.bz2", name)
+    if part:
+        index = f"{part['head']}-index{part['number']}.txt{part['pages']}.bz2"
+    elif "multistream" in name and name.endswith(".xml.bz2"):
+        index = name[: -len(".xml.bz2")].replace("multistream", "multistream-index") + ".txt.bz2"
+    else:
         return None
-    candidate = path.with_name(name[: -len(".xml.bz2")].replace("multistream", "multistream-index") + ".txt.bz2")
+    candidate = path.with_name(index)
     return candidate if candidate.exists() else None
 
 

@@ -204,7 +204,7 @@ def test_every_command_option_has_help_text() -> None:
     commands = next(
         action for action in wikipedia_ipc.command_parser()._actions if isinstance(action, argparse._SubParsersAction)
     )
-    for name in ("build", "push"):
+    for name in ("download", "build", "push"):
         for action in commands.choices[name]._actions:
             assert action.help, f"{name} {action.option_strings or action.dest} has no help text"
 

@@ -1,0 +1,606 @@
+"""``wikipedia_ipc.py download``: fetch a Wikimedia dump run and verify every file.
+
+A dump run publishes ``<mirror>/<wiki>/<date>/dumpstatus.json``: per job its status and
+its files with size, URL and SHA-1. The files of one job are downloaded into a folder
+(``NAME.part`` first, resumed with HTTP ``Range`` after a broken connection), and a file
+gets its final name only once its SHA-1 is the one that ``dumpstatus.json`` states, so a
+build never reads a truncated or corrupt dump. ``download.json`` in the folder records
+what was fetched; :func:`expand_dumps` turns such a folder back into its dump files.
+
+Only the standard library talks to the network (``urllib.request``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import errno
+import hashlib
+import http.client
+import json
+import os
+import re
+import secrets
+import socket
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TextIO, TypeVar
+
+from tqdm import tqdm
+
+from builder.output import plural
+
+DEFAULT_MIRROR = "https://dumps.wikimedia.org"
+MANIFEST = "download.json"
+MANIFEST_FORMAT = 1
+# Wikimedia's dump servers allow each address only a few connections at a time and throttle or
+# refuse more, so more parallel files would not be faster, only less polite.
+MAX_PARALLEL = 3
+DEFAULT_PARALLEL = 2
+CHUNK_SIZE = 1 << 20
+PROGRESS_INTERVAL = 10.0  # seconds between progress lines when stderr is not a terminal
+USER_AGENT = "wikipedia-ipc dump downloader (https://github.com/webis-de/wikipedia-ipc)"
+JOBS = {
+    ("articles", "bz2"): "articlesmultistreamdump",
+    ("history", "bz2"): "metahistorybz2dump",
+    ("history", "7z"): "metahistory7zdump",
+}
+_WIKI_NAME = re.compile(r"[a-z][a-z0-9_]*")
+_DATE = re.compile(r"\d{8}")
+_RUN_LINK = re.compile(r'href="(\d{8})/?"')
+_SHA1 = re.compile(r"[0-9a-f]{40}")
+# no route, no name, nobody listening: waiting will not help, so these are not retried
+_OFFLINE_ERRNOS = {errno.ECONNREFUSED, errno.ENETUNREACH, errno.EHOSTUNREACH, errno.ENETDOWN}
+_RETRIED_STATUS = {408, 429, 500, 502, 503, 504}
+
+Result = TypeVar("Result")
+
+
+class DownloadError(Exception):
+    """A dump run or file that cannot be fetched or does not verify; the message names it."""
+
+
+class OfflineError(DownloadError):
+    """The mirror cannot be reached at all (no route, no DNS, connection refused)."""
+
+
+class _NotFound(DownloadError):
+    """HTTP 404: the mirror has no such run or file."""
+
+
+class _Transient(Exception):
+    """A failure that may pass: a dropped connection, a timeout, a 5xx answer."""
+
+
+class _Stopped(Exception):
+    """Another file failed for good, or the user interrupted: the transfer stops, its ``.part`` stays."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Network:
+    """How long to wait for the mirror, and how often to try again what can be transient."""
+
+    timeout: float = 60.0  # seconds a connect or a read may take
+    attempts: int = 5  # tries per request, the first included
+    backoff: float = 2.0  # seconds before the second try, doubled before each further one
+
+
+@dataclasses.dataclass(frozen=True)
+class DumpFile:
+    """One file of a dump job as ``dumpstatus.json`` lists it."""
+
+    name: str
+    size: int
+    sha1: str
+    url: str
+
+    @property
+    def role(self) -> str:
+        """``index`` for a multistream index (read beside its dump, not as one), else ``dump``."""
+        return "index" if "multistream-index" in self.name else "dump"
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """What one download fetches: a job of one dump run, and from where."""
+
+    wiki: str
+    date: str
+    kind: str
+    compression: str
+    job: str
+    mirror: str
+    updated: str
+    files: tuple[DumpFile, ...]
+
+    @property
+    def size(self) -> int:
+        return sum(file.size for file in self.files)
+
+
+def human_size(size: int) -> str:
+    """``22.3 GB``: a byte count as people read it (powers of 1000, as Wikimedia's pages show)."""
+    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if size >= scale:
+            return f"{size / scale:.1f} {unit}"
+    return f"{size} bytes"
+
+
+def natural_key(name: str) -> list[Any]:
+    """Sort ``…multistream2.xml-p…`` before ``…multistream10.xml-p…``: numbers by value, the rest as text."""
+    return [int(piece) if piece.isdigit() else piece for piece in re.split(r"(\d+)", name)]
+
+
+def check_wiki(wiki: str) -> str:
+    """A wiki's database name (``enwiki``), refused if it could reach outside ``<mirror>/<wiki>/``."""
+    if not _WIKI_NAME.fullmatch(wiki):
+        raise DownloadError(f"{wiki!r} is not a wiki's database name such as enwiki or dewiki")
+    return wiki
+
+
+def check_date(date: str) -> str:
+    """``YYYYMMDD`` or ``latest``."""
+    if date != "latest" and not _DATE.fullmatch(date):
+        raise DownloadError(f"--date {date!r}: expected YYYYMMDD (e.g. 20240101) or latest")
+    return date
+
+
+def _offline_reason(error: BaseException) -> str | None:
+    """Why the mirror is unreachable, if the error says so; ``None`` for what may pass."""
+    if isinstance(error, socket.gaierror):
+        return f"cannot resolve the host name ({error.strerror or error})"
+    if isinstance(error, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(error, OSError) and error.errno in _OFFLINE_ERRNOS:
+        return os.strerror(error.errno).lower()
+    return None
+
+
+def _open(url: str, network: Network, start: int = 0) -> http.client.HTTPResponse:
+    """Open ``url`` (from byte ``start`` on); an unreachable mirror is :class:`OfflineError`, at once."""
+    headers = {"User-Agent": USER_AGENT}
+    if start:
+        headers["Range"] = f"bytes={start}-"
+    request = urllib.request.Request(url, headers=headers)
+    opener = urllib.request.build_opener()
+    try:
+        return opener.open(request, timeout=network.timeout)
+    except urllib.error.HTTPError as error:
+        error.close()
+        if error.code in _RETRIED_STATUS:
+            raise _Transient(f"HTTP {error.code} {error.reason}") from None
+        if error.code == 404:
+            raise _NotFound(f"{url}: HTTP 404 Not Found") from None
+        raise DownloadError(f"{url}: HTTP {error.code} {error.reason}") from None
+    except urllib.error.URLError as error:
+        reason = _offline_reason(error.reason) if isinstance(error.reason, BaseException) else None
+        if reason:
+            raise OfflineError(f"{url}: {reason}; is this machine offline, or the mirror down?") from None
+        raise _Transient(str(error.reason)) from None
+    except (http.client.HTTPException, ConnectionError, TimeoutError) as error:
+        raise _Transient(f"{type(error).__name__}: {error}") from None
+
+
+def _retrying(
+    what: str, network: Network, action: Callable[[], Result], note: Callable[[str], None] | None = None
+) -> Result:
+    """Run ``action`` until it succeeds; transient failures are tried again with exponential backoff, boundedly."""
+    for attempt in range(1, network.attempts + 1):
+        try:
+            return action()
+        except (_Transient, http.client.HTTPException, ConnectionError, TimeoutError) as error:
+            if attempt == network.attempts:
+                raise DownloadError(f"{what}: {error} (gave up after {plural(attempt, 'attempt')})") from None
+            wait = network.backoff * 2 ** (attempt - 1)
+            if note is not None:
+                note(f"{what}: {error}; trying again in {wait:g} s")
+            time.sleep(wait)
+    raise AssertionError("unreachable")  # the loop returns or raises
+
+
+def _read_bytes(url: str, network: Network) -> bytes:
+    def read() -> bytes:
+        with _open(url, network) as response:
+            return response.read()
+
+    return _retrying(url, network, read)
+
+
+def _read_status(mirror: str, wiki: str, date: str, network: Network) -> dict[str, Any]:
+    """A run's ``dumpstatus.json``, checked to be a JSON object with ``jobs``."""
+    url = f"{mirror}/{wiki}/{date}/dumpstatus.json"
+    try:
+        status = json.loads(_read_bytes(url, network))
+    except _NotFound:
+        raise DownloadError(
+            f"{url}: not found: the mirror has no run {date} of {wiki}; --date latest picks one"
+        ) from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise DownloadError(f"{url}: not a JSON document ({error})") from None
+    if not isinstance(status, dict) or not isinstance(status.get("jobs"), dict):
+        raise DownloadError(f"{url}: no 'jobs' object; is this a dump run's dumpstatus.json?")
+    return status
+
+
+def _job_status(status: dict[str, Any], job: str) -> str:
+    entry = status["jobs"].get(job)
+    return str(entry.get("status", "without status")) if isinstance(entry, dict) else "missing"
+
+
+def latest_run(mirror: str, wiki: str, job: str, network: Network) -> tuple[str, dict[str, Any]]:
+    """The newest run of ``wiki`` whose ``job`` is done, and its ``dumpstatus.json``.
+
+    The wiki's folder is an HTML index with a link per run (``20240101/``); runs are tried
+    newest first, and one still running, failed or without a status file is passed over.
+    """
+    listing = f"{mirror}/{wiki}/"
+    dates = sorted(set(_RUN_LINK.findall(_read_bytes(listing, network).decode("utf-8", "replace"))), reverse=True)
+    if not dates:
+        raise DownloadError(f"{listing}: lists no dump run (no link such as 20240101/)")
+    passed = []
+    for date in dates:
+        try:
+            status = _read_status(mirror, wiki, date, network)
+        except OfflineError:
+            raise
+        except DownloadError:
+            passed.append(f"{date} (no readable dumpstatus.json)")
+            continue
+        state = _job_status(status, job)
+        if state == "done":
+            return date, status
+        passed.append(f"{date} ({state})")
+    raise DownloadError(f"{listing}: no run has {job} done: {', '.join(passed)}")
+
+
+def _job_files(status: dict[str, Any], job: str, where: str) -> tuple[tuple[DumpFile, ...], str]:
+    """The files of a finished job, each with a size, a SHA-1 and a URL path; and when the job finished."""
+    state = _job_status(status, job)
+    if state != "done":
+        jobs = ", ".join(sorted(status["jobs"]))
+        detail = f"; the run has {jobs}" if state == "missing" else ""
+        raise DownloadError(f"{where}: job {job} is {state}, not done{detail}; try another --date, or latest")
+    entry = status["jobs"][job]
+    files = entry.get("files")
+    if not isinstance(files, dict) or not files:
+        raise DownloadError(f"{where}: job {job} is done but lists no files")
+    listed = []
+    for name, details in files.items():
+        if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
+            raise DownloadError(f"{where}: job {job} lists a file name that is not a plain name: {name!r}")
+        size = details.get("size") if isinstance(details, dict) else None
+        sha1 = details.get("sha1") if isinstance(details, dict) else None
+        url = details.get("url") if isinstance(details, dict) else None
+        if not isinstance(size, int) or size < 0 or not isinstance(url, str) or not url.startswith("/"):
+            raise DownloadError(f"{where}: {name} has no size or no URL path")
+        if not isinstance(sha1, str) or not _SHA1.fullmatch(sha1):
+            raise DownloadError(f"{where}: {name} has no SHA-1, so it could not be verified")
+        listed.append(DumpFile(name, size, sha1, url))
+    return tuple(sorted(listed, key=lambda file: natural_key(file.name))), str(entry.get("updated", ""))
+
+
+def plan_download(
+    wiki: str,
+    date: str = "latest",
+    kind: str = "articles",
+    compression: str = "bz2",
+    mirror: str = DEFAULT_MIRROR,
+    network: Network | None = None,
+) -> Plan:
+    """Read the run's ``dumpstatus.json`` (for ``latest``: of the newest run whose job is done) into a plan."""
+    network = network or Network()
+    check_wiki(wiki)
+    check_date(date)
+    job = JOBS.get((kind, compression))
+    if job is None:
+        raise DownloadError(f"--kind {kind} --format {compression}: not published; 7z is only for --kind history")
+    if not mirror.startswith(("http://", "https://")):
+        raise DownloadError(f"--mirror {mirror!r}: expected an http:// or https:// URL, e.g. {DEFAULT_MIRROR}")
+    mirror = mirror.rstrip("/")
+    if date == "latest":
+        date, status = latest_run(mirror, wiki, job, network)
+    else:
+        status = _read_status(mirror, wiki, date, network)
+    where = f"{mirror}/{wiki}/{date}/dumpstatus.json"
+    files, updated = _job_files(status, job, where)
+    return Plan(wiki, date, kind, compression, job, mirror, updated, files)
+
+
+class _Progress:
+    """Bytes in place over all files: a tqdm bar on a terminal, else a plain line every ``interval`` seconds."""
+
+    def __init__(self, total: int, show: bool, stream: TextIO, interval: float = PROGRESS_INTERVAL) -> None:
+        self.total = total
+        self.done = 0
+        self.show = show
+        self.stream = stream
+        self.interval = interval
+        self._lock = threading.Lock()
+        self._last = time.monotonic()
+        terminal = show and stream.isatty()
+        self._bar = tqdm(total=total, unit="B", unit_scale=True, desc="download", file=stream) if terminal else None
+
+    def add(self, count: int) -> None:
+        with self._lock:
+            self.done += count
+            if self._bar is not None:
+                self._bar.update(count)
+            elif self.show and time.monotonic() - self._last >= self.interval:
+                self._last = time.monotonic()
+                share = 100 * self.done / self.total if self.total else 100.0
+                print(
+                    f"downloaded {human_size(self.done)} of {human_size(self.total)} ({share:.0f}%)", file=self.stream
+                )
+
+    def note(self, text: str) -> None:
+        """A message that does not tear the bar."""
+        with self._lock:
+            if self._bar is not None:
+                self._bar.write(text, file=self.stream)
+            else:
+                print(text, file=self.stream)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def _sha1_of(path: Path) -> Any:
+    """The SHA-1 object of the file's bytes, to be fed further or read."""
+    digest = hashlib.sha1()
+    with path.open("rb") as stream:
+        while block := stream.read(CHUNK_SIZE):
+            digest.update(block)
+    return digest
+
+
+def _transfer(
+    file: DumpFile, url: str, part: Path, network: Network, progress: _Progress, stop: threading.Event
+) -> str:
+    """Bring ``part`` to the length of the file, resuming what it holds; the SHA-1 of what it then holds."""
+    digest = _sha1_of(part) if part.exists() else hashlib.sha1()
+    have = part.stat().st_size if part.exists() else 0
+    progress.add(have)
+
+    def fetch() -> None:
+        nonlocal digest, have
+        if have >= file.size:  # complete, or longer than it should be (verification will say)
+            return
+        with _open(url, network, start=have) as response:
+            if have and response.status != 206:  # the server ignored Range: the body is the whole file
+                progress.add(-have)
+                have, digest = 0, hashlib.sha1()
+            with part.open("ab" if have else "wb") as stream:
+                while chunk := response.read(CHUNK_SIZE):
+                    if stop.is_set():
+                        raise _Stopped
+                    stream.write(chunk)
+                    digest.update(chunk)
+                    have += len(chunk)
+                    progress.add(len(chunk))
+            if response.length:  # http.client ends a body cut short without an error; what is left says so
+                raise _Transient(f"the connection closed {response.length:,} bytes before the end")
+
+    _retrying(f"{file.name} from {url}", network, fetch, progress.note)
+    return digest.hexdigest()
+
+
+@dataclasses.dataclass(frozen=True)
+class Fetched:
+    """A file in place under its final name, with the SHA-1 it was verified against."""
+
+    file: DumpFile
+    verified: str  # when (UTC, ISO 8601)
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def fetch_file(
+    file: DumpFile, mirror: str, folder: Path, network: Network, progress: _Progress, stop: threading.Event
+) -> Fetched:
+    """Download one file to ``folder`` and verify it; a mismatch is fetched once more from scratch, then refused.
+
+    The bytes go to ``NAME.part``; only a file whose size and SHA-1 are those of
+    ``dumpstatus.json`` is renamed to ``NAME``, so a refused file never has the final name.
+    """
+    try:
+        return _fetch_and_verify(file, mirror + file.url, folder / file.name, network, progress, stop)
+    except OSError as error:  # network errors are DownloadError by now: this is the disk
+        raise DownloadError(f"{folder}: cannot write {file.name} ({error.strerror or error})") from None
+
+
+def _fetch_and_verify(
+    file: DumpFile, url: str, final: Path, network: Network, progress: _Progress, stop: threading.Event
+) -> Fetched:
+    if final.exists():
+        size = final.stat().st_size
+        sha1 = _sha1_of(final).hexdigest() if size == file.size else "(not computed)"
+        if size == file.size and sha1 == file.sha1:
+            progress.add(size)
+            progress.note(f"{file.name}: already complete (SHA-1 matches), skipped")
+            return Fetched(file, _now())
+        raise DownloadError(
+            f"{final}: already there with {size:,} bytes and SHA-1 {sha1}, but dumpstatus.json says {file.size:,} "
+            f"bytes and SHA-1 {file.sha1}; it is left as it is: move it away and run again"
+        )
+    part = final.with_name(final.name + ".part")
+    for attempt in (1, 2):
+        sha1 = _transfer(file, url, part, network, progress, stop)
+        size = part.stat().st_size
+        if size == file.size and sha1 == file.sha1:
+            os.replace(part, final)
+            return Fetched(file, _now())
+        progress.add(-size)
+        part.unlink()
+        found = f"SHA-1 {sha1}" + (f" ({size:,} bytes, not {file.size:,})" if size != file.size else "")
+        if attempt == 1:
+            progress.note(f"{file.name}: {found}, not {file.sha1}; downloading it again from scratch")
+    raise DownloadError(
+        f"{file.name}: downloaded twice from {url}, and twice it did not verify: {found}, but dumpstatus.json "
+        f"says SHA-1 {file.sha1}; the file is refused and nothing of it is kept"
+    )
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write under a unique temporary name, flush to disk, rename into place: readers see all or nothing."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    try:
+        with temporary.open("x", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def manifest_record(plan: Plan, fetched: Sequence[Fetched]) -> dict[str, Any]:
+    """``download.json``: the run, the job, the mirror, and every file with its size and verified SHA-1."""
+    return {
+        "format": MANIFEST_FORMAT,
+        "wiki": plan.wiki,
+        "date": plan.date,
+        "kind": plan.kind,
+        "compression": plan.compression,
+        "job": plan.job,
+        "job_updated": plan.updated,
+        "mirror": plan.mirror,
+        "files": [
+            {
+                "name": item.file.name,
+                "role": item.file.role,
+                "size": item.file.size,
+                "sha1": item.file.sha1,
+                "verified": item.verified,
+            }
+            for item in fetched
+        ],
+    }
+
+
+def download(
+    plan: Plan,
+    folder: str | os.PathLike[str],
+    parallel: int = DEFAULT_PARALLEL,
+    network: Network | None = None,
+    show_progress: bool = True,
+    stream: TextIO | None = None,
+) -> dict[str, Any]:
+    """Fetch and verify every file of the plan into ``folder``, then write ``download.json`` there.
+
+    At most ``parallel`` files are fetched at a time. Files that do not verify are
+    reported together at the end (:class:`DownloadError`) and no manifest is written;
+    the others keep their final names, so a second run fetches only what is missing.
+    """
+    if not 1 <= parallel <= MAX_PARALLEL:
+        raise DownloadError(
+            f"--parallel {parallel}: 1 to {MAX_PARALLEL} files at a time; Wikimedia's dump servers allow each "
+            "address only a few connections"
+        )
+    network = network or Network()
+    stream = stream or sys.stderr
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise DownloadError(f"{folder}: cannot create the folder ({error.strerror})") from None
+    progress = _Progress(plan.size, show_progress, stream)
+    stop = threading.Event()
+    failures: list[str] = []
+    fetched: dict[str, Fetched] = {}
+    try:
+        with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="download") as pool:
+            futures: list[Future[Fetched]] = [
+                pool.submit(fetch_file, file, plan.mirror, folder, network, progress, stop) for file in plan.files
+            ]
+            try:
+                for future in futures:
+                    try:
+                        item = future.result()
+                    except DownloadError as error:
+                        if isinstance(error, OfflineError):
+                            raise
+                        failures.append(str(error))
+                    else:
+                        fetched[item.file.name] = item
+            except BaseException:  # offline, or interrupted: the other transfers stop soon, keeping their .part
+                stop.set()
+                for waiting in futures:
+                    waiting.cancel()
+                raise
+    finally:
+        progress.close()
+    if failures:
+        raise DownloadError("\n".join(failures))
+    record = manifest_record(plan, [fetched[file.name] for file in plan.files])
+    try:
+        _write_atomic(folder / MANIFEST, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    except OSError as error:
+        raise DownloadError(f"{folder / MANIFEST}: cannot write ({error.strerror or error})") from None
+    return record
+
+
+def read_manifest(folder: str | os.PathLike[str]) -> dict[str, Any]:
+    """The ``download.json`` of a download folder, checked to list files with names and sizes."""
+    path = Path(folder) / MANIFEST
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DownloadError(f"{path}: not found; {folder} is not a folder written by download") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise DownloadError(f"{path}: cannot be read ({error})") from None
+    files = record.get("files") if isinstance(record, dict) else None
+    if not isinstance(files, list) or not all(
+        isinstance(entry, dict)
+        and isinstance(entry.get("name"), str)
+        and Path(entry["name"]).name == entry["name"]
+        and isinstance(entry.get("size"), int)
+        for entry in files
+    ):
+        raise DownloadError(f"{path}: not a download manifest (no list of files with name and size)")
+    return record
+
+
+def manifest_dumps(folder: str | os.PathLike[str]) -> tuple[list[Path], dict[str, Any]]:
+    """The dump files of a download folder, in order, and its manifest.
+
+    Every listed file (index files too, which the build reads beside their dumps) must be
+    there with its recorded size; the SHA-1 was checked when it was downloaded.
+    """
+    folder = Path(folder)
+    record = read_manifest(folder)
+    dumps = []
+    for entry in record["files"]:
+        path = folder / entry["name"]
+        if not path.is_file():
+            raise DownloadError(f"{path}: listed in {folder / MANIFEST} but missing; run download again")
+        if path.stat().st_size != entry["size"]:
+            raise DownloadError(
+                f"{path}: {path.stat().st_size:,} bytes, but {folder / MANIFEST} says {entry['size']:,}; "
+                "run download again"
+            )
+        if entry.get("role", "dump") == "dump":
+            dumps.append(path)
+    if not dumps:
+        raise DownloadError(f"{folder / MANIFEST}: lists no dump file")
+    return dumps, record
+
+
+def expand_dumps(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
+    """The dump arguments of a build, with each download folder (one holding ``download.json``) expanded."""
+    expanded = []
+    for path in paths:
+        if Path(path).is_dir() and (Path(path) / MANIFEST).exists():
+            expanded.extend(str(dump) for dump in manifest_dumps(path)[0])
+        else:
+            expanded.append(str(path))
+    return expanded
