@@ -375,6 +375,7 @@ def combine_results(
             if result.error is not None:
                 failures.append(result.error.render(earlier))
                 failed.add(dump)
+                description["failed"] = failures[-1].removeprefix(f"{dump}: ")  # why, for the card's list of dumps
                 break
             earlier = result.last_good if result.last_good is not None else earlier
             dump_read.add(result.read)
