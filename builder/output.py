@@ -726,7 +726,7 @@ class Publisher:
         self.notes: list[str] = []
         self._lock = FolderLock(self.output)
         self._aside: list[str] = []
-        self._earlier: dict[str, list[str]] = {}  # the configs the card names, with their files
+        self._earlier: dict[str, list[str]] = {}  # the configs the card names, with the files their records list
         self._kept: dict[str, dict] = {}  # their records, for the configs this build keeps as they are
         self._writers: dict[str, PairWriter] = {}
         self._records: dict[str, dict] = {}
@@ -777,11 +777,15 @@ class Publisher:
                 "it with --overwrite (the build's files are added beside yours; none of yours is deleted, and one "
                 "where the build must write, such as README.md, is renamed to <name>.orig)"
             )
-        self._earlier = earlier or {}
+        self._earlier = {}
+        for name, files in (earlier or {}).items():  # with the funnel's own list: all of it goes when replaced
+            funnel = self.output / name / FUNNEL
+            manifest = funnel_manifest(funnel)
+            self._earlier[name] = list(dict.fromkeys([*files, *(manifest_files(manifest, funnel) if manifest else [])]))
         if self.keep_earlier:
             self._kept = {
                 name: config_record(self.output, name, files)
-                for name, files in self._earlier.items()
+                for name, files in (earlier or {}).items()
                 if name not in self.configs
             }
         conflicts = [CARD] if card.exists() and not ours else []
@@ -827,12 +831,9 @@ class Publisher:
         for name, files in self._earlier.items():
             if name in self._kept:
                 continue
-            funnel = self.output / name / FUNNEL
-            manifest = funnel_manifest(funnel)
-            listed = dict.fromkeys([*files, *(manifest_files(manifest, funnel) if manifest else [])])
             new = set(self._records[name][MARKER]["files"]) if name in self._records else set()
-            obsolete += [f"{name}/{file}" for file in listed if file not in new]
-            if name not in self._records and manifest is not None:
+            obsolete += [f"{name}/{file}" for file in files if file not in new]
+            if name not in self._records:
                 obsolete.append(f"{name}/{FUNNEL}")
         return obsolete
 
