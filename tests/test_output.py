@@ -31,7 +31,6 @@ from builder.output import (
     STAGING_PREFIX,
     OutputError,
     Publisher,
-    card_configs,
     card_manifest,
     published_files,
 )
@@ -240,9 +239,8 @@ builder.output._apply = apply
 
 def card_view(folder: Path) -> dict[str, bytes]:
     """What a reader of the card sees (``datasets`` among them): the card and the parquet files it names."""
-    configs = card_configs(folder)
-    assert configs is not None
-    paths = ["README.md", *(f"{name}/{file}" for name, files in configs.items() for file in files)]
+    configs = card_manifest(folder / "README.md")["configs"]
+    paths = ["README.md", *(f"{name}/{file}" for name, entry in configs.items() for file in entry["files"])]
     return {path: (folder / path).read_bytes() for path in paths}
 
 
