@@ -629,7 +629,7 @@ def _is_staging(path: Path) -> bool:
 
 
 def stagings(output: Path) -> list[Path]:
-    """The toolkit's staging folders in the output folder, oldest name first."""
+    """The toolkit's staging folders in the output folder, in name order."""
     return [path for path in sorted(output.glob(STAGING_PREFIX + "*")) if _is_staging(path)]
 
 
