@@ -901,7 +901,9 @@ def published_files(output: str | Path) -> list[Path]:
         raise OutputError(f"{output / CARD}: the `wikipedia_ipc` entry lists no configs")
     pending = stagings(output)
     if pending:
-        raise OutputError(f"{pending[0]}: an interrupted build is not finished; the next build into {output} ends it")
+        raise OutputError(
+            f"{pending[0]}: an interrupted build is not finished; the next build into {output}, or push, finishes it"
+        )
     files = [Path(CARD)]
     for name, listed in configs.items():
         config_record(output, name, listed)
