@@ -52,6 +52,7 @@ from builder.output import (
     plural,
     published_files,
     push_to_hub,
+    recover,
 )
 from builder.splits import DEFAULT_FRACTIONS, parse_splits, split_of_file
 from builder.sqldump import SqlDumpError
@@ -459,6 +460,8 @@ def _push(arguments: argparse.Namespace) -> int:
     folder = Path(arguments.folder)
     try:
         with FolderLock(folder):
+            for note in recover(folder):  # a build killed while it moved its files in: finish it first
+                print(note, file=sys.stderr)
             files = published_files(folder)
             sizes = [(folder / file).stat().st_size for file in files]
             if arguments.dry_run:

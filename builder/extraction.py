@@ -368,6 +368,8 @@ def combine_results(
             if result.error is not None:
                 failures.append(result.error.render(earlier))
                 failed.add(dump)
+                # why, for the card's list of dumps: worded without the folders of the machine that built it
+                description["failed"] = failures[-1].removeprefix(f"{dump}: ").replace(dump, description["name"])
                 break
             earlier = result.last_good if result.last_good is not None else earlier
             dump_read.add(result.read)

@@ -14,15 +14,22 @@ How the folder is kept safe:
   deleted; a non-empty folder without such a card is refused unless the user
   allows it (``overwrite``), and even then no file of theirs is deleted: one that
   sits where the toolkit must write (``README.md``, ``<config>/funnel.json``) is
-  renamed ``<name>.orig``.
+  renamed ``<name>.orig``. The configs are those the card's entry names (a copy
+  ``gold-backup/`` with a ``funnel.json`` is the user's), each in the folder of its
+  name. Every name read from these records (and from a commit record) must be a
+  plain file or config name inside the folder, or the build stops naming the record.
 * **Atomic publishing.** A build writes its configs and card into a hidden staging
-  folder inside the output (same file system), writes a commit record when all
+  folder inside the output (same file system; marked by ``staging.json``, so that a
+  user's folder of a similar name is left alone), checks that the card names each
+  config once and only files that will be there, writes a commit record when all
   of it is complete, and only then moves the files in. The parquet names are new
   (they carry a hash of their content), so the old build stays readable until the
-  card is replaced by an atomic rename; the old build's files are deleted after
-  that. An interrupted build leaves the old build intact; a staging folder left
+  card is replaced by an atomic rename, the one point where the folder turns into
+  the new build; the configs' ``funnel.json`` and the deletion of the old build's
+  files follow. An interrupted build leaves the old build intact; a staging folder left
   by a killed build is rolled forward (committed) or discarded (not committed)
-  by the next build. A build that fails in a folder it created removes that folder again
+  by the next build, and by any reader that locks the folder (``push``, the scorer)
+  before it reads. A build that fails in a folder it created removes that folder again
   while it is empty.
 * **One build at a time.** The output folder is locked (``flock`` on the folder)
   from before the first dump is read to the end of the build.
@@ -86,6 +93,8 @@ CARD = "README.md"
 FUNNEL = "funnel.json"
 STAGING_PREFIX = ".wikipedia_ipc-staging-"
 COMMIT_RECORD = "publish.json"
+COMMIT_KEYS = ("configs", "aside", "obsolete")
+STAGING_RECORD = "staging.json"  # the marker of a staging folder the toolkit made
 CONFIG_ORDER = {"gold": 0, "silver": 1, "bronze": 2}
 
 
@@ -281,6 +290,8 @@ def _is_sample(dump: dict[str, str]) -> bool:
 
 def _dump_line(dump: dict[str, str]) -> str:
     line = f"  - `{dump['name']}` ({dump['dbname']}, dump date {dump['date']}, kind: {dump.get('kind', 'unknown')})"
+    if "failed" in dump:
+        return line + f": **failed**, none of its pages are in this config ({dump['failed']})"
     if _is_sample(dump):
         line += (
             ": the toolkit's embedded sample, pages written for the project to exercise the pipeline "
@@ -511,32 +522,178 @@ def _is_ours(path: Path) -> bool:
     return funnel_manifest(path) is not None
 
 
+def _plain(entry: object) -> bool:
+    """One path component the toolkit could have written: no separator, no ``..``, not hidden."""
+    return isinstance(entry, str) and bool(entry) and not entry.startswith(".") and not set(entry) & set("/\\\x00")
+
+
+def _refuse(record: Path, what: str, entry: object) -> OutputError:
+    return OutputError(
+        f"{record}: the {what} {entry!r} is not a plain name inside the output folder; refusing to move or "
+        "delete any file by this record (it was not written this way by the toolkit)"
+    )
+
+
+def manifest_files(manifest: dict, record: Path) -> list[str]:
+    """The parquet files a ``wikipedia_ipc`` entry lists, each a plain ``*.parquet`` name, else an OutputError."""
+    files = manifest.get("files")
+    if not isinstance(files, list):
+        raise OutputError(f"{record}: the `wikipedia_ipc` entry has no list of files")
+    for entry in files:
+        if not _plain(entry) or not entry.endswith(".parquet"):
+            raise _refuse(record, "file", entry)
+    return files
+
+
+def config_folder(output: Path, name: object, record: Path) -> Path:
+    """The folder of a config a record names: a plain name whose folder resolves inside the output folder."""
+    if not _plain(name):
+        raise _refuse(record, "config", name)
+    folder = output / str(name)
+    if not folder.resolve().is_relative_to(output.resolve()):
+        raise OutputError(
+            f"{record}: the config {name!r} leads out of the output folder ({folder} is a link to "
+            f"{folder.resolve()}); refusing to write or delete there"
+        )
+    return folder
+
+
+def card_configs(output: Path) -> dict[str, list[str]] | None:
+    """The configs of the build in the folder, as its card names them, each with its parquet files.
+
+    The card is the build's record: a folder holding a ``funnel.json`` is no config unless
+    the card names it (a user's copy ``gold-backup/`` is not one). None if the card is not ours.
+    """
+    card = output / CARD
+    manifest = card_manifest(card)
+    if manifest is None:
+        return None
+    configs = manifest.get("configs")
+    if not isinstance(configs, dict):
+        raise OutputError(f"{card}: the `wikipedia_ipc` entry has no `configs`")
+    checked = {}
+    for name, entry in configs.items():
+        config_folder(output, name, card)
+        if not isinstance(entry, dict):
+            raise OutputError(f"{card}: the `wikipedia_ipc` entry of config {name!r} lists no files")
+        checked[name] = manifest_files(entry, card)
+    return checked
+
+
+def config_record(output: Path, name: str, files: Sequence[str]) -> dict:
+    """The ``funnel.json`` record of a config the card names: the toolkit's, of this config, with the card's files."""
+    funnel = config_folder(output, name, output / CARD) / FUNNEL
+    manifest = funnel_manifest(funnel)
+    if manifest is None:
+        raise OutputError(f"{funnel}: missing or not written by the toolkit, but the card lists config {name!r}")
+    record = json.loads(funnel.read_text(encoding="utf-8"))
+    if record.get("config") != name:
+        raise OutputError(
+            f"{funnel}: describes config {record.get('config')!r}, not {name!r}, the folder it is in and the name "
+            "the card gives it"
+        )
+    if manifest_files(manifest, funnel) != list(files):
+        raise OutputError(f"{funnel}: lists other parquet files than the card; the build is incomplete")
+    return record
+
+
+def _new_staging(output: Path) -> Path:
+    """A staging folder with the toolkit's marker: only such folders (or committed ones) are ever removed."""
+    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=output))
+    marker = {MARKER: {"format": FORMAT, "pid": os.getpid()}}
+    _write_atomic(staging / STAGING_RECORD, json.dumps(marker) + "\n")
+    return staging
+
+
+def _commit_record(staging: Path) -> dict | None:
+    """A staging folder's commit record, None if it has none; one that is not the toolkit's is an error."""
+    path = staging / COMMIT_RECORD
+    if not path.is_file():
+        return None
+    try:
+        commit = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise OutputError(f"{path}: not a readable commit record ({error})") from None
+    if not isinstance(commit, dict) or not all(isinstance(commit.get(key), list) for key in COMMIT_KEYS):
+        raise OutputError(f"{path}: not a commit record of the toolkit (lists {', '.join(COMMIT_KEYS)} expected)")
+    return commit
+
+
+def _is_staging(path: Path) -> bool:
+    """A staging folder the toolkit made (its marker, or a commit record); a user's namesake is not one."""
+    if path.is_symlink() or not path.is_dir():
+        return False
+    if (path / COMMIT_RECORD).is_file():
+        return True
+    try:
+        marker = json.loads((path / STAGING_RECORD).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(marker, dict) and isinstance(marker.get(MARKER), dict)
+
+
+def stagings(output: Path) -> list[Path]:
+    """The toolkit's staging folders in the output folder, in name order."""
+    return [path for path in sorted(output.glob(STAGING_PREFIX + "*")) if _is_staging(path)]
+
+
+def _commit_path(output: Path, entry: object, record: Path, kind: str) -> Path:
+    """A path of a commit record: ``README.md`` or ``<config>/funnel.json`` set ``aside``,
+    ``<config>/<file>.parquet`` or ``<config>/funnel.json`` ``obsolete``; anything else is refused."""
+    if kind == "aside" and entry == CARD:
+        return output / CARD
+    parts = entry.split("/") if isinstance(entry, str) else []
+    if len(parts) == 2 and _plain(parts[0]):
+        name, file = parts
+        if file == FUNNEL or (kind == "obsolete" and _plain(file) and file.endswith(".parquet")):
+            return config_folder(output, name, record) / file
+    raise _refuse(record, f"{kind} path", entry)
+
+
 def _apply(output: Path, staging: Path) -> None:
-    """Move a committed staging folder into the output; safe to run again after an interruption."""
-    commit = json.loads((staging / COMMIT_RECORD).read_text(encoding="utf-8"))
-    for relative in commit["aside"]:
-        path = output / relative
+    """Move a committed staging folder into the output; safe to run again after an interruption.
+
+    Every path of the commit record is checked before the first file moves. The new parquet
+    files come first (new names: the old card does not see them), then the card, the one
+    point where readers switch to the new build; each config's ``funnel.json`` follows it, and
+    readers that lock the folder finish a committed staging folder before they read.
+    """
+    record = staging / COMMIT_RECORD
+    commit = _commit_record(staging)
+    assert commit is not None
+    configs = [config_folder(output, name, record).name for name in commit["configs"]]
+    aside = [_commit_path(output, entry, record, "aside") for entry in commit["aside"]]
+    obsolete = [_commit_path(output, entry, record, "obsolete") for entry in commit["obsolete"]]
+    for path in aside:
         if path.exists() and not _is_ours(path):
             path.rename(_aside_name(path))
-    for name in commit["configs"]:
+    for name in configs:
         source, target = staging / name, output / name
         target.mkdir(exist_ok=True)
         for file in sorted(source.glob("*.parquet")):
             os.replace(file, target / file.name)
-        if (source / FUNNEL).exists():
-            os.replace(source / FUNNEL, target / FUNNEL)
     if (staging / CARD).exists():
         os.replace(staging / CARD, output / CARD)  # the point where readers switch to the new build
-    for relative in commit["obsolete"]:
-        (output / relative).unlink(missing_ok=True)
+    for name in configs:
+        if (staging / name / FUNNEL).exists():
+            os.replace(staging / name / FUNNEL, output / name / FUNNEL)
+    for path in obsolete:
+        if path.name != FUNNEL or funnel_manifest(path) is not None:
+            path.unlink(missing_ok=True)
+    for folder in sorted({path.parent for path in obsolete} - {output / name for name in configs}):
+        with contextlib.suppress(OSError):  # a config no longer published: its folder goes when nothing else is in it
+            folder.rmdir()
     shutil.rmtree(staging)
 
 
 def recover(output: Path) -> list[str]:
-    """Finish or discard what killed builds left behind (call under the folder's lock); say what was done."""
+    """Finish or discard what killed builds left behind (call under the folder's lock); say what was done.
+
+    Only the toolkit's staging folders count; a user's file or folder of the same name is left alone.
+    """
     notes = []
-    for staging in sorted(output.glob(STAGING_PREFIX + "*")):
-        if (staging / COMMIT_RECORD).is_file():
+    for staging in stagings(output):
+        if _commit_record(staging) is not None:
             _apply(output, staging)
             notes.append(f"{output}: finished publishing a build that was interrupted while its files were moved in")
         else:
@@ -558,16 +715,23 @@ class Publisher:
     Engines call :meth:`open` before reading any dump, :meth:`writer` and
     :meth:`add_config` per config, :meth:`publish` at the end, and :meth:`close`
     in any case (it discards an unfinished staging folder and releases the lock).
+    Configs of an earlier build that this one does not write stay (``keep_earlier``),
+    or are removed with their files (a scored copy holds exactly what was scored).
     """
 
-    def __init__(self, output: str | Path, configs: Sequence[str], overwrite: bool = False) -> None:
+    def __init__(
+        self, output: str | Path, configs: Sequence[str], overwrite: bool = False, keep_earlier: bool = True
+    ) -> None:
         self.output = Path(output)
         self.configs = list(configs)
         self.overwrite = overwrite
+        self.keep_earlier = keep_earlier
         self.staging: Path | None = None
         self.notes: list[str] = []
         self._lock = FolderLock(self.output)
         self._aside: list[str] = []
+        self._earlier: dict[str, list[str]] = {}  # the configs the card names, with the files their records list
+        self._kept: dict[str, dict] = {}  # their records, for the configs this build keeps as they are
         self._writers: dict[str, PairWriter] = {}
         self._records: dict[str, dict] = {}
         self._created = False  # the build made the output folder: a failed build removes it again if empty
@@ -591,7 +755,7 @@ class Publisher:
         try:
             self.notes += recover(self.output)
             self._check()
-            self.staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.output))
+            self.staging = _new_staging(self.output)
         except PermissionError as error:
             self.close()
             raise OutputError(f"{self.output}: cannot write into the output folder ({error.strerror})") from None
@@ -606,8 +770,9 @@ class Publisher:
         card = self.output / CARD
         if card.is_dir():
             raise OutputError(f"{card}: is a folder; the dataset card must go there")
-        ours = card_manifest(card) is not None
-        entries = sorted(path.name for path in self.output.iterdir() if not path.name.startswith(STAGING_PREFIX))
+        earlier = card_configs(self.output)
+        ours = earlier is not None
+        entries = sorted(path.name for path in self.output.iterdir())
         if not ours and entries and not self.overwrite:
             shown = ", ".join(entries[:5]) + (", …" if len(entries) > 5 else "")
             raise OutputError(
@@ -616,6 +781,17 @@ class Publisher:
                 "it with --overwrite (the build's files are added beside yours; none of yours is deleted, and one "
                 "where the build must write, such as README.md, is renamed to <name>.orig)"
             )
+        self._earlier = {}
+        for name, files in (earlier or {}).items():  # with the funnel's own list: all of it goes when replaced
+            funnel = self.output / name / FUNNEL
+            manifest = funnel_manifest(funnel)
+            self._earlier[name] = list(dict.fromkeys([*files, *(manifest_files(manifest, funnel) if manifest else [])]))
+        if self.keep_earlier:
+            self._kept = {
+                name: config_record(self.output, name, files)
+                for name, files in (earlier or {}).items()
+                if name not in self.configs
+            }
         conflicts = [CARD] if card.exists() and not ours else []
         for name in self.configs:
             folder = self.output / name
@@ -653,22 +829,45 @@ class Publisher:
         written = self._writers[name].files if files is None else files
         self._records[name] = write_funnel(self.config_folder(name), record, written)
 
-    def publish(self) -> Path:
-        """Render the card, commit the staged build and swap it into the output folder."""
-        assert self.staging is not None
-        records = dict(self._records)
+    def _obsolete(self) -> list[str]:
+        """The earlier build's files that the new card no longer names: deleted after the swap."""
         obsolete = []
-        for funnel in sorted(self.output.glob(f"*/{FUNNEL}")):
-            manifest = funnel_manifest(funnel)
-            name = funnel.parent.name
-            if manifest is None:
+        for name, files in self._earlier.items():
+            if name in self._kept:
                 continue
-            if name in records:
-                new = set(records[name][MARKER]["files"])
-                obsolete += [f"{name}/{file}" for file in manifest["files"] if file not in new]
-            else:  # a config of an earlier build that this one did not rebuild: it stays, and in the card
-                records[name] = json.loads(funnel.read_text(encoding="utf-8"))
-        (self.staging / CARD).write_text(render_card(records.values()), encoding="utf-8")
+            new = set(self._records[name][MARKER]["files"]) if name in self._records else set()
+            obsolete += [f"{name}/{file}" for file in files if file not in new]
+            if name not in self._records:
+                obsolete.append(f"{name}/{FUNNEL}")
+        return obsolete
+
+    def _verify(self, obsolete: Sequence[str]) -> None:
+        """Refuse to publish a staged card that names a config twice, or a file that will not be there after it."""
+        assert self.staging is not None
+        card = self.staging / CARD
+        loadable = metadata_load(card).get("configs", [])
+        named = [entry["config_name"] for entry in loadable]
+        twice = sorted({name for name in named if named.count(name) > 1})
+        if twice:
+            raise OutputError(f"{card}: names the config {twice[0]!r} twice; refusing to publish it")
+        manifest = card_configs(self.staging) or {}
+        paths = [f"{name}/{file}" for name, files in manifest.items() for file in [*files, FUNNEL]]
+        paths += [path for entry in loadable for data in entry["data_files"] for path in data["path"]]
+        for path in paths:
+            staged = (self.staging / path).is_file()
+            if not staged and (path in obsolete or not (self.output / path).is_file()):
+                raise OutputError(
+                    f"{card}: lists {path}, which is neither staged nor kept in {self.output}; "
+                    "refusing to publish a card whose files are missing"
+                )
+
+    def publish(self, card_suffix: str = "") -> Path:
+        """Render the card (``card_suffix`` appended), check it, commit the staged build and swap it in."""
+        assert self.staging is not None
+        obsolete = self._obsolete()
+        records = {**self._kept, **self._records}
+        (self.staging / CARD).write_text(render_card(records.values()) + card_suffix, encoding="utf-8")
+        self._verify(obsolete)
         _fsync_tree(self.staging)
         commit = {"configs": sorted(self._records), "aside": self._aside, "obsolete": obsolete}
         _write_atomic(self.staging / COMMIT_RECORD, json.dumps(commit, indent=2) + "\n")
@@ -693,27 +892,27 @@ class Publisher:
 def published_files(output: str | Path) -> list[Path]:
     """Every file of a complete build, relative to the folder: the card, each config's funnel and parquet.
 
+    The card says what the build is; call under the folder's lock, after :func:`recover`.
     Raises :class:`OutputError` naming what is missing or inconsistent.
     """
     output = Path(output)
     if not output.is_dir():
         raise OutputError(f"{output}: no such folder")
-    manifest = card_manifest(output / CARD)
-    if manifest is None:
+    configs = card_configs(output)
+    if configs is None:
         raise OutputError(f"{output}: not a Wikipedia-IPC build (no README.md with a `wikipedia_ipc` entry)")
-    configs = manifest.get("configs")
-    if not isinstance(configs, dict) or not configs:
+    if not configs:
         raise OutputError(f"{output / CARD}: the `wikipedia_ipc` entry lists no configs")
+    pending = stagings(output)
+    if pending:
+        raise OutputError(
+            f"{pending[0]}: an interrupted build is not finished; the next build into {output}, or push, finishes it"
+        )
     files = [Path(CARD)]
-    for name, entry in configs.items():
-        funnel = output / name / FUNNEL
-        built = funnel_manifest(funnel)
-        if built is None:
-            raise OutputError(f"{funnel}: missing or not written by the toolkit, but the card lists config {name!r}")
-        if built["files"] != entry["files"]:
-            raise OutputError(f"{funnel}: lists other parquet files than the card; the build is incomplete")
+    for name, listed in configs.items():
+        config_record(output, name, listed)
         files.append(Path(name) / FUNNEL)
-        for file in entry["files"]:
+        for file in listed:
             if not (output / name / file).is_file():
                 raise OutputError(f"{output / name / file}: listed in the card but missing")
             files.append(Path(name) / file)

@@ -202,57 +202,77 @@ def score_file(path: Path, output: Path, arguments: argparse.Namespace) -> dict[
     return results
 
 
+def _apart(folder: Path, output: Path) -> None:
+    """The scored copy goes to a folder of its own: not the input, not inside it, not around it."""
+    source, target = folder.resolve(), output.resolve()
+    if target == source:
+        raise InputError(f"{output}: --output is the input folder; the scored copy must go to another folder")
+    if target.is_relative_to(source):
+        raise InputError(f"{output}: --output is inside the input folder {folder}; choose a folder beside it")
+    if source.is_relative_to(target):
+        raise InputError(f"{output}: --output holds the input folder {folder}; choose a folder beside it")
+
+
 def score_folder(folder: Path, output: Path, arguments: argparse.Namespace) -> dict[str, dict[str, object]]:
     """Every config of a built dataset folder, scored into the same layout under ``output``, with its card.
 
-    Only the parquet files a config's ``funnel.json`` lists are read (a user's files beside
-    them are not pairs). Each config's record is carried over, so the card is rendered anew
-    with a YAML ``configs:`` entry per config: ``load_dataset(output, "gold")`` works as on
-    the input, and the scored file's content-hashed name keeps ``datasets``' cache honest.
+    The configs and their parquet files are those the input's card names (a user's files
+    beside them are not pairs). The input is locked while it is read, so no build swaps
+    files under the scorer; the output is written as a build is (:class:`builder.output.Publisher`:
+    a folder of the user's is refused, the scored copy is staged and swapped in atomically).
+    It holds exactly the configs scored now: those of an earlier scoring that the input
+    no longer has go, as their scores would carry another signature. Each config's record
+    is carried over, so ``load_dataset(output, "gold")`` works as on the input, and the
+    scored file's content-hashed name keeps ``datasets``' cache honest.
     """
-    from builder.output import CARD, FUNNEL, MARKER, file_digest, funnel_manifest, render_card, write_funnel
+    from builder.output import MARKER, FolderLock, Publisher, card_configs, config_record, file_digest, recover
     from builder.splits import split_of_file
 
-    configs = sorted(path.parent for path in folder.glob(f"*/{FUNNEL}") if funnel_manifest(path) is not None)
-    if not configs:
-        raise InputError(f"{folder}: not a Wikipedia-IPC folder (no */{FUNNEL} written by the toolkit)")
+    _apart(folder, output)
     all_results = {}
-    records = []
-    for config in configs:
-        record = json.loads((config / FUNNEL).read_text(encoding="utf-8"))
-        files = [config / name for name in record.pop(MARKER)["files"]]
-        missing = [str(file) for file in files if not file.is_file()]
-        if missing:
-            raise InputError(f"{config / FUNNEL}: lists parquet files that are missing: {', '.join(missing)}")
-        table = pq.read_table(files)
-        if not table.num_rows:
-            raise InputError(f"{config}: no pairs to score")
-        results = _score(table.column("sentence1").to_pylist(), table.column("sentence2").to_pylist(), arguments)
-        for column in SCORE_COLUMNS:
-            table = table.append_column(column, pa.array(results[column], type=pa.float64()))  # type: ignore[arg-type]
-        target = output / config.name
-        target.mkdir(parents=True, exist_ok=True)
-        previous = funnel_manifest(target / FUNNEL)
-        scored_files = []
-        start = 0
-        for split, members in itertools.groupby(files, key=split_of_file):  # one file per split, as built
-            count = sum(pq.read_metadata(file).num_rows for file in members)
-            part = target / f"{split}.parquet.partial"
-            pq.write_table(table.slice(start, count), part, compression="zstd")
-            scored_files.append(part.replace(target / f"{split}-00000-of-00001-{file_digest(part)}.parquet"))
-            start += count
-        if previous:  # an earlier scoring of this config: its files are ours to remove
-            for name in set(previous["files"]) - {file.name for file in scored_files}:
-                (target / name).unlink(missing_ok=True)
-        records.append(write_funnel(target, record, scored_files))
-        all_results[config.name] = results
-    signature = next(iter(all_results.values()))["signature"]
-    card = render_card(records) + (
-        "\n## Δsem,syn scores\n\n"
-        f"Every pair carries the columns {', '.join(f'`{c}`' for c in SCORE_COLUMNS)}, "
-        f"scored with `python -m metrics score` (signature `{signature}`).\n"
-    )
-    (output / CARD).write_text(card, encoding="utf-8")
+    with FolderLock(folder):
+        for note in recover(folder):  # a build killed while it moved its files in: finish it, then read
+            print(f"warning: {note}", file=sys.stderr)
+        configs = card_configs(folder)
+        if not configs:
+            raise InputError(f"{folder}: not a Wikipedia-IPC folder (no README.md with a `wikipedia_ipc` entry)")
+        sources = {}  # every config's record and files, checked before the output is touched
+        for name in sorted(configs):
+            record = config_record(folder, name, configs[name])
+            record.pop(MARKER)
+            files = [folder / name / file for file in configs[name]]
+            missing = [str(file) for file in files if not file.is_file()]
+            if missing:
+                raise InputError(
+                    f"{folder / name}: the card lists parquet files that are missing: {', '.join(missing)}"
+                )
+            sources[name] = record, files
+        with Publisher(output, list(sources), overwrite=arguments.overwrite, keep_earlier=False) as publisher:
+            for name, (record, files) in sources.items():
+                table = pq.read_table(files)
+                if not table.num_rows:
+                    raise InputError(f"{folder / name}: no pairs to score")
+                first, second = table.column("sentence1").to_pylist(), table.column("sentence2").to_pylist()
+                results = _score(first, second, arguments)
+                for column in SCORE_COLUMNS:
+                    table = table.append_column(column, pa.array(results[column], type=pa.float64()))  # type: ignore[arg-type]
+                target = publisher.config_folder(name)
+                scored_files = []
+                start = 0
+                for split, members in itertools.groupby(files, key=split_of_file):  # one file per split, as built
+                    count = sum(pq.read_metadata(file).num_rows for file in members)
+                    part = target / f"{split}.parquet.partial"
+                    pq.write_table(table.slice(start, count), part, compression="zstd")
+                    scored_files.append(part.replace(target / f"{split}-00000-of-00001-{file_digest(part)}.parquet"))
+                    start += count
+                publisher.add_config(name, record, scored_files)
+                all_results[name] = results
+            signature = next(iter(all_results.values()))["signature"]
+            publisher.publish(
+                card_suffix="\n## Δsem,syn scores\n\n"
+                f"Every pair carries the columns {', '.join(f'`{c}`' for c in SCORE_COLUMNS)}, "
+                f"scored with `python -m metrics score` (signature `{signature}`).\n"
+            )
     return all_results
 
 
@@ -277,6 +297,12 @@ def parser() -> argparse.ArgumentParser:
     score.add_argument("input", type=Path, help="a .tsv or .jsonl file, or a folder built by wikipedia_ipc.py")
     score.add_argument(
         "--output", type=Path, help="where to write (default: beside the input, '.scored' file or '-scored' folder)"
+    )
+    score.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="score a folder into an output folder that holds files of yours: the scored copy is added beside "
+        "them, none is deleted, and one where it must write (README.md, <config>/funnel.json) is renamed <name>.orig",
     )
     score.add_argument(
         "--columns",
@@ -321,6 +347,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from builder.output import OutputError
+
     arguments = parser().parse_args(argv)
     source: Path = arguments.input
     try:
@@ -334,7 +362,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _print_summary(source.name, results)
         else:
             raise InputError(f"{source}: no such file or folder")
-    except (InputError, ModelUnavailable, ValueError, TypeError, OSError) as error:
+    except (InputError, OutputError, ModelUnavailable, ValueError, TypeError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(f"wrote {output}")

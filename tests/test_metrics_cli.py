@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import json
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
+from random import Random
 
 import datasets
 import pytest
@@ -14,6 +18,7 @@ import pytest
 from builder.config import GOLD, SILVER
 from builder.data.make_sample import dump_xml, page_xml
 from builder.local import build
+from builder.output import FolderLock, Publisher, card_manifest, published_files, recover
 from metrics.cli import SCORE_COLUMNS, main
 
 REPO = Path(__file__).resolve().parent.parent
@@ -174,3 +179,170 @@ def test_a_first_pair_is_scored(tmp_path: Path, capsys: pytest.CaptureFixture[st
         ["Hello", "Hi"],
         ["A harbour at dusk", "Boats in a harbour"],
     ]
+
+
+OTHER_PAGES = [
+    *PAGES[:2],
+    page_xml("Easter", f"[[File:{POSTCARD}|thumb|A vintage card from 1907 shows a bunny that carries a basket.]]", 3),
+]
+
+
+def built_folder(tmp_path: Path, name: str, pages: list[str], configs: tuple = (GOLD, SILVER)) -> Path:
+    """A small build of the pages, into ``tmp_path / name``."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    dump = tmp_path / f"{name}-enwiki-20240101-pages-articles.xml"
+    dump.write_text(dump_xml(pages), encoding="utf-8")
+    build([dump], list(configs), tmp_path / name, tagger="perceptron", show_progress=False)
+    return tmp_path / name
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every visible file under the folder with its bytes (hidden staging folders left out)."""
+    return {
+        path.relative_to(folder).as_posix(): path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and not any(part.startswith(".") for part in path.relative_to(folder).parts)
+    }
+
+
+def card_view(folder: Path) -> dict[str, bytes]:
+    """What a reader of the card sees (``datasets`` among them): the card and the parquet files it names."""
+    configs = card_manifest(folder / "README.md")["configs"]
+    paths = ["README.md", *(f"{name}/{file}" for name, entry in configs.items() for file in entry["files"])]
+    return {path: (folder / path).read_bytes() for path in paths}
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        ("same", "--output is the input folder"),
+        ("inside", "--output is inside the input folder"),
+        ("around", "--output holds the input folder"),
+    ],
+)
+def test_the_scored_copy_must_not_overlap_the_input(
+    where: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], perceptron_available: None
+) -> None:
+    built = built_folder(tmp_path / "data", "built", PAGES)
+    before = snapshot(tmp_path)
+    output = {"same": built, "inside": built / "scored", "around": tmp_path}[where]
+    code, err = run([str(built), "--output", str(output)], capsys)
+    assert code == 2 and f"{output}: {message}" in err
+    assert snapshot(tmp_path) == before
+
+
+def test_scoring_into_a_users_folder_is_refused_or_sets_their_files_aside(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], perceptron_available: None
+) -> None:
+    built = built_folder(tmp_path, "built", PAGES)
+    mine = tmp_path / "mine"
+    (mine / "gold").mkdir(parents=True)
+    (mine / "README.md").write_text("my notes\n")
+    (mine / "gold" / "funnel.json").write_text('{"mine": true}\n')
+    before = snapshot(mine)
+    code, err = run([str(built), "--output", str(mine)], capsys)
+    assert code == 2 and f"{mine}: not empty (README.md, gold) and not a Wikipedia-IPC build" in err
+    assert snapshot(mine) == before
+    code, err = run([str(built), "--output", str(mine), "--overwrite"], capsys)
+    assert code == 0, err
+    assert (mine / "README.md.orig").read_text() == "my notes\n"
+    assert (mine / "gold" / "funnel.json.orig").read_text() == '{"mine": true}\n'
+    assert "## Δsem,syn scores" in (mine / "README.md").read_text()
+    assert {path.as_posix() for path in published_files(mine)} >= {"README.md", "gold/funnel.json"}
+
+
+def test_a_rescoring_holds_only_the_configs_scored_now(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], perceptron_available: None
+) -> None:
+    """A scored copy is all of one scoring: a config of an earlier one that the input no longer has goes."""
+    both = built_folder(tmp_path, "both", PAGES)
+    scored = tmp_path / "scored"
+    assert run([str(both), "--output", str(scored)], capsys)[0] == 0
+    (scored / "silver" / "mine.txt").write_text("keep me\n")
+    (scored / "notes.txt").write_text("keep me\n")
+    gold_only = built_folder(tmp_path, "gold-only", OTHER_PAGES, (GOLD,))
+    code, err = run([str(gold_only), "--output", str(scored)], capsys)
+    assert code == 0, err
+    assert set(card_manifest(scored / "README.md")["configs"]) == {"gold"}
+    assert sorted(path.name for path in (scored / "silver").iterdir()) == ["mine.txt"]
+    assert (scored / "notes.txt").read_text() == "keep me\n"
+    card = (scored / "README.md").read_text()
+    assert "config_name: silver" not in card and "## Δsem,syn scores" in card and "profile:minilm" in card
+    pairs = datasets.load_dataset(str(scored), "gold", cache_dir=str(tmp_path / "cache"))
+    assert "A vintage card from 1907 shows a bunny that carries a basket." in {
+        text for split in pairs.values() for text in [*split["sentence1"], *split["sentence2"]]
+    }
+
+
+def test_a_folder_being_built_is_not_scored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], perceptron_available: None
+) -> None:
+    built = built_folder(tmp_path, "built", PAGES)
+    with Publisher(built, ["gold"]):
+        code, err = run([str(built), "--output", str(tmp_path / "scored")], capsys)
+    assert code == 2 and f"{built}: another build is writing into this folder" in err
+    assert not (tmp_path / "scored").exists()
+
+
+@pytest.mark.parametrize("folder", ["input", "output"])
+def test_a_path_out_of_the_folder_in_a_record_stops_the_scorer(
+    folder: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], perceptron_available: None
+) -> None:
+    built = built_folder(tmp_path / "a", "built", PAGES)
+    scored = tmp_path / "a" / "scored"
+    assert run([str(built), "--output", str(scored)], capsys)[0] == 0
+    victim = tmp_path / "victim" / "file.parquet"
+    victim.parent.mkdir()
+    victim.write_bytes(b"precious")
+    funnel = (built if folder == "input" else scored) / "gold" / "funnel.json"
+    record = json.loads(funnel.read_text())
+    record["wikipedia_ipc"]["files"].append("../../../victim/file.parquet")
+    funnel.write_text(json.dumps(record))
+    before = snapshot(tmp_path)
+    code, err = run([str(built), "--output", str(scored)], capsys)
+    assert code == 2 and f"{funnel}: the file '../../../victim/file.parquet' is not a plain name" in err
+    assert snapshot(tmp_path) == before
+
+
+def test_a_scoring_killed_at_random_moments_leaves_the_old_or_the_new_scored_folder(
+    tmp_path: Path, perceptron_available: None
+) -> None:
+    """``kill -9`` at random moments, then a rerun: the scored folder is the old one or the new one, never a mix."""
+    built = built_folder(tmp_path, "built", PAGES)
+    scored, pristine, reference = tmp_path / "scored", tmp_path / "pristine", tmp_path / "reference"
+    command = [sys.executable, "-m", "metrics", "score", str(built), "--output", str(scored), "--no-progress"]
+    assert subprocess.run(command, cwd=REPO, capture_output=True, timeout=600).returncode == 0
+    (scored / "notes.txt").write_text("keep me\n")
+    (scored / "gold" / "mine.parquet").write_bytes(b"mine")
+    shutil.copytree(scored, pristine)
+    built_folder(tmp_path, "built", OTHER_PAGES)  # rebuilt: the next scoring has other pairs
+    shutil.copytree(pristine, reference)
+    started = time.monotonic()
+    rescore = [*command[:6], str(reference), *command[7:]]
+    assert subprocess.run(rescore, cwd=REPO, capture_output=True, timeout=600).returncode == 0
+    seconds = time.monotonic() - started
+    old, new = snapshot(pristine), snapshot(reference)
+    assert old != new and {"notes.txt", "gold/mine.parquet"} <= set(new)
+    random = Random(17)
+    outcomes = []
+    for attempt in range(4):
+        shutil.rmtree(scored)
+        shutil.copytree(pristine, scored)
+        process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if attempt % 2:  # a moment once the first scored config is written, where the swap is near
+            while process.poll() is None and not list(scored.glob(".*/*/*.parquet")):
+                time.sleep(0.01)
+            time.sleep(random.uniform(0, 0.3))
+        else:
+            time.sleep(random.uniform(0.3, 1.0) * seconds)
+        process.kill()
+        process.wait()
+        view = card_view(scored)
+        assert view in (card_view(pristine), card_view(reference))
+        with FolderLock(scored):
+            recover(scored)  # what the next scoring, build or push does first
+        outcomes.append("old" if snapshot(scored) == old else "new")
+        assert snapshot(scored) in (old, new)
+        assert (outcomes[-1] == "new") == (view == card_view(reference))
+    assert subprocess.run(command, cwd=REPO, capture_output=True, timeout=600).returncode == 0
+    assert snapshot(scored) == new

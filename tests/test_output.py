@@ -2,26 +2,38 @@
 
 from __future__ import annotations
 
+import bz2
 import dataclasses
+import itertools
 import json
 import multiprocessing
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import datasets
 import pyarrow.parquet as pq
 import pytest
+import yaml
 
 import builder.local
 import builder.output
 from builder.config import GOLD, SILVER
 from builder.data.make_sample import dump_xml, page_xml
 from builder.local import build
-from builder.output import STAGING_PREFIX, OutputError, Publisher, card_manifest, published_files
+from builder.output import (
+    STAGING_PREFIX,
+    OutputError,
+    Publisher,
+    card_manifest,
+    published_files,
+)
 from builder.sqldump import SqlDumpError
 
 POSTCARD = "Easter Bunny Postcard 1907.jpg"
@@ -192,31 +204,82 @@ def test_a_build_killed_while_writing_leaves_the_old_build(
     assert not list(out.glob(STAGING_PREFIX + "*"))
 
 
-def test_a_build_killed_while_swapping_is_finished_by_the_next(
+KILL_AT_STEP = """
+import pathlib, shutil
+steps = {"applying": False, "done": 0, "busy": False}
+
+def counted(real):
+    def step(*args, **kwargs):
+        if not steps["applying"] or steps["busy"]:
+            return real(*args, **kwargs)
+        if steps["done"] == int(sys.argv[3]):
+            kill()
+        steps["done"] += 1
+        steps["busy"] = True
+        try:
+            return real(*args, **kwargs)
+        finally:
+            steps["busy"] = False
+    return step
+
+os.replace = counted(os.replace)
+shutil.rmtree = counted(shutil.rmtree)
+for name in ("rename", "unlink", "rmdir"):
+    setattr(pathlib.Path, name, counted(getattr(pathlib.Path, name)))
+real_apply = builder.output._apply
+
+def apply(*args):
+    steps["applying"] = True
+    real_apply(*args)
+    steps["applying"] = False  # the build's own clean-up after the swap is not a step of it
+
+builder.output._apply = apply
+"""
+
+
+def card_view(folder: Path) -> dict[str, bytes]:
+    """What a reader of the card sees (``datasets`` among them): the card and the parquet files it names."""
+    configs = card_manifest(folder / "README.md")["configs"]
+    paths = ["README.md", *(f"{name}/{file}" for name, entry in configs.items() for file in entry["files"])]
+    return {path: (folder / path).read_bytes() for path in paths}
+
+
+def test_a_build_killed_at_any_step_of_its_swap_is_finished_by_the_next(
     dumps: tuple[Path, Path], tmp_path: Path, perceptron_available: None
 ) -> None:
-    out = tmp_path / "wikipedia_ipc"
-    build([dumps[0]], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)
-    old_card = (out / "README.md").read_bytes()
-    patch = """
-    real_replace = os.replace
-    def replace_then_die_at_the_card(source, target):
-        if str(target).endswith("README.md"):
-            kill()
-        real_replace(source, target)
-    builder.output.os.replace = replace_then_die_at_the_card
-    """
-    run_killed_build(patch, dumps[1], out)
-    # killed just before the card was swapped: the card still names the old build's files, all present
-    assert (out / "README.md").read_bytes() == old_card
-    assert sentences(out, "silver", tmp_path / "cache") == set(OLD_CAPTIONS)
-    with pytest.raises(OutputError, match="lists other parquet files than the card"):
-        published_files(out)
-    with pytest.warns(UserWarning, match="finished publishing a build that was interrupted"), Publisher(out, ["gold"]):
-        pass  # the next build (any Publisher of the folder) rolls it forward
-    assert "A vintage card from 1907 shows a bunny that carries a basket." in sentences(out, "silver", tmp_path / "c2")
-    assert len(published_files(out)) == 5  # card, two funnels, two shards: the old shards are gone
-    assert len(list(out.rglob("*.parquet"))) == 2
+    """Killed before each file move, rename or deletion of the swap: readers see the old or the new build."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    build([dumps[0]], [GOLD, SILVER], old, tagger="perceptron", show_progress=False)
+    (old / "notes.txt").write_text("keep me\n")
+    shutil.copytree(old, new)
+    build([dumps[1]], [GOLD, SILVER], new, tagger="perceptron", show_progress=False)
+    views = {"old": card_view(old), "new": card_view(new)}
+    seen = []
+    for step in itertools.count():
+        out = tmp_path / f"killed-at-{step}"
+        shutil.copytree(old, out)
+        code = KILLED_BUILD.format(patch=KILL_AT_STEP)
+        process = subprocess.run(
+            [sys.executable, "-c", code, str(dumps[1]), str(out), str(step)], capture_output=True, timeout=300
+        )
+        if process.returncode == 0:  # no step left to kill at: the swap has this many
+            assert snapshot(out) == snapshot(new)
+            break
+        assert process.returncode == -signal.SIGKILL, process.stderr.decode()
+        seen.append(next(name for name, view in views.items() if card_view(out) == view))
+        if seen[-1] == "old":  # before the card: no file of the old build changed (funnel.json included)
+            assert snapshot(out).items() >= snapshot(old).items()
+        with pytest.raises(OutputError, match="an interrupted build is not finished"):
+            published_files(out)
+        with pytest.warns(UserWarning, match="finished publishing a build that was interrupted"):
+            Publisher(out, ["gold"]).open().close()  # the next build (any Publisher of the folder) rolls it forward
+        assert snapshot(out) == snapshot(new)
+        assert {path.as_posix() for path in published_files(out)} == set(snapshot(new)) - {"notes.txt"}
+        assert not list(out.glob(STAGING_PREFIX + "*"))
+    # killed before the card while parquet files moved in, after it while the funnels and deletions went on
+    assert seen == ["old"] * seen.count("old") + ["new"] * seen.count("new") and seen.count("old") >= 2
+    assert seen.count("new") >= 5  # the card, two funnels, two obsolete shards, the staging folder: 6 steps
+    assert "A vintage card from 1907 shows a bunny that carries a basket." in sentences(out, "silver", tmp_path / "c")
 
 
 def test_a_second_build_into_a_locked_folder_fails_at_once(
@@ -377,3 +440,161 @@ def test_a_failed_build_removes_only_the_empty_folder_it_made(dumps: tuple[Path,
     with pytest.raises(SqlDumpError):
         build([dumps[0]], [sha1], found, tagger="perceptron", show_progress=False, image_tables=[not_a_table])
     assert found.is_dir() and not any(found.iterdir())
+
+
+def _tamper_json(path: Path, change: Callable[[dict], None]) -> None:
+    record = json.loads(path.read_text())
+    change(record)
+    path.write_text(json.dumps(record))
+
+
+def _tamper_card(path: Path, change: Callable[[dict], None]) -> None:
+    _, front, body = path.read_text().split("---\n", 2)
+    metadata = yaml.safe_load(front)
+    change(metadata)
+    path.write_text(f"---\n{yaml.safe_dump(metadata, sort_keys=False)}---\n{body}")
+
+
+VICTIM = "../../victim/file.parquet"
+
+
+@pytest.mark.parametrize(
+    ("record", "change", "entry"),
+    [
+        ("gold/funnel.json", lambda r: r["wikipedia_ipc"]["files"].append(VICTIM), VICTIM),
+        ("README.md", lambda m: m["wikipedia_ipc"]["configs"]["gold"]["files"].append(VICTIM), VICTIM),
+        ("README.md", lambda m: m["wikipedia_ipc"]["configs"].update({"../victim": {"files": []}}), "../victim"),
+    ],
+    ids=["funnel file", "card file", "card config"],
+)
+def test_a_path_out_of_the_folder_in_a_manifest_stops_the_build(
+    record: str,
+    change: Callable[[dict], None],
+    entry: str,
+    dumps: tuple[Path, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    perceptron_available: None,
+) -> None:
+    out = tmp_path / "a" / "wikipedia_ipc"
+    build([dumps[0]], [GOLD], out, tagger="perceptron", show_progress=False)
+    victim = tmp_path / "victim" / "file.parquet"
+    victim.parent.mkdir()
+    victim.write_bytes(b"precious")
+    (_tamper_card if record == "README.md" else _tamper_json)(out / record, change)
+    before = snapshot(out)
+    message = f"{out / record}: the (file|config) {re.escape(repr(entry))} is not a plain name inside the output"
+    with pytest.raises(OutputError, match=message):
+        published_files(out)
+    monkeypatch.setattr(builder.local, "extract_references", lambda *a, **k: pytest.fail("a dump was read"))
+    with pytest.raises(OutputError, match=message):
+        build([dumps[1]], [GOLD], out, tagger="perceptron", show_progress=False)
+    assert victim.read_bytes() == b"precious" and snapshot(out) == before
+
+
+@pytest.mark.parametrize("key", ["configs", "aside", "obsolete"])
+def test_a_path_out_of_the_folder_in_a_commit_record_stops_the_build(
+    key: str, dumps: tuple[Path, Path], tmp_path: Path, perceptron_available: None
+) -> None:
+    out = tmp_path / "a" / "wikipedia_ipc"
+    build([dumps[0]], [GOLD], out, tagger="perceptron", show_progress=False)
+    victim = tmp_path / "victim" / "file.parquet"
+    victim.parent.mkdir()
+    victim.write_bytes(b"precious")
+    staging = out / f"{STAGING_PREFIX}evil"
+    staging.mkdir()
+    entry = "../../victim" if key == "configs" else VICTIM.removeprefix("../")
+    commit = {"configs": [], "aside": [], "obsolete": [], key: [entry]}
+    (staging / "publish.json").write_text(json.dumps(commit))
+    before = snapshot(out)
+    with pytest.raises(
+        OutputError, match=f"{staging / 'publish.json'}: the .* {re.escape(repr(entry))} is not a plain"
+    ):
+        build([dumps[1]], [GOLD], out, tagger="perceptron", show_progress=False)
+    assert victim.read_bytes() == b"precious" and snapshot(out) == before
+    assert (staging / "publish.json").is_file()
+
+
+@pytest.mark.parametrize("kind", ["folder", "file", "symlink"])
+def test_a_users_namesake_of_a_staging_folder_is_left_alone(
+    kind: str, dumps: tuple[Path, Path], tmp_path: Path, perceptron_available: None
+) -> None:
+    out = tmp_path / "wikipedia_ipc"
+    build([dumps[0]], [GOLD], out, tagger="perceptron", show_progress=False)
+    mine = out / f"{STAGING_PREFIX}mine"
+    if kind == "folder":
+        mine.mkdir()
+        (mine / "notes.txt").write_text("mine\n")
+    elif kind == "file":
+        mine.write_text("mine\n")
+    else:
+        (tmp_path / "elsewhere").mkdir()
+        (tmp_path / "elsewhere" / "notes.txt").write_text("mine\n")
+        mine.symlink_to(tmp_path / "elsewhere")
+    build([dumps[1]], [GOLD], out, tagger="perceptron", show_progress=False)
+    assert sentences(out, "gold", tmp_path / "cache") == set(NEW_CAPTIONS)
+    assert (mine.read_text() if kind == "file" else (mine / "notes.txt").read_text()) == "mine\n"
+    assert mine.is_symlink() == (kind == "symlink")
+    assert [path.name for path in out.glob(STAGING_PREFIX + "*")] == [mine.name]
+
+
+def test_a_copy_of_a_config_folder_is_not_a_config(
+    dumps: tuple[Path, Path], tmp_path: Path, perceptron_available: None
+) -> None:
+    out = tmp_path / "wikipedia_ipc"
+    build([dumps[0]], [GOLD], out, tagger="perceptron", show_progress=False)
+    shutil.copytree(out / "gold", out / "gold-backup")
+    backup = {name: data for name, data in snapshot(out).items() if name.startswith("gold-backup/")}
+    build([dumps[1]], [GOLD], out, tagger="perceptron", show_progress=False)
+    card = (out / "README.md").read_text()
+    assert card.count("config_name: gold") == 1 and set(card_manifest(out / "README.md")["configs"]) == {"gold"}
+    assert sentences(out, "gold", tmp_path / "cache") == set(NEW_CAPTIONS)
+    assert {name: data for name, data in snapshot(out).items() if name.startswith("gold-backup/")} == backup
+    assert all(not path.parts[0].startswith("gold-") for path in published_files(out))
+
+
+def test_a_config_whose_record_names_another_is_refused(
+    dumps: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, perceptron_available: None
+) -> None:
+    out = tmp_path / "wikipedia_ipc"
+    build([dumps[0]], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)
+    _tamper_json(out / "silver" / "funnel.json", lambda record: record.update(config="gold"))
+    before = snapshot(out)
+    monkeypatch.setattr(builder.local, "extract_references", lambda *a, **k: pytest.fail("a dump was read"))
+    with pytest.raises(OutputError, match="silver/funnel.json: describes config 'gold', not 'silver'"):
+        build([dumps[1]], [GOLD], out, tagger="perceptron", show_progress=False)
+    assert snapshot(out) == before
+
+
+def test_a_card_naming_a_file_that_is_not_there_is_not_published(
+    dumps: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, perceptron_available: None
+) -> None:
+    out = tmp_path / "wikipedia_ipc"
+    build([dumps[0]], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)
+    before = snapshot(out)
+    real_render = builder.output.render_card
+
+    def lose_a_file_then_render(records: list[dict]) -> str:
+        next(out.glob(f"{STAGING_PREFIX}*/silver/*.parquet")).unlink()  # as if deleted behind the build's back
+        return real_render(records)
+
+    monkeypatch.setattr(builder.output, "render_card", lose_a_file_then_render)
+    with pytest.raises(OutputError, match=r"README.md: lists silver/\S+\.parquet, which is neither staged nor kept"):
+        build([dumps[1]], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)
+    assert snapshot(out) == before and not list(out.glob(STAGING_PREFIX + "*"))
+
+
+def test_the_card_marks_a_dump_that_failed(
+    dumps: tuple[Path, Path], tmp_path: Path, perceptron_available: None
+) -> None:
+    broken = tmp_path / "enwiki-20240301-pages-articles.xml.bz2"
+    broken.write_bytes(bz2.compress(dumps[1].read_bytes())[:-40])
+    out = tmp_path / "wikipedia_ipc"
+    report = build([dumps[0], broken], [GOLD], out, tagger="perceptron", show_progress=False)
+    reason = report.extraction.failures[0].removeprefix(f"{broken}: ")
+    assert reason.startswith("truncated")
+    card = (out / "README.md").read_text()
+    assert f"`{broken.name}` (unknown, dump date 20240301, kind: articles): **failed**, none of its pages" in card
+    assert reason in card and str(tmp_path) not in card
+    good = next(line for line in card.splitlines() if f"`{dumps[0].name}`" in line)
+    assert good.endswith("kind: articles)")  # the dump that was read is listed as before

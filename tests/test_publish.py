@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+import builder.output
 import wikipedia_ipc
 from builder.config import GOLD, SILVER
+from builder.data.make_sample import dump_xml, page_xml
 from builder.local import build
-from builder.output import Publisher
+from builder.output import Publisher, published_files
 
 ROOT = Path(wikipedia_ipc.__file__).resolve().parent
 
@@ -89,3 +93,32 @@ def test_offline_push_fails_with_a_clear_message(built: Path) -> None:
     assert process.stderr.strip() == (
         "error: someone/wikipedia-ipc: the Hub is not reachable in offline mode (HF_HUB_OFFLINE is set)"
     )
+
+
+def test_push_finishes_a_build_interrupted_while_its_files_moved_in(
+    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "wikipedia_ipc"
+    shutil.copytree(built, out)
+    dump = tmp_path / "enwiki-20240201-pages-articles.xml"
+    captions = ["The 1907 postcard shows the Easter Bunny with a basket.", "A rabbit is shown on a postcard from 1907."]
+    pages = [page_xml(f"Page {n}", f"[[File:Postcard.jpg|thumb|{text}]]", n + 1) for n, text in enumerate(captions)]
+    dump.write_text(dump_xml(pages))
+    real_replace = os.replace
+
+    def no_space_for_the_card(source: Path, target: Path) -> None:
+        if Path(target).name == "README.md":
+            raise OSError(28, "No space left on device")
+        real_replace(source, target)
+
+    monkeypatch.setattr(builder.output.os, "replace", no_space_for_the_card)
+    with pytest.raises(OSError, match="No space left"):
+        build([dump], [GOLD], out, tagger="perceptron", show_progress=False)
+    monkeypatch.undo()
+    assert wikipedia_ipc.main(["push", str(out), "someone/wikipedia-ipc", "--dry-run"]) == 0
+    printed = capsys.readouterr()
+    assert "finished publishing a build that was interrupted" in printed.err
+    gold = json.loads((out / "gold" / "funnel.json").read_text())
+    assert gold["dumps"][0]["name"] == dump.name  # the new gold, and the silver kept from before
+    assert set(listed(printed.out)) == {path.as_posix() for path in published_files(out)}
+    assert {f"gold/{name}" for name in gold["wikipedia_ipc"]["files"]} <= set(listed(printed.out))
