@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -57,6 +56,7 @@ from builder.output import (
 from builder.splits import DEFAULT_FRACTIONS, parse_splits, split_of_file
 from builder.sqldump import SqlDumpError
 from builder.tagging import TAGGER_NAMES, TaggerUnavailable
+from builder.workdir import temporary_work_folder
 
 __all__ = ["SAMPLE_DUMP", "WikipediaIPC", "WikipediaIPCConfig", "main"]
 
@@ -130,7 +130,7 @@ class WikipediaIPC(datasets.GeneratorBasedBuilder):
         **prepare_splits_kwargs: object,
     ) -> None:
         """Run the pipeline in a scratch folder that lives exactly as long as the examples are generated."""
-        with tempfile.TemporaryDirectory(prefix="wikipedia-ipc-build-") as scratch:
+        with temporary_work_folder("wikipedia-ipc-build-") as scratch:
             self._scratch = Path(scratch)
             super()._download_and_prepare(dl_manager, verification_mode, **prepare_splits_kwargs)
 
@@ -244,7 +244,9 @@ def command_parser() -> argparse.ArgumentParser:
         choices=TAGGER_NAMES,
         help="POS tagger (auto: corenlp if installed, else stanza if its models are, else perceptron)",
     )
-    run.add_argument("--workers", type=int, default=default_workers(), help="worker processes (default: CPU count)")
+    run.add_argument(
+        "--workers", type=_workers_argument, default=default_workers(), help="worker processes (default: CPU count)"
+    )
     run.add_argument("--work-dir", help="keep intermediate files here instead of a temporary folder")
     run.add_argument(
         "--memory",
@@ -302,6 +304,16 @@ def _parallel_argument(text: str) -> int:
             "connections"
         )
     return int(text)
+
+
+def _workers_argument(text: str) -> int:
+    try:
+        workers = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if workers < 1:
+        raise argparse.ArgumentTypeError(f"{workers}: a build needs at least 1 worker")
+    return workers
 
 
 def _splits_argument(text: str) -> tuple[float, ...]:
@@ -395,6 +407,9 @@ def _download(arguments: argparse.Namespace) -> int:
 
 
 def _build(arguments: argparse.Namespace) -> int:
+    if arguments.resume and not arguments.work_dir:
+        print("error: --resume needs the --work-dir of the interrupted build", file=sys.stderr)
+        return 2
     try:
         dumps = expand_dumps(arguments.dumps) or [str(SAMPLE_DUMP)]
     except DownloadError as error:
@@ -415,7 +430,7 @@ def _build(arguments: argparse.Namespace) -> int:
                 configs,
                 arguments.output,
                 arguments.tagger,
-                max(1, arguments.workers),
+                arguments.workers,
                 overwrite=arguments.overwrite,
                 image_tables=arguments.image_table,
                 memory_limit=arguments.memory,
@@ -426,7 +441,7 @@ def _build(arguments: argparse.Namespace) -> int:
                 configs,
                 arguments.output,
                 tagger=arguments.tagger,
-                workers=max(1, arguments.workers),
+                workers=arguments.workers,
                 work_dir=arguments.work_dir,
                 show_progress=not arguments.quiet,
                 resume=arguments.resume,
@@ -445,6 +460,9 @@ def _build(arguments: argparse.Namespace) -> int:
     ) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(_interrupted(arguments), file=sys.stderr)
+        return 130
     _print_summary(report)
     extraction = report.extraction
     if extraction.failures:
@@ -453,6 +471,14 @@ def _build(arguments: argparse.Namespace) -> int:
             print(f"  {failure}", file=sys.stderr)
         return 3
     return 0
+
+
+def _interrupted(arguments: argparse.Namespace) -> str:
+    """What an interrupted build kept, and how to go on, in one line."""
+    kept = f"interrupted: nothing was published; {arguments.output}/ holds what it held before"
+    if arguments.work_dir and arguments.engine == "local":
+        return f"{kept}; the finished dump parts are kept in {arguments.work_dir}: add --resume to go on"
+    return f"{kept}; give --work-dir next time to keep the finished dump parts for --resume"
 
 
 def _push(arguments: argparse.Namespace) -> int:

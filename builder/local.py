@@ -24,8 +24,8 @@ import multiprocessing
 import os
 import re
 import shutil
+import signal
 import sys
-import tempfile
 import time
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
@@ -59,6 +59,7 @@ from builder.output import PairWriter, Publisher
 from builder.pipeline import BuildReport, FilterChain, StageClock, funnel_record
 from builder.splits import assign_files, check_files, split_record
 from builder.tagging import Tagger, get_tagger
+from builder.workdir import WorkDir
 
 # the references of the candidates: the title each used, and where its File redirects lead
 CANDIDATE_SCHEMA = REFERENCE_SCHEMA.append(pa.field("file", pa.string())).append(pa.field("redirect", pa.string()))
@@ -66,6 +67,12 @@ TAG_SCHEMA = pa.schema([("text", pa.string()), ("tags", pa.list_(pa.list_(pa.str
 SORT_KEY = ", ".join(SORT_COLUMNS)
 DUCKDB_MEMORY = "512MB"  # DuckDB's default is 80% of the machine's memory
 _MEMORY_SIZE = re.compile(r"\d+(?:\.\d+)?\s*(?:[KMGT]i?B|bytes)", re.IGNORECASE)
+
+
+def quiet_interrupt() -> None:
+    """In a worker: Ctrl-C (sent to the whole process group) ends it at once, without a traceback of its own;
+    the build's process says what was kept."""
+    signal.signal(signal.SIGINT, lambda *_: os._exit(130))
 
 
 def run_tasks(tasks: list[ExtractTask], workers: int, show_progress: bool) -> list[ExtractResult]:
@@ -78,7 +85,7 @@ def run_tasks(tasks: list[ExtractTask], workers: int, show_progress: bool) -> li
     # an executor, not a Pool: a worker killed from outside (out of memory, kill -9) ends
     # the build with an error instead of leaving it waiting for a result forever
     with (
-        concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as executor,
+        concurrent.futures.ProcessPoolExecutor(workers, mp_context=context, initializer=quiet_interrupt) as executor,
         tqdm(total=len(tasks), desc="dump ranges", disable=not show_progress) as progress,
     ):
         futures = {executor.submit(run_extract_task, task): number for number, task in enumerate(tasks)}
@@ -88,6 +95,9 @@ def run_tasks(tasks: list[ExtractTask], workers: int, show_progress: bool) -> li
                 progress.update(1)
                 found = sum(done.extract.references for done in results if done is not None)
                 progress.set_postfix(references=f"{found:,}", refresh=False)
+        except KeyboardInterrupt:
+            executor.shutdown(wait=False, cancel_futures=True)  # ranges not begun are dropped, not read
+            raise
         except concurrent.futures.BrokenExecutor:
             raise DumpError(
                 "a worker process ended abruptly (killed, or out of memory) while reading the dumps; "
@@ -193,6 +203,7 @@ _worker_tagger: Tagger | None = None
 
 def _init_tag_worker(spec: str) -> None:
     global _worker_tagger
+    quiet_interrupt()
     _worker_tagger = get_tagger(spec)
 
 
@@ -302,6 +313,8 @@ def build(
     """
     if resume and not work_dir:
         raise ValueError("resume needs the work_dir of the interrupted build")
+    if workers < 1:
+        raise ValueError(f"workers must be 1 or more, not {workers}")
     if not dumps:
         raise ValueError("no dump files given")
     check_one_extraction(configs)
@@ -315,11 +328,13 @@ def build(
     output = Path(output)
     publisher = Publisher(output, [config.name for config in configs], overwrite)
     clock = StageClock()
-    work = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="wikipedia-ipc-"))
-    if not resume:
-        shutil.rmtree(work / "references", ignore_errors=True)
+    owned: WorkDir | None = None
     try:
-        publisher.open()  # locked and writable before any dump is read
+        publisher.open()  # locked and writable before any dump is read, or the work folder touched
+        owned = WorkDir.claim(work_dir, resume) if work_dir else WorkDir.temporary()
+        work = owned.path
+        if not resume:
+            owned.clear("references")
         with clock.stage("extraction"):
             groups, tables = read_image_tables(identities, image_tables, work / "identity", memory_limit)
             extraction = extract_references(
@@ -380,8 +395,8 @@ def build(
             publisher.publish()
     finally:
         publisher.close()
-        if not work_dir:
-            shutil.rmtree(work, ignore_errors=True)
+        if owned is not None:
+            owned.close()
     return BuildReport(output, rows, chains, extraction, clock, merged, splits)
 
 

@@ -33,7 +33,6 @@ from __future__ import annotations
 import math
 import os
 import sys
-import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -63,6 +62,7 @@ from builder.pipeline import BuildReport, FilterChain, Funnel, StageClock, funne
 from builder.splits import SplitAssignment, assign_nodes, check_files, node_keys, split_record
 from builder.tagging import Tagger, get_tagger
 from builder.wikitext import ExtractStats
+from builder.workdir import temporary_work_folder
 
 
 def _extract_partition(tasks: Iterable[tuple[int, ExtractTask]]) -> Iterator[tuple[str, object]]:
@@ -246,6 +246,8 @@ def build_spark(
     executor task and parquet file; a config with fewer pairs gives the local engine's single,
     byte-identical file.
     """
+    if workers < 1:
+        raise ValueError(f"workers must be 1 or more, not {workers}")
     check_one_extraction(configs)
     for dump in dumps:
         check_dump_path(dump)
@@ -277,7 +279,7 @@ def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
 ) -> BuildReport:
     context = session.sparkContext
     output = publisher.output
-    with tempfile.TemporaryDirectory(prefix="wikipedia-ipc-spark-") as scratch:
+    with temporary_work_folder("wikipedia-ipc-spark-") as scratch:
         history = configs[0].dump_kind == "history"
         first_seen = counts_first_seen(configs[0])
         identities = configs[0].identities
