@@ -20,7 +20,6 @@ import http.client
 import json
 import os
 import re
-import secrets
 import socket
 import sys
 import threading
@@ -34,7 +33,7 @@ from typing import Any, TextIO, TypeVar
 
 from tqdm import tqdm
 
-from builder.output import plural
+from builder.output import plural, write_atomic
 
 DEFAULT_MIRROR = "https://dumps.wikimedia.org"
 MANIFEST = "download.json"
@@ -449,20 +448,6 @@ def _fetch_and_verify(
     )
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    """Write under a unique temporary name, flush to disk, rename into place: readers see all or nothing."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
-    try:
-        with temporary.open("x", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-
-
 def manifest_record(plan: Plan, fetched: Sequence[Fetched]) -> dict[str, Any]:
     """``download.json``: the run, the job, the mirror, and every file with its size and verified SHA-1."""
     return {
@@ -543,7 +528,7 @@ def download(
         raise DownloadError("\n".join(failures))
     record = manifest_record(plan, [fetched[file.name] for file in plan.files])
     try:
-        _write_atomic(folder / MANIFEST, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+        write_atomic(folder / MANIFEST, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
     except OSError as error:
         raise DownloadError(f"{folder / MANIFEST}: cannot write ({error.strerror or error})") from None
     return record

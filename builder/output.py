@@ -240,7 +240,7 @@ class PairWriter:
         return self.files
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
     """Write a small file under a unique temporary name, flush it to disk, and rename it into place."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
@@ -258,7 +258,7 @@ def write_funnel(folder: Path, record: dict[str, object], files: Sequence[Path])
     """``funnel.json``: the Table 3 rows, how the config was built, and the files the toolkit wrote."""
     marked = {**record, MARKER: {"format": FORMAT, "files": [path.name for path in files]}}
     text = json.dumps(marked, indent=2, ensure_ascii=False) + "\n"
-    _write_atomic(folder / FUNNEL, text)
+    write_atomic(folder / FUNNEL, text)
     return json.loads(text)  # as a reader of funnel.json sees it, so that the card says the same
 
 
@@ -601,7 +601,7 @@ def _new_staging(output: Path) -> Path:
     """A staging folder with the toolkit's marker: only such folders (or committed ones) are ever removed."""
     staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=output))
     marker = {MARKER: {"format": FORMAT, "pid": os.getpid()}}
-    _write_atomic(staging / STAGING_RECORD, json.dumps(marker) + "\n")
+    write_atomic(staging / STAGING_RECORD, json.dumps(marker) + "\n")
     return staging
 
 
@@ -870,7 +870,7 @@ class Publisher:
         self._verify(obsolete)
         _fsync_tree(self.staging)
         commit = {"configs": sorted(self._records), "aside": self._aside, "obsolete": obsolete}
-        _write_atomic(self.staging / COMMIT_RECORD, json.dumps(commit, indent=2) + "\n")
+        write_atomic(self.staging / COMMIT_RECORD, json.dumps(commit, indent=2) + "\n")
         _apply(self.output, self.staging)
         self.staging = None
         self._created = False
