@@ -36,12 +36,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from tqdm.auto import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.calibration import calibrate, written  # noqa: E402
 from benchmarks.corpora import CORPORA, HUB_COPIES, CorpusError, load, load_hub, sample  # noqa: E402
+from builder.progress import progress_bar  # noqa: E402
 from metrics.profiles import (  # noqa: E402
     MINILM_ST_THRESHOLD,
     PAPER_ST_THRESHOLD,
@@ -101,7 +101,7 @@ def scored_corpus(name: str, path: Path | None, arguments: argparse.Namespace, c
         raise CorpusError(f"{path or HUB_COPIES[name].dataset}: corpus {name} has no pairs")
     columns: dict[str, list] = {measure: [] for measure in MEASURES}
     truncated: list[bool] = []
-    with tqdm(total=len(records), desc=f"scoring {name}", unit=" pairs", file=sys.stderr) as progress:
+    with progress_bar(total=len(records), desc=f"scoring {name}", unit=" pairs", file=sys.stderr) as progress:
         for start in range(0, len(records), CHUNK):
             chunk = records[start : start + CHUNK]
             results = score_pairs([r.sentence1 for r in chunk], [r.sentence2 for r in chunk], profile=arguments.profile)

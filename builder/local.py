@@ -34,7 +34,6 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
-from tqdm.auto import tqdm
 
 from builder.captions import rule_verdicts, tag_batch, text_batches
 from builder.clusters import SORT_COLUMNS, Cluster, cluster_from_rows, cluster_rows
@@ -57,6 +56,7 @@ from builder.extraction import (
 from builder.identity import IdentityMap, build_identity, check_identities, pairs_per_identity, read_image_tables
 from builder.output import PairWriter, Publisher
 from builder.pipeline import BuildReport, FilterChain, StageClock, funnel_record
+from builder.progress import progress_bar
 from builder.splits import assign_files, check_files, split_record
 from builder.tagging import Tagger, get_tagger
 from builder.workdir import WorkDir
@@ -78,7 +78,7 @@ def quiet_interrupt() -> None:
 def run_tasks(tasks: list[ExtractTask], workers: int, show_progress: bool) -> list[ExtractResult]:
     """Run the tasks, in worker processes when there are several; results in task order."""
     if workers <= 1 or len(tasks) == 1:
-        with tqdm(desc="pages", unit=" pages", disable=not show_progress) as progress:
+        with progress_bar(desc="pages", unit=" pages", disable=not show_progress) as progress:
             return [run_extract_task(task, progress) for task in tasks]
     context = multiprocessing.get_context("spawn" if sys.platform == "darwin" else "fork")
     results: list[ExtractResult | None] = [None] * len(tasks)
@@ -86,7 +86,7 @@ def run_tasks(tasks: list[ExtractTask], workers: int, show_progress: bool) -> li
     # the build with an error instead of leaving it waiting for a result forever
     with (
         concurrent.futures.ProcessPoolExecutor(workers, mp_context=context, initializer=quiet_interrupt) as executor,
-        tqdm(total=len(tasks), desc="dump ranges", disable=not show_progress) as progress,
+        progress_bar(total=len(tasks), desc="dump ranges", disable=not show_progress) as progress,
     ):
         futures = {executor.submit(run_extract_task, task): number for number, task in enumerate(tasks)}
         try:
@@ -231,7 +231,7 @@ def tag_texts(
     batches = text_batches(row["text"] for row in _stream_rows(connection, query))
     with (
         pq.ParquetWriter(out, TAG_SCHEMA, compression="zstd") as writer,
-        tqdm(total=total, desc="tagging", unit=" texts", disable=not show_progress) as progress,
+        progress_bar(total=total, desc="tagging", unit=" texts", disable=not show_progress) as progress,
     ):
         for texts, tags in _tagged_batches(batches, tagger, by_name, workers):
             writer.write_table(pa.Table.from_pydict({"text": texts, "tags": tags}, schema=TAG_SCHEMA))

@@ -14,8 +14,8 @@ import warnings
 from collections.abc import Sequence
 
 import numpy as np
-from tqdm.auto import tqdm
 
+from builder.progress import progress_bar
 from metrics.profiles import (
     ModelUnavailable,
     Profile,
@@ -204,7 +204,7 @@ class SemanticScorer:
                 encoder = self.encoder()
                 unseen = word_pieces(encoder.tokenizer, unique, encoder.limit).unknown
                 unknown = [x or y for x, y in zip(unknown, unseen, strict=True)]
-            bar = tqdm(pairs, desc="WMS", unit=" pairs", disable=not progress)
+            bar = progress_bar(pairs, desc="WMS", unit=" pairs", disable=not progress)
             scores["wms"] = [math.nan if unseen[i] or unseen[j] else mover.similarity(bags[i], bags[j]) for i, j in bar]
         truncated = sum(cut[i] + cut[j] for i, j in pairs)
         return scores, truncated, sum(unknown[i] or unknown[j] for i, j in pairs)
@@ -353,7 +353,7 @@ def score_pairs(
     found: dict[str, list[float]] = {measure: [] for measure in SYNTACTIC if measure in chosen}
     syntactic = SyntacticScorer(tokenize)
     pairs = zip(first, second, strict=True)
-    for a, b in tqdm(pairs, total=len(scored), desc="ROUGE, BLEU", unit=" pairs", disable=not progress):
+    for a, b in progress_bar(pairs, total=len(scored), desc="ROUGE, BLEU", unit=" pairs", disable=not progress):
         for measure, value in syntactic.score(a, b, chosen).items():
             found[measure].append(value)
     truncated = unreadable = 0

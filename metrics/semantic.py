@@ -35,8 +35,8 @@ from pathlib import Path
 import numpy as np
 import ot
 import torch
-from tqdm.auto import tqdm
 
+from builder.progress import progress_bar
 from metrics.profiles import ModelUnavailable, Profile
 
 
@@ -246,7 +246,7 @@ class SharedEncoder:
         order = sorted(range(len(inputs)), key=lambda i: len(inputs[i]))
         encodings: list[Encoding | None] = [None] * len(sentences)
         special = framing_ids(self.tokenizer)
-        bar = tqdm(total=len(order), desc="encoding", unit=" texts", disable=not progress)
+        bar = progress_bar(total=len(order), desc="encoding", unit=" texts", disable=not progress)
         for start in range(0, len(order), self.batch_size):
             chosen = order[start : start + self.batch_size]
             batch = self.tokenizer.pad({"input_ids": [inputs[i] for i in chosen]}, return_tensors="pt").to(self.device)

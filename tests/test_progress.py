@@ -1,0 +1,39 @@
+"""Progress in a log: a few whole lines, not thousands of carriage-return redraws."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from builder.progress import LogLines, progress_bar
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_a_bar_into_a_file_writes_whole_lines(tmp_path: Path) -> None:
+    stream = io.StringIO()
+    bar = progress_bar(total=100_000, desc="pages", file=stream, mininterval=3600)
+    assert isinstance(bar, LogLines)
+    for _ in range(100_000):
+        bar.update(1)
+    bar.close()
+    written = stream.getvalue()
+    assert "\r" not in written
+    lines = written.splitlines()
+    assert len(lines) == 2  # the start and the end, nothing in between within the interval
+    assert lines[0].startswith("pages:   0%") and lines[1].startswith("pages: 100%")
+
+
+def test_a_build_logged_to_a_file_has_no_redraws(tmp_path: Path, perceptron_available: None) -> None:
+    """A build with stderr in a pipe, as in a batch job: each bar gives a few lines, none a stream of updates."""
+    environment = {**os.environ, "PYTHONPATH": str(REPO)}
+    command = [sys.executable, str(REPO / "wikipedia_ipc.py"), "build", "--output", str(tmp_path / "out")]
+    result = subprocess.run(command, env=environment, capture_output=True, timeout=600)  # bytes: every \r is kept
+    errors = result.stderr.decode("utf-8")
+    assert result.returncode == 0, errors
+    assert "\r" not in errors
+    bars = [line for line in errors.split("\n") if line.startswith(("pages:", "dump ranges:", "tagging:"))]
+    assert bars and len(bars) <= 10
