@@ -406,9 +406,19 @@ def load_hub(name: str) -> tuple[list[PairRecord], ReadReport, list[Path]]:
         with_copy = ", ".join(HUB_COPIES)
         raise CorpusError(f"corpus {name!r} has no Hub copy (those that have: {with_copy}); give its path: {name}=PATH")
     import datasets
+    import huggingface_hub.constants
+
+    from metrics.profiles import reachable
 
     copy = HUB_COPIES[name]
     where = f"{copy.dataset!r}" + (f" config {copy.config!r}" if copy.config else "")
+    endpoint = huggingface_hub.constants.ENDPOINT
+    # one quick probe instead of datasets' retries, which take half a minute to fail offline
+    if not huggingface_hub.constants.HF_HUB_OFFLINE and not reachable(endpoint):
+        raise CorpusError(
+            f"cannot load {name} from the Hugging Face Hub dataset {where}: {endpoint} is unreachable; pass a local "
+            f"path of the release instead: {name}=PATH (or, with a cached copy, set HF_HUB_OFFLINE=1)"
+        )
     try:
         loaded = datasets.load_dataset(copy.dataset, copy.config)
     except OSError as error:  # datasets' ConnectionError and DatasetNotFoundError are OSErrors

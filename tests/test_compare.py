@@ -7,6 +7,7 @@ import math
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import datasets
@@ -15,7 +16,7 @@ import pyarrow as pa
 import pytest
 
 from benchmarks.compare import BIN_LABELS, MEASURES, characteristic_map, main, parser, plot_maps, summary_rows
-from benchmarks.corpora import CORPORA, HUB_COPIES, CorpusError, PairRecord, hub_records, load, sample
+from benchmarks.corpora import CORPORA, HUB_COPIES, CorpusError, PairRecord, hub_records, load, load_hub, sample
 from metrics import score_pairs
 from metrics.profiles import StThreshold, get_profile
 
@@ -283,6 +284,24 @@ def test_hub_corpus_offline_is_a_clear_error(tmp_path: Path) -> None:
     assert finished.returncode == 2
     assert "'google-research-datasets/paws' config 'labeled_final'" in finished.stderr
     assert "pass a local path of the release instead: paws=PATH" in finished.stderr
+
+
+def test_hub_corpus_unreachable_fails_fast(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not in offline mode, but no server: one probe and a clear error, not half a minute of retries."""
+    import huggingface_hub.constants
+
+    from metrics import profiles
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", "http://127.0.0.1:9")  # refused at once
+    profiles.reachable.cache_clear()
+    started = time.monotonic()
+    try:
+        with pytest.raises(CorpusError, match=r"http://127.0.0.1:9 is unreachable; pass a local path .*paws=PATH"):
+            load_hub("paws")
+    finally:
+        profiles.reachable.cache_clear()
+    assert time.monotonic() - started < 10  # a hang guard: datasets' own retries take about 30 s
 
 
 def test_corpus_without_hub_copy_asks_for_a_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
