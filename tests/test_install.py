@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -65,3 +66,14 @@ def test_auto_tagger_without_stanza_is_the_perceptron(monkeypatch: pytest.Monkey
     assert tagging.auto_backend() == "perceptron"
     with pytest.raises(tagging.TaggerUnavailable, match=r"pip install -e \"\.\[stanza\]\""):
         tagging.get_tagger("corenlp")
+
+
+def test_the_console_script_runs_from_a_folder_with_a_build_output(tmp_path: Path) -> None:
+    """The README's advice where a ``wikipedia_ipc/`` output folder shadows the module: the installed command works."""
+    command = shutil.which("wikipedia-ipc")
+    if command is None:
+        pytest.fail("the wikipedia-ipc console script is not installed: pip install -e . installs it")
+    (tmp_path / "wikipedia_ipc").mkdir()
+    finished = subprocess.run([command, "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert finished.returncode == 0, finished.stderr
+    assert "{download,build,push}" in finished.stdout
