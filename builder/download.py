@@ -580,6 +580,29 @@ def manifest_dumps(folder: str | os.PathLike[str]) -> tuple[list[Path], dict[str
     return dumps, record
 
 
+def provenance(dump: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """Where a dump of a download folder came from, for the dataset card: the wiki, the run, the mirror
+    and the SHA-1 verified when it was downloaded. None for a file no download manifest vouches for
+    (none beside it, or one that lists it with another size)."""
+    path = Path(dump)
+    if not (path.parent / MANIFEST).is_file():
+        return None
+    try:
+        record = read_manifest(path.parent)
+    except DownloadError:
+        return None
+    for entry in record["files"]:
+        if entry["name"] == path.name and entry["size"] == path.stat().st_size:
+            return {
+                "wiki": record.get("wiki"),
+                "run": record.get("date"),
+                "mirror": record.get("mirror"),
+                "sha1": entry.get("sha1"),
+                "verified": entry.get("verified"),
+            }
+    return None
+
+
 def expand_dumps(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
     """The dump arguments of a build, with each download folder (one holding ``download.json``) expanded."""
     expanded = []

@@ -282,6 +282,8 @@ def plan_tasks(
     A shard's name hashes the dump's :func:`~builder.dump.fingerprint`, so a dump that
     changed since an interrupted build is read again on ``--resume``.
     """
+    from builder.download import provenance  # imported here: builder.download reaches this module through output
+
     check_dump_kinds(dumps, history)
     if len({Path(dump).resolve() for dump in dumps}) < len(dumps):
         raise ValueError(f"a dump is given twice: {[str(dump) for dump in dumps]}")
@@ -296,6 +298,9 @@ def plan_tasks(
             siteinfo, readable = SiteInfo(), False
         aliases = tuple(dict.fromkeys(DEFAULT_FILE_ALIASES + tuple(filter(None, [siteinfo.namespaces.get(6, "")]))))
         described.append({"name": path.name, "dbname": siteinfo.dbname or "unknown", "date": dump_date(path)})
+        source = provenance(path)
+        if source is not None:
+            described[-1]["download"] = source
         ranges: list[tuple[int, int] | None] = [None]
         threads = 1
         if workers > 1 and readable and dump_compression(path) == "bz2":

@@ -288,10 +288,16 @@ def _is_sample(dump: dict[str, str]) -> bool:
     return dump["name"] == SAMPLE_DUMP.name
 
 
-def _dump_line(dump: dict[str, str]) -> str:
+def _dump_line(dump: dict[str, object]) -> str:
     line = f"  - `{dump['name']}` ({dump['dbname']}, dump date {dump['date']}, kind: {dump.get('kind', 'unknown')})"
     if "failed" in dump:
         return line + f": **failed**, none of its pages are in this config ({dump['failed']})"
+    source = dump.get("download")
+    if isinstance(source, dict):
+        line += (
+            f": downloaded from {source['mirror']} ({source['wiki']} dump run {source['run']}), "
+            f"SHA-1 `{source['sha1']}` verified {source['verified']}"
+        )
     if _is_sample(dump):
         line += (
             ": the toolkit's embedded sample, pages written for the project to exercise the pipeline "

@@ -176,6 +176,13 @@ def test_download_verifies_and_build_reads_the_folder(
     build([SAMPLE_DUMP], [GOLD], direct, tagger="perceptron", show_progress=False)
     assert parquet_names(out / "gold") == parquet_names(direct / "gold")  # byte-identical: names hash the content
     assert sum(pq.read_metadata(path).num_rows for path in (out / "gold").glob("*.parquet")) > 0
+    card = (out / "README.md").read_text(encoding="utf-8")  # the card names where the dump came from
+    verified = record["files"][0]["verified"]
+    assert (
+        f"  - `{DUMP}` (enwiki, dump date 20240101, kind: articles): downloaded from {mirror.url} "
+        f"({WIKI} dump run {DATE}), SHA-1 `{record['files'][0]['sha1']}` verified {verified}\n"
+    ) in card
+    assert "downloaded from" not in (direct / "README.md").read_text(encoding="utf-8")
 
     assert download(mirror, folder) == 0  # a second run checks what is there and fetches nothing
     assert f"{DUMP}: already complete (SHA-1 matches), skipped" in capsys.readouterr().err
