@@ -58,7 +58,7 @@ from builder.sqldump import SqlDumpError
 from builder.tagging import TAGGER_NAMES, TaggerUnavailable
 from builder.workdir import temporary_work_folder
 
-__all__ = ["SAMPLE_DUMP", "WikipediaIPC", "WikipediaIPCConfig", "main"]
+__all__ = ["SAMPLE_DUMP", "WikipediaIPC", "WikipediaIPCConfig", "main", "released_pairs"]
 
 _FEATURES = datasets.Features(
     {
@@ -165,6 +165,44 @@ class WikipediaIPC(datasets.GeneratorBasedBuilder):
         for file in files:
             for row in pq.read_table(file).to_pylist():
                 yield row["id"], row
+
+
+_RELEASED_COLUMNS = ("id", "image", "caption_type", "sentence1", "sentence2", "page1", "page2", "same_page")
+_RELEASED_FEATURES = datasets.Features(
+    {**{name: _FEATURES[name] for name in _RELEASED_COLUMNS}, "cluster_id": datasets.Value("int64")}
+)
+
+
+def released_row(record: dict) -> dict[str, object]:
+    """One record of the authors' released JSONL in this toolkit's columns (those the release has).
+
+    The release writes a pair as ``{"id", "cluster-id", "image", "first": {"caption-text",
+    "caption-type", "page"}, "second": {…}, "similarities"}``; each side has its own caption type,
+    so a pair of a caption and an alternative text gets ``caption_type`` ``caption/alt``.
+    """
+    try:
+        first, second = record["first"], record["second"]
+        types = [str(side["caption-type"]).lower() for side in (first, second)]
+        return {
+            "id": str(record["id"]),
+            "image": record["image"],
+            "caption_type": types[0] if types[0] == types[1] else "/".join(types),
+            "sentence1": first["caption-text"],
+            "sentence2": second["caption-text"],
+            "page1": first["page"],
+            "page2": second["page"],
+            "same_page": first["page"] == second["page"],
+            "cluster_id": record["cluster-id"],
+        }
+    except (KeyError, TypeError) as error:
+        raise ValueError(f"record {record.get('id')!r} is not a pair of the released corpus (no {error})") from None
+
+
+def released_pairs(path: str | Path, cache_dir: str | None = None) -> datasets.Dataset:
+    """The authors' released Wikipedia-IPC JSONL (Zenodo, doi:10.5281/zenodo.7621320) as a ``Dataset``
+    with the columns a build writes, so that both load and score the same way."""
+    raw = datasets.load_dataset("json", data_files=str(path), split="train", cache_dir=cache_dir)
+    return raw.map(released_row, remove_columns=raw.column_names, features=_RELEASED_FEATURES)
 
 
 def command_parser() -> argparse.ArgumentParser:
