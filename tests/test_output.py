@@ -458,6 +458,16 @@ def _tamper_card(path: Path, change: Callable[[dict], None]) -> None:
 VICTIM = "../../victim/file.parquet"
 
 
+def _build_beside_a_victim(dump: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """A build, and a file of the user's outside it that a tampered record will point at."""
+    out = tmp_path / "a" / "wikipedia_ipc"
+    build([dump], [GOLD], out, tagger="perceptron", show_progress=False)
+    victim = tmp_path / "victim" / "file.parquet"
+    victim.parent.mkdir()
+    victim.write_bytes(b"precious")
+    return out, victim
+
+
 @pytest.mark.parametrize(
     ("record", "change", "entry"),
     [
@@ -476,11 +486,7 @@ def test_a_path_out_of_the_folder_in_a_manifest_stops_the_build(
     monkeypatch: pytest.MonkeyPatch,
     perceptron_available: None,
 ) -> None:
-    out = tmp_path / "a" / "wikipedia_ipc"
-    build([dumps[0]], [GOLD], out, tagger="perceptron", show_progress=False)
-    victim = tmp_path / "victim" / "file.parquet"
-    victim.parent.mkdir()
-    victim.write_bytes(b"precious")
+    out, victim = _build_beside_a_victim(dumps[0], tmp_path)
     (_tamper_card if record == "README.md" else _tamper_json)(out / record, change)
     before = snapshot(out)
     message = f"{out / record}: the (file|config) {re.escape(repr(entry))} is not a plain name inside the output"
@@ -496,11 +502,7 @@ def test_a_path_out_of_the_folder_in_a_manifest_stops_the_build(
 def test_a_path_out_of_the_folder_in_a_commit_record_stops_the_build(
     key: str, dumps: tuple[Path, Path], tmp_path: Path, perceptron_available: None
 ) -> None:
-    out = tmp_path / "a" / "wikipedia_ipc"
-    build([dumps[0]], [GOLD], out, tagger="perceptron", show_progress=False)
-    victim = tmp_path / "victim" / "file.parquet"
-    victim.parent.mkdir()
-    victim.write_bytes(b"precious")
+    out, victim = _build_beside_a_victim(dumps[0], tmp_path)
     staging = out / f"{STAGING_PREFIX}evil"
     staging.mkdir()
     entry = "../../victim" if key == "configs" else VICTIM.removeprefix("../")
