@@ -33,7 +33,7 @@ from typing import Any, TextIO, TypeVar
 
 from tqdm import tqdm
 
-from builder.output import plural, write_atomic
+from builder.output import FolderLock, OutputError, plural, write_atomic
 
 DEFAULT_MIRROR = "https://dumps.wikimedia.org"
 MANIFEST = "download.json"
@@ -498,6 +498,20 @@ def download(
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise DownloadError(f"{folder}: cannot create the folder ({error.strerror})") from None
+    lock = FolderLock(folder)
+    try:
+        lock.acquire()
+    except OutputError:
+        raise DownloadError(f"{folder}: another download is writing into this folder; wait for it to finish") from None
+    try:
+        return _download_locked(plan, folder, parallel, network, show_progress, stream)
+    finally:
+        lock.release()
+
+
+def _download_locked(
+    plan: Plan, folder: Path, parallel: int, network: Network, show_progress: bool, stream: TextIO
+) -> dict[str, Any]:
     progress = _Progress(plan.size, show_progress, stream)
     stop = threading.Event()
     failures: list[str] = []

@@ -22,7 +22,7 @@ from builder.config import GOLD
 from builder.download import MANIFEST, manifest_dumps
 from builder.dump import index_path, iter_pages
 from builder.local import build
-from builder.output import SAMPLE_DUMP
+from builder.output import SAMPLE_DUMP, FolderLock
 
 WIKI = "enwiki"
 DATE = "20240101"
@@ -389,3 +389,14 @@ def test_a_bad_argument_is_one_line_before_any_request(
     assert wikipedia_ipc.main(["download", "--mirror", "http://127.0.0.1:9", *options]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {message}") and err.count("\n") == 1
+
+
+def test_two_downloads_into_one_folder(mirror: Mirror, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The folder is locked while a download writes into it: a second one stops with a clear line."""
+    folder = tmp_path / "dumps"
+    folder.mkdir()
+    with FolderLock(folder):  # what a running download holds
+        assert download(mirror, folder, "--quiet") == 2
+    assert "another download is writing into this folder" in capsys.readouterr().err
+    assert list(folder.iterdir()) == []
+    assert download(mirror, folder, "--quiet") == 0
