@@ -29,7 +29,7 @@ import datasets
 import pyarrow.parquet as pq
 from datasets.utils.logging import is_progress_bar_enabled
 
-from builder.config import IDENTITIES, PRESETS, SOURCES, PipelineConfig, preset
+from builder.config import CAPTION_RULES, IDENTITIES, PRESETS, SOURCES, PipelineConfig, preset
 from builder.download import (
     DEFAULT_MIRROR,
     DEFAULT_PARALLEL,
@@ -79,6 +79,9 @@ _FEATURES = datasets.Features(
         "identity": datasets.Value("string"),
     }
 )
+_CROSSLINGUAL_FEATURES = datasets.Features(
+    {**_FEATURES, "language1": datasets.Value("string"), "language2": datasets.Value("string")}
+)
 _DESCRIPTION = (
     "Paraphrase candidates mined from Wikipedia image captions: captions (and alternative texts) "
     "that editors wrote for the same image on different pages (Gohsen et al., EACL 2023)."
@@ -103,6 +106,8 @@ class WikipediaIPCConfig(datasets.BuilderConfig):
     image_tables: Sequence[str] = ()  # for a pipeline config with the sha1 identity
     # train/validation/test fractions, () for one train split; None keeps the preset's
     splits: tuple[float, ...] | None = None
+    # the dumps' language: one code, or a code per dump path; None: each dump's <dbname> tells
+    languages: str | dict[str, str] | None = None
 
 
 class WikipediaIPC(datasets.GeneratorBasedBuilder):
@@ -116,9 +121,11 @@ class WikipediaIPC(datasets.GeneratorBasedBuilder):
     DEFAULT_CONFIG_NAME = "gold"
 
     def _info(self) -> datasets.DatasetInfo:
+        config: WikipediaIPCConfig = self.config  # type: ignore[assignment]
+        pipeline = config.pipeline or preset(config.name)
         return datasets.DatasetInfo(
             description=_DESCRIPTION,
-            features=_FEATURES,
+            features=_CROSSLINGUAL_FEATURES if pipeline.crosslingual else _FEATURES,
             citation=_CITATION,
             license="cc-by-sa-4.0",
         )
@@ -150,7 +157,14 @@ class WikipediaIPC(datasets.GeneratorBasedBuilder):
             work_dir=self._scratch / "work",
             show_progress=is_progress_bar_enabled(),
             image_tables=config.image_tables,
+            languages=config.languages,
         )
+        if pipeline.name not in report.rows:
+            raise ValueError(
+                f"{pipeline.name}: the dumps are of several languages, so the build names this config per language "
+                f"({', '.join(sorted(report.rows))}); build them with python wikipedia_ipc.py build and load the "
+                "folder, or give dumps of one language"
+            )
         if not report.rows[pipeline.name]:  # datasets cannot make a split with no rows; say why, not "no data"
             raise ValueError(f"{pipeline.name}: no pair survived the filters in {', '.join(dumps)}; nothing to load")
         files = sorted((output / pipeline.name).glob("*.parquet"))
@@ -324,6 +338,21 @@ def command_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="MySQL dumps of the image table (…-image.sql.gz of the wiki, and of Commons) for --identity sha1",
     )
+    run.add_argument(
+        "--language",
+        nargs="+",
+        default=[],
+        metavar="LANG",
+        help="the language of the dumps' pages, when their <dbname> does not tell it: a language code (de), a "
+        "wiki (dewiki, als, simple) for every dump, or CODE=DUMP for one dump; dumps of several languages build "
+        "each config per language (de.gold, fr.gold) and allow --configs crosslingual",
+    )
+    run.add_argument(
+        "--caption-rule",
+        choices=CAPTION_RULES,
+        help="replace the configs' caption rule (step 5): sentence (gold), verb (silver, bronze, crosslingual), "
+        "or none, for languages no installed tagger covers (the card says so)",
+    )
     run.add_argument("--quiet", action="store_true", help="no progress bars")
     push = commands.add_parser("push", help="upload a built dataset folder to the Hugging Face Hub")
     push.add_argument("folder", help="a dataset folder written by build")
@@ -449,11 +478,13 @@ def _build(arguments: argparse.Namespace) -> int:
         print("error: --resume needs the --work-dir of the interrupted build", file=sys.stderr)
         return 2
     try:
-        dumps = expand_dumps(arguments.dumps) or [str(SAMPLE_DUMP)]
-    except DownloadError as error:
+        dumps, languages = dumps_and_languages(arguments.dumps, arguments.language)
+    except (DownloadError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     configs = [with_history_references(preset(name), arguments.history_references) for name in arguments.configs]
+    if arguments.caption_rule:
+        configs = [dataclasses.replace(config, caption_rule=arguments.caption_rule) for config in configs]
     configs = [dataclasses.replace(config, splits=arguments.splits) for config in configs]
     if arguments.sources:
         configs = [dataclasses.replace(config, sources=tuple(arguments.sources)) for config in configs]
@@ -472,6 +503,7 @@ def _build(arguments: argparse.Namespace) -> int:
                 overwrite=arguments.overwrite,
                 image_tables=arguments.image_table,
                 memory_limit=arguments.memory,
+                languages=languages,
             )
         else:
             report = build(
@@ -486,6 +518,7 @@ def _build(arguments: argparse.Namespace) -> int:
                 overwrite=arguments.overwrite,
                 memory_limit=arguments.memory,
                 image_tables=arguments.image_table,
+                languages=languages,
             )
     except (
         FileNotFoundError,
@@ -509,6 +542,28 @@ def _build(arguments: argparse.Namespace) -> int:
             print(f"  {failure}", file=sys.stderr)
         return 3
     return 0
+
+
+def dumps_and_languages(given: Sequence[str], languages: Sequence[str]) -> tuple[list[str], dict[str, str] | None]:
+    """The dump files of ``build``'s arguments (download folders expanded) and ``--language`` per file.
+
+    ``--language CODE`` applies to every dump; ``CODE=DUMP`` to one dump, or to every file of a download folder.
+    """
+    dumps = expand_dumps(given) or [str(SAMPLE_DUMP)]
+    if not languages:
+        return dumps, None
+    everywhere = [value for value in languages if "=" not in value]
+    if len(everywhere) > 1:
+        raise ValueError(f"--language names one code for every dump, or CODE=DUMP per dump; got {everywhere}")
+    chosen = dict.fromkeys(dumps, everywhere[0]) if everywhere else {}
+    for value in languages:
+        if "=" not in value:
+            continue
+        code, _, dump = value.partition("=")
+        if dump not in given:
+            raise ValueError(f"--language {value}: {dump} is not one of the dumps given")
+        chosen.update(dict.fromkeys(expand_dumps([dump]), code))
+    return dumps, chosen
 
 
 def _interrupted(arguments: argparse.Namespace) -> str:

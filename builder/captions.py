@@ -9,7 +9,7 @@ captions that contain a verb. Parenthetical material such as "(pictured)" or
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from nltk.tokenize import NLTKWordTokenizer
 
@@ -33,7 +33,7 @@ def word_count(text: str) -> int:
     return sum(1 for token in _WORDS.tokenize(text) if any(char.isalnum() for char in token))
 
 
-def has_min_words(text: str, minimum: int) -> bool:
+def has_min_words(text: str, minimum: int, language: str = "en") -> bool:
     """``word_count(text) >= minimum``, without tokenizing most captions.
 
     The Treebank tokenizer only splits whitespace-separated tokens further, never joins
@@ -42,6 +42,11 @@ def has_min_words(text: str, minimum: int) -> bool:
     if sum(1 for token in text.split() if any(char.isalnum() for char in token)) >= minimum:
         return True
     return word_count(text) >= minimum
+
+
+def word_counter_signature(language: str = "en") -> str:
+    """How step 4 counts the words of a language, for the dataset card."""
+    return "Penn Treebank tokens with a letter or digit (NLTK's Treebank tokenizer)"
 
 
 def strip_parentheticals(text: str) -> str:
@@ -120,7 +125,7 @@ def has_verb(tags: Sequence[str]) -> bool:
     return any(tag.startswith("VB") for tag in tags)
 
 
-def satisfies(rule: str, sentences: Sequence[Sequence[str]]) -> bool:
+def satisfies(rule: str, sentences: Sequence[Sequence[str]], tagset: str = "ptb") -> bool:
     """Apply a caption rule to the tag sequences of one caption's sentences.
 
     ``sentence``: every sentence satisfies Table 4. ``verb``: some token is a verb.
@@ -168,11 +173,16 @@ def text_batches(texts: Iterable[str]) -> Iterator[list[str]]:
         yield batch
 
 
-def rule_verdicts(rows: Iterable[dict], rule: str) -> dict[str, bool]:
-    """Each text of a cluster's rows, judged by the caption rule from its stored tags."""
-    verdicts: dict[str, bool] = {}
+def rule_verdicts(rows: Iterable[dict], rule: str, tagsets: Mapping[str, str]) -> Callable[[str, str], bool]:
+    """Each text of a cluster's rows, judged by the caption rule from its stored tags.
+
+    ``tagsets`` names the tag set of each language's tagger (``ptb`` or ``ud``); the verdict
+    is looked up by ``(text, language)``, as a text is judged in its own wiki's language.
+    """
+    verdicts: dict[tuple[str, str], bool] = {}
     for row in rows:
+        language = row["language"]
         for text, tags in ((row["caption"], row["caption_tags"]), (row["alt"], row["alt_tags"])):
             if text:
-                verdicts[text] = satisfies(rule, tags or [])
-    return verdicts
+                verdicts[text, language] = rule == "none" or satisfies(rule, tags or [], tagsets[language])
+    return lambda text, language: verdicts[text, language]

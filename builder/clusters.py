@@ -9,13 +9,14 @@ of texts of the same caption type within a cluster.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import itertools
 from collections.abc import Callable, Iterable
 
 CAPTION_TYPES = ("caption", "alt")
 # the order of references within a cluster (and of clusters: by image first), in every engine
-SORT_COLUMNS = ("image", "page_id", "revision_id", "position", "file")
+SORT_COLUMNS = ("image", "page_id", "revision_id", "position", "file", "language")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,6 +32,12 @@ class Reference:
     alt: str
     file: str  # the title the page used
     redirect: str  # that title with File redirects followed (the title itself without redirects)
+    language: str = "en"  # the language of the wiki whose page holds the reference
+
+    @property
+    def page_key(self) -> tuple[str, int]:
+        """The page, told apart from the page of another wiki with the same id."""
+        return self.language, self.page_id
 
     def text(self, caption_type: str) -> str:
         return self.caption if caption_type == "caption" else self.alt
@@ -96,12 +103,16 @@ def max_references(bound: int) -> Callable[[Cluster], Cluster | None]:
     return keep
 
 
-def filter_texts(cluster: Cluster, keep_text: Callable[[str], bool]) -> Cluster | None:
-    """Blank the texts that fail ``keep_text``; drop references left without any text."""
+def filter_texts(cluster: Cluster, keep_text: Callable[[str, str], bool]) -> Cluster | None:
+    """Blank the texts that fail ``keep_text(text, language)``; drop references left without any text.
+
+    Each text is judged in the language of its reference's wiki.
+    """
     kept = []
     for reference in cluster.references:
-        caption = reference.caption if reference.caption and keep_text(reference.caption) else ""
-        alt = reference.alt if reference.alt and keep_text(reference.alt) else ""
+        language = reference.language
+        caption = reference.caption if reference.caption and keep_text(reference.caption, language) else ""
+        alt = reference.alt if reference.alt and keep_text(reference.alt, language) else ""
         if caption or alt:
             kept.append(dataclasses.replace(reference, caption=caption, alt=alt))
     return cluster.with_references(kept) if kept else None
@@ -109,24 +120,57 @@ def filter_texts(cluster: Cluster, keep_text: Callable[[str], bool]) -> Cluster 
 
 def has_caption(cluster: Cluster) -> Cluster | None:
     """Keep the references that carry a caption or an alternative text."""
-    return filter_texts(cluster, bool)
+    return filter_texts(cluster, lambda text, _: bool(text))
 
 
-def count_pairs(cluster: Cluster) -> int:
-    """Number of candidate pairs the cluster would give: C(n, 2) per caption type."""
+def languages_at_least(bound: int) -> Callable[[Cluster], Cluster | None]:
+    """Cross-lingual image filter: an image needs references in ``bound`` languages to yield any pair."""
+
+    def keep(cluster: Cluster) -> Cluster | None:
+        return cluster if len({reference.language for reference in cluster.references}) >= bound else None
+
+    return keep
+
+
+def max_references_per_language(bound: int) -> Callable[[Cluster], Cluster | None]:
+    """Cross-lingual upper bound: an icon or flag is used often within one edition, a picture is not."""
+
+    def keep(cluster: Cluster) -> Cluster | None:
+        counts = collections.Counter(reference.language for reference in cluster.references)
+        return cluster if max(counts.values()) <= bound else None
+
+    return keep
+
+
+def count_pairs(cluster: Cluster, across_languages: bool = False) -> int:
+    """Number of candidate pairs the cluster would give: C(n, 2) per caption type.
+
+    ``across_languages`` counts only the pairs of texts from two languages.
+    """
     total = 0
     for kind in CAPTION_TYPES:
-        n = sum(1 for reference in cluster.references if reference.text(kind))
+        holders = collections.Counter(reference.language for reference in cluster.references if reference.text(kind))
+        n = sum(holders.values())
         total += n * (n - 1) // 2
+        if across_languages:
+            total -= sum(count * (count - 1) // 2 for count in holders.values())
     return total
 
 
-def build_pairs(cluster: Cluster) -> list[Pair]:
-    """All unordered pairs of texts of the same caption type, in reference order."""
+def build_pairs(cluster: Cluster, across_languages: bool = False) -> list[Pair]:
+    """All unordered pairs of texts of the same caption type, in reference order.
+
+    ``across_languages`` pairs only texts of two languages, the one of the language first
+    in alphabetical order first, so that a language pair always reads the same way.
+    """
     pairs = []
     for kind in CAPTION_TYPES:
         holders = [reference for reference in cluster.references if reference.text(kind)]
-        pairs.extend(Pair(cluster.image, kind, a, b) for a, b in itertools.combinations(holders, 2))
+        for a, b in itertools.combinations(holders, 2):
+            if not across_languages:
+                pairs.append(Pair(cluster.image, kind, a, b))
+            elif a.language != b.language:
+                pairs.append(Pair(cluster.image, kind, *sorted((a, b), key=lambda reference: reference.language)))
     return pairs
 
 
@@ -142,6 +186,7 @@ def reference_from_row(row: dict) -> Reference:
         alt=row["alt"] or "",
         file=row["file"],
         redirect=row["redirect"],
+        language=row["language"],
     )
 
 

@@ -12,11 +12,13 @@ config's ``sources`` asks for them.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Literal
 
 from builder.splits import DEFAULT_FRACTIONS, check_fractions
 
-CaptionRule = Literal["sentence", "verb"]
+CaptionRule = Literal["sentence", "verb", "none"]
+CAPTION_RULES = ("sentence", "verb", "none")
 DumpKind = Literal["articles", "history"]
 HistoryReferences = Literal["revision", "first_seen"]
 SOURCES = ("link", "template", "gallery")
@@ -44,10 +46,16 @@ class PipelineConfig:
     identities: tuple[str, ...] = ("title",)
     # train/validation/test fractions (builder.splits); () writes the paper's single set as one train split
     splits: tuple[float, ...] = DEFAULT_FRACTIONS
+    # beyond the paper: the language whose references the config reads ("": every reference of a
+    # one-language build), and cross-lingual pairing of the captions of different editions
+    language: str = ""
+    crosslingual: bool = False
 
     def __post_init__(self) -> None:
-        if self.caption_rule not in ("sentence", "verb"):
-            raise ValueError(f"caption_rule must be 'sentence' or 'verb', not {self.caption_rule!r}")
+        if self.caption_rule not in CAPTION_RULES:
+            raise ValueError(f"caption_rule must be one of {list(CAPTION_RULES)}, not {self.caption_rule!r}")
+        if self.crosslingual and self.language:
+            raise ValueError("a cross-lingual config reads every language; it cannot be restricted to one")
         if self.dump_kind not in ("articles", "history"):
             raise ValueError(f"dump_kind must be 'articles' or 'history', not {self.dump_kind!r}")
         if self.history_references not in ("revision", "first_seen"):
@@ -70,8 +78,15 @@ class PipelineConfig:
         object.__setattr__(self, "splits", check_fractions(self.splits))
 
     def parameters(self) -> dict[str, object]:
-        """The parameters as plain data, for the dataset card and funnel.json."""
-        return dataclasses.asdict(self)
+        """The parameters as plain data, for the dataset card and funnel.json.
+
+        The multilingual fields appear when set: the card of a one-language build stays as it was.
+        """
+        parameters = dataclasses.asdict(self)
+        for name, unset in (("language", ""), ("crosslingual", False)):
+            if parameters[name] == unset:
+                del parameters[name]
+        return parameters
 
 
 GOLD = PipelineConfig(name="gold", caption_rule="sentence")
@@ -79,7 +94,37 @@ SILVER = PipelineConfig(name="silver", caption_rule="verb")
 # Bronze: 18 revisions per page on average x 10 references = 180 (paper, section 3).
 BRONZE = PipelineConfig(name="bronze", caption_rule="verb", max_references=180, dump_kind="history")
 
-PRESETS: dict[str, PipelineConfig] = {c.name: c for c in (GOLD, SILVER, BRONZE)}
+# Beyond the paper: the captions that different language editions wrote for one Commons file, paired across
+# languages; the verb rule of silver, each caption in its own language.
+CROSSLINGUAL = PipelineConfig(name="crosslingual", caption_rule="verb", crosslingual=True)
+
+PRESETS: dict[str, PipelineConfig] = {c.name: c for c in (GOLD, SILVER, BRONZE, CROSSLINGUAL)}
+
+
+def configs_for_languages(configs: Sequence[PipelineConfig], languages: Sequence[str]) -> list[PipelineConfig]:
+    """The configs of a build over dumps of the given languages.
+
+    A one-language build keeps the names (``gold``), so ``load_dataset(path, "gold")`` works
+    as for English; a build over several languages builds each monolingual config once per
+    language (``de.gold``, ``fr.gold``), reading that language's references only. The
+    cross-lingual config reads every language and needs two at least.
+    """
+    crosslingual = [config.name for config in configs if config.crosslingual]
+    if crosslingual and len(languages) < 2:
+        raise ValueError(
+            f"{crosslingual[0]} pairs captions across languages, but the dumps are of one language "
+            f"({', '.join(languages)}); give dumps of two or more language editions (and --language where their "
+            "<dbname> does not tell)"
+        )
+    if len(languages) < 2:
+        return list(configs)
+    expanded = []
+    for config in configs:
+        if config.crosslingual or config.language:
+            expanded.append(config)
+            continue
+        expanded.extend(dataclasses.replace(config, name=f"{code}.{config.name}", language=code) for code in languages)
+    return expanded
 
 
 def preset(name: str) -> PipelineConfig:

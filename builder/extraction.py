@@ -14,7 +14,7 @@ import dataclasses
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -38,6 +38,7 @@ from builder.dump import (
     stream_offsets,
 )
 from builder.history import FirstSeenPerPage
+from builder.languages import language_for, language_from_dbname, wiki_dbnames
 from builder.wikitext import DEFAULT_FILE_ALIASES, ExtractionError, ExtractStats, extract_images, normalize_title
 
 REFERENCE_SCHEMA = pa.schema(
@@ -51,6 +52,7 @@ REFERENCE_SCHEMA = pa.schema(
         ("template", pa.string()),
         ("caption", pa.string()),
         ("alt", pa.string()),
+        ("language", pa.string()),
     ]
 )
 BATCH_ROWS = 50_000
@@ -70,6 +72,8 @@ class ExtractTask:
     first_seen: bool = False
     decompress_threads: int = 1
     file_redirects: bool = False
+    language: str = "en"  # the content language of the dump's wiki
+    wiki: str = ""  # its db name (``dewiki``), whose own File namespace names count too; "" if not known
 
 
 @dataclasses.dataclass
@@ -130,7 +134,7 @@ def normalize_redirects(raw: Iterable[tuple[str, str]], aliases: Sequence[str], 
             result.redirects.append((source, resolved))
 
 
-def _reference_rows(page_title: str, page_id: int, revision_id: int, references: Iterable) -> list[dict]:
+def _reference_rows(page_title: str, page_id: int, revision_id: int, references: Iterable, language: str) -> list[dict]:
     return [
         {
             "image": reference.file,
@@ -142,6 +146,7 @@ def _reference_rows(page_title: str, page_id: int, revision_id: int, references:
             "template": reference.template,
             "caption": reference.caption,
             "alt": reference.alt,
+            "language": language,
         }
         for reference in references
     ]
@@ -159,10 +164,12 @@ def iter_task_references(task: ExtractTask, result: ExtractResult, progress: tqd
     reader.stats = result.read
     reader.problems = result.problems
     first_seen = FirstSeenPerPage()
+    language = language_for(task.wiki or task.language)
+    aliases = tuple(dict.fromkeys(task.aliases + language.file_namespaces))
     try:
         for page in reader:
             try:
-                references = extract_images(page.text, page.title, task.aliases, result.extract)
+                references = extract_images(page.text, page.title, aliases, result.extract)
             except ExtractionError as error:
                 result.extract.failed_pages += 1
                 if len(result.problems) < MAX_PROBLEMS:
@@ -170,7 +177,7 @@ def iter_task_references(task: ExtractTask, result: ExtractResult, progress: tqd
                 continue
             if task.first_seen:
                 references = first_seen.new_references(page.page_id, references)
-            yield from _reference_rows(page.title, page.page_id, page.revision_id, references)
+            yield from _reference_rows(page.title, page.page_id, page.revision_id, references, task.language)
             if progress is not None:
                 progress.update(1)
                 progress.set_postfix(references=f"{result.extract.references:,}", refresh=False)
@@ -276,11 +283,13 @@ def plan_tasks(
     history: bool = False,
     first_seen: bool = False,
     file_redirects: bool = False,
+    languages: Mapping[str, str] | None = None,
 ) -> tuple[list[ExtractTask], list[dict[str, str]]]:
     """Cut the dumps into tasks: multistream files into ranges, other files whole.
 
     A shard's name hashes the dump's :func:`~builder.dump.fingerprint`, so a dump that
-    changed since an interrupted build is read again on ``--resume``.
+    changed since an interrupted build is read again on ``--resume``. Each dump's language
+    is ``languages[str(dump)]`` when given, else its wiki's (:func:`dump_language`).
     """
     from builder.download import provenance  # imported here: builder.download reaches this module through output
 
@@ -297,7 +306,9 @@ def plan_tasks(
         except DumpError:  # its extraction task will fail and report why; the other dumps go on
             siteinfo, readable = SiteInfo(), False
         aliases = tuple(dict.fromkeys(DEFAULT_FILE_ALIASES + tuple(filter(None, [siteinfo.namespaces.get(6, "")]))))
+        language, wiki = dump_language(path, siteinfo.dbname, (languages or {}).get(str(dump)))
         described.append({"name": path.name, "dbname": siteinfo.dbname or "unknown", "date": dump_date(path)})
+        described[-1]["language"] = language
         source = provenance(path)
         if source is not None:
             described[-1]["download"] = source
@@ -312,15 +323,100 @@ def plan_tasks(
                 ranges = list(cut) if len(cut) > 1 else [None]
         stamp = fingerprint(path)
         for byte_range in ranges:
-            identity = f"{path.resolve()}|{stamp}|{byte_range}|{namespaces}|{first_seen}"
+            identity = f"{path.resolve()}|{stamp}|{byte_range}|{namespaces}|{first_seen}|{language}|{wiki}"
             if file_redirects:  # the task's counts then hold the File redirects too
                 identity += "|file redirects"
             shard = shard_dir / f"references-{hashlib.sha1(identity.encode()).hexdigest()[:16]}.parquet"
             task = ExtractTask(
-                str(path), byte_range, aliases, namespaces, str(shard), first_seen, threads, file_redirects
+                str(path),
+                byte_range,
+                aliases,
+                namespaces,
+                str(shard),
+                first_seen,
+                threads,
+                file_redirects,
+                language,
+                wiki,
             )
             tasks.append(task)
+    check_one_wiki_per_language(tasks)
+    if {task.language for task in tasks} == {"en"}:  # the card of an English build reads as it always did
+        for description in described:
+            del description["language"]
     return tasks, described
+
+
+def language_overrides(dumps: Sequence[str | Path], languages: str | Mapping[str, str] | None) -> dict[str, str]:
+    """``--language`` per dump (as given): one code for every dump, or a code for some of them."""
+    if languages is None:
+        return {}
+    if isinstance(languages, str):
+        return {str(dump): languages for dump in dumps}
+    given = {str(dump): code for dump, code in languages.items()}
+    unknown = sorted(set(given) - {str(dump) for dump in dumps})
+    if unknown:
+        raise ValueError(f"a language is given for {', '.join(unknown)}, which is not among the dumps of the build")
+    return given
+
+
+def dump_languages(dumps: Sequence[str | Path], given: Mapping[str, str]) -> list[str]:
+    """The languages of a build's dumps, sorted, read from their ``<siteinfo>`` before any page is.
+
+    A dump whose start cannot be read counts as English here; its extraction reports why it failed.
+    """
+    languages = set()
+    for dump in dumps:
+        path = check_dump_path(dump)
+        try:
+            dbname = read_siteinfo(path).dbname
+        except DumpError:
+            dbname = ""
+        languages.add(dump_language(path, dbname, given.get(str(dump)))[0])
+    return sorted(languages)
+
+
+def dump_language(path: Path, dbname: str, given: str | None) -> tuple[str, str]:
+    """A dump's content language and its wiki's db name (``""`` when not known).
+
+    ``given`` (``--language``) is a language code (``de``), a wiki's db name (``alswiki``) or
+    its subdomain (``als``, ``simple``); without it the dump's ``<dbname>`` decides, and a dump
+    without one is English. A ``<dbname>`` that names no Wikipedia is refused before any reading.
+    """
+    if given:
+        return resolve_language(given)
+    if not dbname:
+        return "en", ""
+    if dbname not in wiki_dbnames():
+        raise ValueError(
+            f"{path}: its <dbname> {dbname!r} names no Wikipedia the toolkit knows; "
+            "give the language of its pages with --language CODE"
+        )
+    return language_from_dbname(dbname), dbname
+
+
+def resolve_language(name: str) -> tuple[str, str]:
+    """``(language code, wiki db name)`` for a language code, a db name or a wiki's subdomain."""
+    wikis = wiki_dbnames()
+    if name in wikis:
+        return language_from_dbname(name), name
+    dbname = name.replace("-", "_") + "wiki"
+    if dbname in wikis:
+        return language_from_dbname(dbname), dbname
+    return language_for(name).code, ""  # raises, naming the nearest known codes, for an unknown one
+
+
+def check_one_wiki_per_language(tasks: Sequence[ExtractTask]) -> None:
+    """Two wikis of one language (``enwiki`` and ``simplewiki``) would mix page ids: refuse them together."""
+    wikis: dict[str, set[str]] = {}
+    for task in tasks:
+        wikis.setdefault(task.language, set()).update(filter(None, [task.wiki]))
+    for language, names in wikis.items():
+        if len(names) > 1:
+            raise ValueError(
+                f"dumps of {len(names)} wikis of the language {language!r} ({', '.join(sorted(names))}) in one "
+                "build: their page ids would mix; build them separately"
+            )
 
 
 def dump_kind(name: str, several_revisions: int, history: bool) -> tuple[str, str | None]:

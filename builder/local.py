@@ -28,7 +28,7 @@ import signal
 import sys
 import time
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import duckdb
@@ -37,7 +37,7 @@ import pyarrow.parquet as pq
 
 from builder.captions import rule_verdicts, tag_batch, text_batches
 from builder.clusters import SORT_COLUMNS, Cluster, cluster_from_rows, cluster_rows
-from builder.config import PipelineConfig
+from builder.config import PipelineConfig, configs_for_languages
 from builder.dump import DumpError, DumpWarning, check_dump_path
 from builder.extraction import (
     BATCH_ROWS,
@@ -50,12 +50,23 @@ from builder.extraction import (
     combine_redirects,
     combine_results,
     counts_first_seen,
+    dump_languages,
+    language_overrides,
     plan_tasks,
     run_extract_task,
 )
 from builder.identity import IdentityMap, build_identity, check_identities, pairs_per_identity, read_image_tables
 from builder.output import PairWriter, Publisher
-from builder.pipeline import BuildReport, FilterChain, StageClock, funnel_record
+from builder.pipeline import (
+    BuildReport,
+    FilterChain,
+    StageClock,
+    config_languages,
+    funnel_record,
+    tagger_signature,
+    tagger_tagset,
+    taggers_for,
+)
 from builder.progress import progress_bar
 from builder.splits import assign_files, check_files, split_record
 from builder.tagging import Tagger, get_tagger
@@ -63,7 +74,7 @@ from builder.workdir import WorkDir
 
 # the references of the candidates: the title each used, and where its File redirects lead
 CANDIDATE_SCHEMA = REFERENCE_SCHEMA.append(pa.field("file", pa.string())).append(pa.field("redirect", pa.string()))
-TAG_SCHEMA = pa.schema([("text", pa.string()), ("tags", pa.list_(pa.list_(pa.string())))])
+TAG_SCHEMA = pa.schema([("language", pa.string()), ("text", pa.string()), ("tags", pa.list_(pa.list_(pa.string())))])
 SORT_KEY = ", ".join(SORT_COLUMNS)
 DUCKDB_MEMORY = "512MB"  # DuckDB's default is 80% of the machine's memory
 _MEMORY_SIZE = re.compile(r"\d+(?:\.\d+)?\s*(?:[KMGT]i?B|bytes)", re.IGNORECASE)
@@ -115,6 +126,7 @@ def extract_references(
     history: bool = False,
     first_seen: bool = False,
     file_redirects: bool = False,
+    languages: Mapping[str, str] | None = None,
 ) -> Extraction:
     """Stage 1–3 over all dumps: pages → image references with cleaned texts, as parquet shards.
 
@@ -125,7 +137,7 @@ def extract_references(
     :attr:`Extraction.problems`.
     """
     shard_dir.mkdir(parents=True, exist_ok=True)
-    tasks, described = plan_tasks(dumps, workers, namespaces, shard_dir, history, first_seen, file_redirects)
+    tasks, described = plan_tasks(dumps, workers, namespaces, shard_dir, history, first_seen, file_redirects, languages)
     started = time.perf_counter()
     results = run_tasks(tasks, workers, show_progress)
     seconds = time.perf_counter() - started
@@ -156,8 +168,14 @@ def _parquet_list(paths: Sequence[Path]) -> str:
     return "[" + ", ".join("'" + str(path).replace("'", "''") + "'" for path in paths) + "]"
 
 
-def _sources(chain: FilterChain) -> str:
-    return ", ".join(f"'{source}'" for source in chain.config.sources)
+def _selection(chain: FilterChain, table: str = "") -> str:
+    """The SQL condition on a reference row for the config: its sources and, in a multi-language build, its language."""
+    prefix = f"{table}." if table else ""
+    sources = ", ".join(f"'{source}'" for source in chain.config.sources)
+    condition = f"{prefix}source IN ({sources})"
+    if chain.config.language:
+        condition += f" AND {prefix}language = '{chain.config.language}'"
+    return condition
 
 
 def select_candidates(
@@ -175,7 +193,7 @@ def select_candidates(
     query = (
         "SELECT * FROM (SELECT r.* REPLACE (coalesce(m.image, r.image) AS image), r.image AS file, "
         f"coalesce(m.redirect, r.image) AS redirect FROM read_parquet({_parquet_list(shards)}) r "
-        f"LEFT JOIN identity_map m ON r.image = m.file WHERE r.source IN ({_sources(chain)})) ORDER BY {SORT_KEY}"
+        f"LEFT JOIN identity_map m ON r.image = m.file WHERE {_selection(chain, 'r')}) ORDER BY {SORT_KEY}"
     )
     rows: list[dict] = []
     with pq.ParquetWriter(out, CANDIDATE_SCHEMA, compression="zstd") as writer:
@@ -194,17 +212,17 @@ def select_candidates(
 def count_titles(connection: duckdb.DuckDBPyConnection, shards: Sequence[Path], chain: FilterChain) -> int:
     """The distinct titles the config's references use: its images before an identity map that changes titles."""
     files = _parquet_list(shards)
-    query = f"SELECT count(DISTINCT image) FROM read_parquet({files}) WHERE source IN ({_sources(chain)})"
+    query = f"SELECT count(DISTINCT image) FROM read_parquet({files}) WHERE {_selection(chain)}"
     return connection.sql(query).fetchall()[0][0]
 
 
 _worker_tagger: Tagger | None = None
 
 
-def _init_tag_worker(spec: str) -> None:
+def _init_tag_worker(spec: str, language: str) -> None:
     global _worker_tagger
     quiet_interrupt()
-    _worker_tagger = get_tagger(spec)
+    _worker_tagger = get_tagger(spec, language)
 
 
 def _tag_in_worker(texts: list[str]) -> list[list[list[str]]]:
@@ -216,31 +234,35 @@ def tag_texts(
     connection: duckdb.DuckDBPyConnection,
     candidates: Sequence[Path],
     out: Path,
-    tagger: Tagger,
+    taggers: Mapping[str, Tagger],
     by_name: bool,
     workers: int,
     show_progress: bool,
 ) -> int:
-    """Tag every unique text of the candidates once; the tags go to ``out``."""
+    """Tag every unique text of the candidates once per language, by that language's tagger; tags go to ``out``."""
     files = _parquet_list(candidates)
-    query = (
-        f"SELECT text FROM (SELECT caption AS text FROM read_parquet({files}) UNION "
-        f"SELECT alt AS text FROM read_parquet({files})) WHERE text <> '' ORDER BY text"
+    texts = (
+        f"SELECT language, caption AS text FROM read_parquet({files}) UNION "
+        f"SELECT language, alt AS text FROM read_parquet({files})"
     )
-    total = connection.sql(f"SELECT count(*) FROM ({query})").fetchall()[0][0]
-    batches = text_batches(row["text"] for row in _stream_rows(connection, query))
-    with (
-        pq.ParquetWriter(out, TAG_SCHEMA, compression="zstd") as writer,
-        progress_bar(total=total, desc="tagging", unit=" texts", disable=not show_progress) as progress,
-    ):
-        for texts, tags in _tagged_batches(batches, tagger, by_name, workers):
-            writer.write_table(pa.Table.from_pydict({"text": texts, "tags": tags}, schema=TAG_SCHEMA))
-            progress.update(len(texts))
+    total = 0
+    with pq.ParquetWriter(out, TAG_SCHEMA, compression="zstd") as writer:
+        for language, tagger in sorted(taggers.items()):
+            query = f"SELECT text FROM ({texts}) WHERE text <> '' AND language = '{language}' ORDER BY text"
+            count = connection.sql(f"SELECT count(*) FROM ({query})").fetchall()[0][0]
+            total += count
+            batches = text_batches(row["text"] for row in _stream_rows(connection, query))
+            description = "tagging" if len(taggers) == 1 else f"tagging {language}"
+            with progress_bar(total=count, desc=description, unit=" texts", disable=not show_progress) as progress:
+                for batch, tags in _tagged_batches(batches, tagger, language, by_name, workers):
+                    table = {"language": [language] * len(batch), "text": batch, "tags": tags}
+                    writer.write_table(pa.Table.from_pydict(table, schema=TAG_SCHEMA))
+                    progress.update(len(batch))
     return total
 
 
 def _tagged_batches(
-    batches: Iterator[list[str]], tagger: Tagger, by_name: bool, workers: int
+    batches: Iterator[list[str]], tagger: Tagger, language: str, by_name: bool, workers: int
 ) -> Iterator[tuple[list[str], list]]:
     """Tag batches in order; in worker processes when the tagger can be rebuilt there by name."""
     if workers <= 1 or not by_name:
@@ -249,33 +271,43 @@ def _tagged_batches(
         return
     # spawn, not fork: the parent holds a DuckDB connection with live threads.
     context = multiprocessing.get_context("spawn")
-    with context.Pool(workers, initializer=_init_tag_worker, initargs=(tagger.name,)) as pool:
+    with context.Pool(workers, initializer=_init_tag_worker, initargs=(tagger.name, language)) as pool:
         while window := list(itertools.islice(batches, workers * 4)):
             yield from zip(window, pool.map(_tag_in_worker, window, chunksize=1), strict=True)
 
 
 def write_pairs(
-    connection: duckdb.DuckDBPyConnection, candidates: Path, tags: Path, chain: FilterChain, writer: PairWriter
+    connection: duckdb.DuckDBPyConnection,
+    candidates: Path,
+    tags: Path,
+    chain: FilterChain,
+    writer: PairWriter,
+    tagsets: Mapping[str, str],
 ) -> None:
     """Steps 5–9 for one config: caption rule from the stored tags, then pairs and pair filters."""
+    tagged = _parquet_list([tags])
     query = (
         f"SELECT c.*, tc.tags AS caption_tags, ta.tags AS alt_tags FROM read_parquet({_parquet_list([candidates])}) c "
-        f"LEFT JOIN read_parquet({_parquet_list([tags])}) tc ON c.caption = tc.text "
-        f"LEFT JOIN read_parquet({_parquet_list([tags])}) ta ON c.alt = ta.text ORDER BY {SORT_KEY}"
+        f"LEFT JOIN read_parquet({tagged}) tc ON c.caption = tc.text AND c.language = tc.language "
+        f"LEFT JOIN read_parquet({tagged}) ta ON c.alt = ta.text AND c.language = ta.language ORDER BY {SORT_KEY}"
     )
     for cluster, rows in _clusters(_stream_rows(connection, query)):
-        writer.write(chain.after_rule(cluster, rule_verdicts(rows, chain.config.caption_rule).__getitem__))
+        writer.write(chain.after_rule(cluster, rule_verdicts(rows, chain.config.caption_rule, tagsets)))
 
 
 def write_splits(
-    pairs: Sequence[Path], fractions: tuple[float, ...], folder: Path
+    pairs: Sequence[Path], fractions: tuple[float, ...], folder: Path, languages: bool = False
 ) -> tuple[list[PairWriter], dict[str, object]]:
     """Route the pairs of the work files into one writer per split, keeping their order; the splits' record.
 
     A split without pairs gets no file; a config without any pair gets the usual empty ``train`` shard.
+    ``languages``: the pairs are a cross-lingual config's, with their languages.
     """
     assignment = assign_files(pairs, fractions)
-    writers = {split: PairWriter(folder, prefix=f"part-{split}", split=split) for split in assignment.names}
+    writers = {
+        split: PairWriter(folder, prefix=f"part-{split}", split=split, languages=languages)
+        for split in assignment.names
+    }
     for part in pairs:
         for batch in pq.ParquetFile(part).iter_batches(BATCH_ROWS):
             for row in batch.to_pylist():
@@ -299,6 +331,7 @@ def build(
     overwrite: bool = False,
     memory_limit: str = DUCKDB_MEMORY,
     image_tables: Sequence[str | Path] = (),
+    languages: str | Mapping[str, str] | None = None,
 ) -> BuildReport:
     """Build the given configs from the given dumps into a Hub-ready dataset folder.
 
@@ -310,6 +343,11 @@ def build(
     The output is published as :class:`builder.output.Publisher` describes; ``overwrite``
     allows a non-empty folder that holds no earlier build. ``image_tables`` are the MySQL
     dumps of ``image`` tables that the ``sha1`` identity reads (:mod:`builder.identity`).
+
+    ``languages`` tells the language of the dumps' pages: one code for all, or a code per dump
+    (keyed by the dump as given); without it each dump's ``<dbname>`` decides. A build over
+    dumps of several languages names its configs per language (``de.gold``) and may add the
+    ``crosslingual`` config (:func:`builder.config.configs_for_languages`).
     """
     if resume and not work_dir:
         raise ValueError("resume needs the work_dir of the interrupted build")
@@ -324,7 +362,11 @@ def build(
     check_memory_limit(memory_limit)
     identities = configs[0].identities
     check_identities(identities, image_tables)
-    tagger_instance = get_tagger(tagger)  # fail early, before hours of extraction, if no model
+    given = language_overrides(dumps, languages)
+    build_languages = dump_languages(dumps, given)
+    configs = configs_for_languages(configs, build_languages)
+    taggers = taggers_for(configs, build_languages, tagger)  # fail early, before hours of extraction
+    recorded = build_languages != ["en"]
     output = Path(output)
     publisher = Publisher(output, [config.name for config in configs], overwrite)
     clock = StageClock()
@@ -346,6 +388,7 @@ def build(
                 history=configs[0].dump_kind == "history",
                 first_seen=counts_first_seen(configs[0]),
                 file_redirects="redirect" in identities,
+                languages=given,
             )
             identity = build_identity(identities, extraction, groups, tables)
         connection = duckdb.connect()
@@ -363,23 +406,29 @@ def build(
         with clock.stage("tagging"):
             tag_texts(
                 connection,
-                list(candidates.values()),
+                [candidates[name] for name, chain in chains.items() if chain.config.caption_rule != "none"],
                 tags,
-                tagger_instance,
+                taggers,
                 isinstance(tagger, str),
                 workers,
                 show_progress,
             )
+        tagsets = {language: tagger_tagset(tagger) for language, tagger in taggers.items()}
         rows = {}
         splits = {}
         for name, chain in chains.items():
             fractions = chain.config.splits
             with clock.stage("pair filters"):
-                writer = PairWriter(work / f"pairs-{name}") if fractions else publisher.writer(name)
-                write_pairs(connection, candidates[name], tags, chain, writer)
+                across = chain.config.crosslingual
+                if fractions:
+                    writer = PairWriter(work / f"pairs-{name}", languages=across)
+                else:
+                    writer = publisher.writer(name, languages=across)
+                write_pairs(connection, candidates[name], tags, chain, writer, tagsets)
                 writers = [writer]
                 if fractions:
-                    writers, splits[name] = write_splits(writer.finish(), fractions, publisher.config_folder(name))
+                    folder = publisher.config_folder(name)
+                    writers, splits[name] = write_splits(writer.finish(), fractions, folder, across)
                     shutil.rmtree(work / f"pairs-{name}")
                 else:
                     writer.close()
@@ -388,7 +437,11 @@ def build(
             rows[name] = writer.rows
             files = [file for done in writers for file in done.files]
             merged[name] = identity.record(titles[name], chain.funnel.rows[0].images, pairs_per_identity(files))
-            record = funnel_record(chain, writer.rows, extraction, tagger_instance, merged[name], splits.get(name))
+            signature = tagger_signature(chain.config, taggers, build_languages)
+            recorded_languages = config_languages(chain.config, build_languages) if recorded else []
+            record = funnel_record(
+                chain, writer.rows, extraction, signature, merged[name], splits.get(name), recorded_languages
+            )
             publisher.add_config(name, record, files)
         connection.close()
         with clock.stage("writing"):

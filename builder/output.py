@@ -84,6 +84,10 @@ PAIR_SCHEMA = pa.schema(
         ("identity", pa.string()),
     ]
 )
+# a cross-lingual config's pairs also say the language of each text (its wiki's content language)
+CROSSLINGUAL_PAIR_SCHEMA = PAIR_SCHEMA.append(pa.field("language1", pa.string())).append(
+    pa.field("language2", pa.string())
+)
 CARD_TEMPLATE = Path(__file__).resolve().parent.parent / "dataset_card.md"
 SAMPLE_DUMP = Path(__file__).resolve().parent / "data" / "enwiki-20240101-sample-pages-articles.xml.bz2"
 ROWS_PER_SHARD = 500_000
@@ -112,8 +116,9 @@ def pair_id(pair: Pair) -> str:
     return hashlib.blake2b(key.encode("utf-8"), digest_size=8).hexdigest()
 
 
-def pair_row(pair: Pair) -> dict[str, object]:
-    return {
+def pair_row(pair: Pair, languages: bool = False) -> dict[str, object]:
+    """A pair as an output row; ``languages`` adds the two texts' languages (cross-lingual configs)."""
+    row: dict[str, object] = {
         "id": pair_id(pair),
         "image": pair.image,
         "caption_type": pair.caption_type,
@@ -125,11 +130,15 @@ def pair_row(pair: Pair) -> dict[str, object]:
         "source2": pair.second.source,
         "revision1": pair.first.revision_id,
         "revision2": pair.second.revision_id,
-        "same_page": pair.first.page_id == pair.second.page_id,
+        "same_page": pair.first.page_key == pair.second.page_key,
         "file1": pair.first.file,
         "file2": pair.second.file,
         "identity": pair.identity,
     }
+    if languages:
+        row["language1"] = pair.first.language
+        row["language2"] = pair.second.language
+    return row
 
 
 def file_digest(path: Path) -> str:
@@ -159,7 +168,7 @@ class PairWriter:
     parquet readers); the card leaves it out of ``configs:``, as ``datasets`` cannot load it.
     A writer that holds one slice of the output (a Spark partition) stops at :meth:`finish`
     instead, under a ``prefix`` of its own, and the parts of all slices are named together
-    by :func:`finalize_parts`.
+    by :func:`finalize_parts`. ``languages`` writes :data:`CROSSLINGUAL_PAIR_SCHEMA`.
     """
 
     def __init__(
@@ -169,8 +178,11 @@ class PairWriter:
         batch_size: int = 10_000,
         prefix: str = "part",
         split: str = "train",
+        languages: bool = False,
     ) -> None:
         self.folder = folder
+        self.languages = languages
+        self.schema = CROSSLINGUAL_PAIR_SCHEMA if languages else PAIR_SCHEMA
         self.split = split
         self.rows_per_shard = rows_per_shard
         self.batch_size = batch_size
@@ -185,7 +197,7 @@ class PairWriter:
         folder.mkdir(parents=True, exist_ok=True)
 
     def write(self, pairs: Iterable[Pair]) -> None:
-        self.write_rows(pair_row(pair) for pair in pairs)
+        self.write_rows(pair_row(pair, self.languages) for pair in pairs)
 
     def write_rows(self, rows: Iterable[dict[str, object]]) -> None:
         """Rows already made by :func:`pair_row` (engines that build them on workers)."""
@@ -205,7 +217,7 @@ class PairWriter:
                 self._open_part()
             room = self.rows_per_shard - self._in_part
             chunk, self._batch = self._batch[:room], self._batch[room:]
-            self._writer.write_table(pa.Table.from_pylist(chunk, schema=PAIR_SCHEMA))  # type: ignore[union-attr]
+            self._writer.write_table(pa.Table.from_pylist(chunk, schema=self.schema))  # type: ignore[union-attr]
             self._in_part += len(chunk)
             self.rows += len(chunk)
 
@@ -214,7 +226,7 @@ class PairWriter:
             self._writer.close()
         part = self.folder / f"{self.prefix}-{len(self._parts):05d}.tmp"
         self._parts.append(part)
-        self._writer = pq.ParquetWriter(part, PAIR_SCHEMA, compression="zstd")
+        self._writer = pq.ParquetWriter(part, self.schema, compression="zstd")
         self._in_part = 0
 
     def finish(self) -> list[Path]:
@@ -289,7 +301,11 @@ def _is_sample(dump: dict[str, str]) -> bool:
 
 
 def _dump_line(dump: dict[str, object]) -> str:
-    line = f"  - `{dump['name']}` ({dump['dbname']}, dump date {dump['date']}, kind: {dump.get('kind', 'unknown')})"
+    language = f", language: {dump['language']}" if "language" in dump else ""
+    line = (
+        f"  - `{dump['name']}` ({dump['dbname']}, dump date {dump['date']}, kind: {dump.get('kind', 'unknown')}"
+        f"{language})"
+    )
     if "failed" in dump:
         return line + f": **failed**, none of its pages are in this config ({dump['failed']})"
     source = dump.get("download")
@@ -329,6 +345,7 @@ def _build_section(record: dict[str, object]) -> str:
         f"### `{record['config']}` – {record['rows']:,} pairs\n\n"
         f"{empty}"
         f"- Dumps:\n{dump_lines}\n"
+        f"{_language_lines(record)}"
         f"- Tagger: `{record['tagger']}`\n"
         f"- Parameters:\n{parameter_lines}\n"
         f"- Library versions: {version_lines}\n"
@@ -337,6 +354,28 @@ def _build_section(record: dict[str, object]) -> str:
         f"- Splits: {_splits_line(record)}\n\n"
         f"{Funnel.from_list(record['funnel']).markdown()}"  # type: ignore[arg-type]
     )
+
+
+def _language_lines(record: dict) -> str:
+    """What the card says of languages: nothing for an English build, as before; else each language's counting."""
+    languages = record.get("languages") or {}
+    lines = ""
+    if languages:
+        counted = "; ".join(f"`{code}`: {words}" for code, words in languages.items())
+        lines += f"- Languages: {', '.join(f'`{code}`' for code in languages)}; words of step 4 counted as {counted}\n"
+    if record["parameters"].get("crosslingual"):
+        lines += (
+            "- Cross-lingual: each pair joins captions of one image written in two language editions (`language1` "
+            "< `language2`); the bounds of steps 1, 2 and 6 are read across languages (references in at least two "
+            "languages, at most the upper bound in each). Every file is taken for the Commons file of its name: a "
+            "file uploaded locally to one wiki under the name of a Commons file is paired with it.\n"
+        )
+    if record["parameters"]["caption_rule"] == "none":
+        lines += (
+            "- Caption rule: none. Step 5 keeps every caption (no tagger judged them): the pairs are not filtered "
+            "for sentences or verbs as the paper's levels are.\n"
+        )
+    return lines
 
 
 def _identity_line(identity: object) -> str:
@@ -440,6 +479,21 @@ def _front_matter(records: list[dict]) -> str:
     return yaml.safe_dump(front, sort_keys=False, allow_unicode=True).rstrip("\n")
 
 
+def build_languages(records: Iterable[dict]) -> list[str]:
+    """The languages of a build's dumps (a build whose dumps say none is English)."""
+    codes = {dump["language"] for record in records for dump in record["dumps"] if "language" in dump}
+    return sorted(codes) or ["en"]
+
+
+def _languages_yaml(records: list[dict]) -> str:
+    """The card's ``language:`` codes, and ``multilinguality:`` when the build has more than one language."""
+    languages = build_languages(records)
+    front: dict[str, object] = {"language": languages}
+    if len(languages) > 1:
+        front["multilinguality"] = ["multilingual"]
+    return yaml.safe_dump(front, sort_keys=False, allow_unicode=True).rstrip("\n")
+
+
 def render_card(records: Iterable[dict], template: Path = CARD_TEMPLATE) -> str:
     """The dataset card for the given funnel records (as :func:`write_funnel` returns them)."""
     ordered = sorted(records, key=lambda record: (CONFIG_ORDER.get(record["config"], 3), record["config"]))
@@ -454,6 +508,7 @@ def render_card(records: Iterable[dict], template: Path = CARD_TEMPLATE) -> str:
         else ""
     )
     return string.Template(template.read_text(encoding="utf-8")).substitute(
+        languages=_languages_yaml(ordered),
         front_matter=_front_matter(ordered),
         sample_notice=notice,
         config_list=", ".join(f"`{record['config']}`" for record in ordered),
@@ -815,11 +870,11 @@ class Publisher:
             )
         self._aside = conflicts
 
-    def writer(self, name: str) -> PairWriter:
+    def writer(self, name: str, languages: bool = False) -> PairWriter:
         """A writer of the config's single ``train`` split into its staging folder."""
         if self.staging is None:
             raise RuntimeError("Publisher.open() must come first")
-        self._writers[name] = PairWriter(self.staging / name)
+        self._writers[name] = PairWriter(self.staging / name, languages=languages)
         return self._writers[name]
 
     def config_folder(self, name: str) -> Path:

@@ -17,10 +17,10 @@ import dataclasses
 import importlib.metadata
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from builder.captions import has_min_words
+from builder.captions import has_min_words, word_counter_signature
 from builder.clusters import (
     Cluster,
     Pair,
@@ -28,13 +28,15 @@ from builder.clusters import (
     count_pairs,
     filter_texts,
     has_caption,
+    languages_at_least,
     max_references,
+    max_references_per_language,
     min_references,
 )
 from builder.config import PipelineConfig
 from builder.extraction import Extraction
 from builder.pairs import UniqueCandidates, divergent_captions, significant_difference
-from builder.tagging import Tagger
+from builder.tagging import Tagger, get_tagger
 
 ClusterStep = Callable[[Cluster], Cluster | None]
 PairStep = Callable[[list[Pair]], list[Pair]]
@@ -53,12 +55,12 @@ class FunnelRow:
     images_refs_ge2: int = 0
     images_refs_ge5: int = 0
 
-    def count_cluster(self, cluster: Cluster) -> None:
+    def count_cluster(self, cluster: Cluster, across_languages: bool = False) -> None:
         n = len(cluster.references)
         self.images += 1
         self.references += n
         self.captions += sum(len(reference.texts()) for reference in cluster.references)
-        self.pairs += count_pairs(cluster)
+        self.pairs += count_pairs(cluster, across_languages)
         self.images_refs_ge2 += n >= 2
         self.images_refs_ge5 += n >= 5
 
@@ -129,16 +131,38 @@ def _change(previous: FunnelRow | None, row: FunnelRow, field: str) -> str:
     return f"{(getattr(row, field) - before) / before:+.0%}"
 
 
+RULE_NAMES = {"sentence": "Caption is sentence", "verb": "Caption has verb", "none": "No caption rule"}
+
+
 class FilterChain:
-    """Table 3's steps for one config, each under its paper name, each counted."""
+    """Table 3's steps for one config, each under its paper name, each counted.
+
+    A cross-lingual config runs the same funnel with its image bounds read across
+    languages: references in at least two languages (before and after the caption rule),
+    and the upper bound per language; only pairs of texts of two languages are built.
+    Each text is measured and judged in the language of its own wiki.
+    """
 
     def __init__(self, config: PipelineConfig) -> None:
         self.config = config
-        rule_name = "Caption is sentence" if config.caption_rule == "sentence" else "Caption has verb"
+        self.across_languages = config.crosslingual
+        rule_name = RULE_NAMES[config.caption_rule]
+        if config.crosslingual:
+            self._lower_bound: tuple[str, ClusterStep] = (
+                f"References in ≥ {config.min_references} languages",
+                languages_at_least(config.min_references),
+            )
+            upper: tuple[str, ClusterStep] = (
+                f"References ≤ {config.max_references} per language",
+                max_references_per_language(config.max_references),
+            )
+        else:
+            self._lower_bound = (f"References ≥ {config.min_references}", min_references(config.min_references))
+            upper = (f"References ≤ {config.max_references}", max_references(config.max_references))
         self.cluster_steps: list[tuple[str, ClusterStep]] = [
             ("No filter", lambda cluster: cluster),
-            (f"References ≥ {config.min_references}", min_references(config.min_references)),
-            (f"References ≤ {config.max_references}", max_references(config.max_references)),
+            self._lower_bound,
+            upper,
             ("Has caption", has_caption),
             (f"Caption words ≥ {config.min_words}", self._min_words),
         ]
@@ -148,12 +172,12 @@ class FilterChain:
             ("Significant caption diff", significant_difference),
         ]
         names = [name for name, _ in self.cluster_steps]
-        names += [rule_name, f"References ≥ {config.min_references}"]
+        names += [rule_name, self._lower_bound[0]]
         names += [name for name, _ in self.pair_steps]
         self.funnel = Funnel(names)
 
     def _min_words(self, cluster: Cluster) -> Cluster | None:
-        return filter_texts(cluster, lambda text: has_min_words(text, self.config.min_words))
+        return filter_texts(cluster, lambda text, language: has_min_words(text, self.config.min_words, language))
 
     def before_rule(self, cluster: Cluster) -> Cluster | None:
         """Steps 0–4; the surviving texts then go to the tagger."""
@@ -162,20 +186,20 @@ class FilterChain:
             current = step(current)  # type: ignore[arg-type]
             if current is None:
                 return None
-            row.count_cluster(current)
+            row.count_cluster(current, self.across_languages)
         return current
 
-    def apply_rule(self, cluster: Cluster, passes_rule: Callable[[str], bool]) -> Cluster | None:
-        """Steps 5–6: the caption rule, then the lower references bound again."""
+    def apply_rule(self, cluster: Cluster, passes_rule: Callable[[str, str], bool]) -> Cluster | None:
+        """Steps 5–6: the caption rule (``passes_rule(text, language)``), then the lower references bound again."""
         rule_row, bound_row = self.funnel.rows[len(self.cluster_steps) : len(self.cluster_steps) + 2]
         current = filter_texts(cluster, passes_rule)
         if current is None:
             return None
-        rule_row.count_cluster(current)
-        current = min_references(self.config.min_references)(current)
+        rule_row.count_cluster(current, self.across_languages)
+        current = self._lower_bound[1](current)
         if current is None:
             return None
-        bound_row.count_cluster(current)
+        bound_row.count_cluster(current, self.across_languages)
         return current
 
     def filter_pairs(self, cluster: Cluster, unique: PairStep | None = None) -> list[Pair]:
@@ -189,13 +213,13 @@ class FilterChain:
         steps = [step for _, step in self.pair_steps]
         if unique is not None:
             steps[0] = unique
-        pairs = build_pairs(cluster)
+        pairs = build_pairs(cluster, self.across_languages)
         for row, step in zip(pair_rows, steps, strict=True):
             pairs = step(pairs)
             row.count_pairs(pairs)
         return pairs
 
-    def after_rule(self, cluster: Cluster, passes_rule: Callable[[str], bool]) -> list[Pair]:
+    def after_rule(self, cluster: Cluster, passes_rule: Callable[[str, str], bool]) -> list[Pair]:
         """Steps 5–9 for an engine that has the whole build's clusters in image order."""
         current = self.apply_rule(cluster, passes_rule)
         return self.filter_pairs(current) if current is not None else []
@@ -261,18 +285,57 @@ class BuildReport:
     splits: dict[str, dict[str, object]] = dataclasses.field(default_factory=dict)  # per config, as in funnel.json
 
 
+def config_languages(config: PipelineConfig, languages: Sequence[str]) -> list[str]:
+    """The languages whose references a config reads: its own, or every language of the build."""
+    return [config.language] if config.language else list(languages)
+
+
+def taggers_for(configs: Sequence[PipelineConfig], languages: Sequence[str], spec: str | Tagger) -> dict[str, Tagger]:
+    """One tagger per language that a config's caption rule needs, built before any dump is read.
+
+    A language no installed tagger covers stops the build here, with what would cover it
+    (:class:`builder.tagging.TaggerUnavailable`); configs without a caption rule need none.
+    """
+    needed = {
+        language
+        for config in configs
+        if config.caption_rule != "none"
+        for language in config_languages(config, languages)
+    }
+    return {language: get_tagger(spec, language) for language in sorted(needed)}
+
+
+def tagger_tagset(tagger: Tagger) -> str:
+    """The tag set a tagger writes: ``ud`` or ``ptb`` (a tagger object that does not say tags in PTB, as before)."""
+    return getattr(tagger, "tagset", "ptb")
+
+
+def tagger_signature(config: PipelineConfig, taggers: Mapping[str, Tagger], languages: Sequence[str]) -> str:
+    """The tagger line of a config's card: its language's tagger, or each language's."""
+    if config.caption_rule == "none":
+        return "none: the config has no caption rule"
+    chosen = config_languages(config, languages)
+    if len(chosen) == 1:
+        return taggers[chosen[0]].signature()
+    return "; ".join(f"{language}: {taggers[language].signature()}" for language in chosen)
+
+
 def funnel_record(
     chain: FilterChain,
     rows: int,
     extraction: Extraction,
-    tagger: Tagger,
+    tagger: str,
     identity: dict[str, object],
     splits: dict[str, object] | None,
+    languages: Sequence[str] = (),
 ) -> dict[str, object]:
     """A config's ``funnel.json`` content: its Table 3 counts and everything that shaped them.
 
-    ``identity`` is :meth:`builder.identity.Identity.record` for the config; ``splits`` is
+    ``tagger`` is its :func:`tagger_signature`; ``identity`` is :meth:`builder.identity.Identity.record`
+    for the config; ``splits`` is
     :func:`builder.splits.split_record`, or None for a config written as one ``train`` split.
+    ``languages`` are the config's languages, recorded with how their words were counted,
+    in every build but an English one (whose record stays as it was).
     """
     skipped = {
         "redirects": extraction.read.skipped_redirect,
@@ -296,7 +359,7 @@ def funnel_record(
         "rows": rows,
         "parameters": chain.config.parameters(),
         "dumps": extraction.dumps,
-        "tagger": tagger.signature(),
+        "tagger": tagger,
         "versions": library_versions(),
         "failures": extraction.failures,
         "problems": extraction.problems,
@@ -308,4 +371,6 @@ def funnel_record(
     }
     if splits is not None:
         record["splits"] = splits
+    if languages:
+        record["languages"] = {language: word_counter_signature(language) for language in languages}
     return record

@@ -35,12 +35,12 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from builder.captions import rule_verdicts, tag_batch, text_batches
 from builder.clusters import Cluster, Pair, build_pairs, cluster_from_rows, cluster_rows, sort_key
-from builder.config import PipelineConfig
+from builder.config import PipelineConfig, configs_for_languages
 from builder.dump import DumpError, DumpWarning, ReadStats, check_dump_path
 from builder.extraction import (
     Extraction,
@@ -51,14 +51,25 @@ from builder.extraction import (
     combine_redirects,
     combine_results,
     counts_first_seen,
+    dump_languages,
     iter_task_references,
+    language_overrides,
     plan_tasks,
     task_failure,
 )
 from builder.identity import build_identity, check_identities, pairs_per_identity, read_image_tables
 from builder.output import ROWS_PER_SHARD, PairWriter, Publisher, finalize_parts, pair_row
 from builder.pairs import candidate_key
-from builder.pipeline import BuildReport, FilterChain, Funnel, StageClock, funnel_record
+from builder.pipeline import (
+    BuildReport,
+    FilterChain,
+    Funnel,
+    StageClock,
+    funnel_record,
+    tagger_signature,
+    tagger_tagset,
+    taggers_for,
+)
 from builder.splits import SplitAssignment, assign_nodes, check_files, node_keys, split_record
 from builder.tagging import Tagger, get_tagger
 from builder.wikitext import ExtractStats
@@ -89,20 +100,22 @@ def _before_rule(config: PipelineConfig, groups: Iterable[tuple[str, Iterable[di
     yield "funnel", chain.funnel.to_list()
 
 
-def _tag_partition(tagger_name: str, texts: Iterable[str]) -> Iterator[tuple[str, list]]:
+def _tag_partition(tagger_name: str, language: str, texts: Iterable[str]) -> Iterator[tuple[str, list]]:
     """One tagger per partition, texts tagged in batches."""
-    tagger = get_tagger(tagger_name)
+    tagger = get_tagger(tagger_name, language)
     for batch in text_batches(texts):
         yield from zip(batch, tag_batch(batch, tagger), strict=True)
 
 
-def _apply_rule(config: PipelineConfig, groups: Iterable[tuple[str, Iterable[dict]]]) -> Iterator[tuple[str, object]]:
+def _apply_rule(
+    config: PipelineConfig, tagsets: dict[str, str], groups: Iterable[tuple[str, Iterable[dict]]]
+) -> Iterator[tuple[str, object]]:
     """Steps 5–6 per cluster; the surviving clusters go on to steps 7–9, keyed by image."""
     chain = FilterChain(config)
     for image, rows in groups:
         ordered = sorted(rows, key=sort_key)
         survivor = chain.apply_rule(
-            cluster_from_rows(image, ordered), rule_verdicts(ordered, config.caption_rule).__getitem__
+            cluster_from_rows(image, ordered), rule_verdicts(ordered, config.caption_rule, tagsets)
         )
         if survivor is not None:
             yield "cluster", (image, survivor)
@@ -236,8 +249,12 @@ def build_spark(
     rows_per_shard: int = ROWS_PER_SHARD,
     image_tables: Sequence[str | Path] = (),
     memory_limit: str = "512MB",
+    languages: str | Mapping[str, str] | None = None,
 ) -> BuildReport:
     """Build configs with Spark into the same dataset folder layout as :func:`builder.local.build`.
+
+    The dumps must be of one language (``languages`` as for the local engine); builds over
+    several languages and the cross-lingual config run on the local engine.
 
     The image tables of the ``sha1`` identity are read on the driver (grouped by DuckDB
     under ``memory_limit``); the identity map then goes to the executors as a broadcast.
@@ -253,13 +270,30 @@ def build_spark(
         check_dump_path(dump)
     check_dump_kinds(dumps, configs[0].dump_kind == "history")
     check_identities(configs[0].identities, image_tables)
-    tagger_instance = get_tagger(tagger)
+    given = language_overrides(dumps, languages)
+    build_languages = dump_languages(dumps, given)
+    configs = configs_for_languages(configs, build_languages)
+    if len(build_languages) > 1:
+        raise ValueError(
+            f"the Spark engine builds one language at a time; these dumps are of {', '.join(build_languages)}: "
+            "build them with the local engine (--engine local), or one language per Spark build"
+        )
+    taggers = taggers_for(configs, build_languages, tagger)
     output = Path(output)
     publisher = Publisher(output, [config.name for config in configs], overwrite)
     with publisher:  # locked and writable before any dump is read
         session = spark if spark is not None else _session(workers)
         report = _build_with_session(
-            session, dumps, configs, publisher, tagger_instance, workers, rows_per_shard, image_tables, memory_limit
+            session,
+            dumps,
+            configs,
+            publisher,
+            (tagger, build_languages[0], taggers),
+            workers,
+            rows_per_shard,
+            image_tables,
+            memory_limit,
+            given,
         )
         if spark is None:
             session.stop()
@@ -271,12 +305,15 @@ def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
     dumps: Sequence[str | Path],
     configs: Sequence[PipelineConfig],
     publisher: Publisher,
-    tagger_instance: Tagger,
+    tagging: tuple[str | Tagger, str, dict[str, Tagger]],
     workers: int,
     rows_per_shard: int,
     image_tables: Sequence[str | Path],
     memory_limit: str,
+    given: dict[str, str],
 ) -> BuildReport:
+    """The build once the session is there; ``tagging`` is the tagger as asked, the language and its taggers."""
+    spec, language, taggers = tagging
     context = session.sparkContext
     output = publisher.output
     with temporary_work_folder("wikipedia-ipc-spark-") as scratch:
@@ -286,7 +323,7 @@ def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
         groups, table_stats = read_image_tables(identities, image_tables, Path(scratch) / "identity", memory_limit)
         file_redirects = "redirect" in identities
         tasks, described = plan_tasks(
-            dumps, workers, configs[0].namespaces, Path(scratch), history, first_seen, file_redirects
+            dumps, workers, configs[0].namespaces, Path(scratch), history, first_seen, file_redirects, given
         )
         # Spark runs lazily: each stage is timed where an action makes Spark carry it out.
         clock = StageClock()
@@ -321,9 +358,16 @@ def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
             before = grouped.mapPartitions(lambda part, c=config: _before_rule(c, part)).cache()
             survivors = before.filter(lambda item: item[0] == "row").values()
             texts = survivors.flatMap(lambda row: [row["caption"], row["alt"]]).filter(bool).distinct()
-            tags = texts.mapPartitions(lambda part, name=tagger_instance.name: _tag_partition(name, part))
-            tagged = _with_tags(_with_tags(survivors, tags, "caption"), tags, "alt")
-            after = tagged.groupBy(lambda row: row["image"]).mapPartitions(lambda part, c=config: _apply_rule(c, part))
+            if config.caption_rule == "none":
+                tagged = survivors.map(lambda row: {**row, "caption_tags": None, "alt_tags": None})
+            else:
+                name = spec if isinstance(spec, str) else taggers[language].name
+                tags = texts.mapPartitions(lambda part, n=name, code=language: _tag_partition(n, code, part))
+                tagged = _with_tags(_with_tags(survivors, tags, "caption"), tags, "alt")
+            tagsets = {code: tagger_tagset(tagger) for code, tagger in taggers.items()}
+            after = tagged.groupBy(lambda row: row["image"]).mapPartitions(
+                lambda part, c=config, t=tagsets: _apply_rule(c, t, part)
+            )
             after = after.cache()
             with clock.stage("grouping"):
                 titles = used.map(lambda row: row["image"]).distinct().count() if identity.map.image else None
@@ -344,8 +388,10 @@ def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
                 merged[config.name] = identity.record(titles, chain.funnel.rows[0].images, pairs_per_identity(files))
                 if assignment is not None:
                     splits[config.name] = split_record(assignment, config.splits, check_files(files))
+                signature = tagger_signature(config, taggers, [language])
+                recorded = [language] if language != "en" else []
                 record = funnel_record(
-                    chain, written, extraction, tagger_instance, merged[config.name], splits.get(config.name)
+                    chain, written, extraction, signature, merged[config.name], splits.get(config.name), recorded
                 )
             rows[config.name] = written
             chains[config.name] = chain

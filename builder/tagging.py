@@ -431,10 +431,12 @@ def auto_backend() -> str:
     return "perceptron"
 
 
-def get_tagger(spec: str | Tagger = "auto") -> Tagger:
+def get_tagger(spec: str | Tagger = "auto", language: str = "en") -> Tagger:
     """A tagger by name (one of :data:`TAGGER_NAMES`), or the object given."""
     if not isinstance(spec, str):
         return spec
+    if language != "en":
+        raise TaggerUnavailable(f"no tagger for the language {language!r}")
     if spec == "auto":
         spec = auto_backend()
     if spec == "corenlp":
