@@ -256,6 +256,7 @@ class Extraction:
     problems: list[str] = dataclasses.field(default_factory=list)
     redirects: list[tuple[str, str]] = dataclasses.field(default_factory=list)
     redirects_ignored: int = 0
+    wikis: dict[str, str] = dataclasses.field(default_factory=dict)  # db name → language, of the dumps' wikis
 
 
 def check_dump_kinds(dumps: Sequence[str | Path], history: bool) -> None:

@@ -220,16 +220,61 @@ def _value_counts(column: pa.Array) -> tuple[list[str], list[int]]:
     return counted.field("values").to_pylist(), counted.field("counts").to_pylist()
 
 
-def check_identities(identities: Sequence[str], image_tables: Sequence[str | Path]) -> None:
-    """Before any dump is read: SHA-1 identity needs image tables, and image tables need SHA-1 identity."""
+def check_identities(identities: Sequence[str], image_tables: Sequence[str | Path], crosslingual: bool = False) -> None:
+    """Before any dump is read: SHA-1 identity needs image tables, and image tables need a use.
+
+    They serve the SHA-1 identity, and a cross-lingual build, which keeps each wiki's local files apart.
+    """
     if "sha1" in identities and not image_tables:
         raise ValueError(
             "the sha1 identity needs the wiki's image table (…-image.sql.gz; Commons' own for Commons files): "
             "give it with --image-table"
         )
-    if image_tables and "sha1" not in identities:
-        raise ValueError("image tables are read only for the sha1 identity: add sha1 to --identity, or leave them out")
+    if image_tables and "sha1" not in identities and not crosslingual:
+        raise ValueError(
+            "image tables are read for the sha1 identity and for the crosslingual config: add sha1 to --identity, "
+            "or leave them out"
+        )
     check_image_tables(image_tables)
+
+
+LOCAL_FILES_SCHEMA = pa.schema([("language", pa.string()), ("image", pa.string())])
+
+
+def table_wiki(path: str | Path) -> str:
+    """The db name a Wikimedia SQL dump's file name starts with (``dewiki-20240101-image.sql.gz`` → ``dewiki``)."""
+    return Path(path).name.split("-", 1)[0]
+
+
+def local_files(image_tables: Sequence[str | Path], wikis: dict[str, str], out: Path) -> dict[str, int]:
+    """The files uploaded locally to the build's wikis, as ``(language, File:title)`` rows in ``out``.
+
+    An image table lists the files uploaded to its own wiki, and its file name says which wiki that
+    is; ``wikis`` maps the build's db names to their languages. Commons' table and the tables of
+    other wikis hold no local file of the build. Returns how many local files each wiki has.
+    """
+    counts: dict[str, int] = {}
+    rows: list[dict[str, str]] = []
+    with pq.ParquetWriter(out, LOCAL_FILES_SCHEMA, compression="zstd") as writer:
+        for path in image_tables:
+            wiki = table_wiki(path)
+            if wiki not in wikis:
+                continue
+            counts[wiki] = 0
+            for (raw_name,) in iter_rows(path, IMAGE_TABLE, ("img_name",)):
+                try:
+                    name = normalize_title("File:" + (raw_name or b"").decode("utf-8"), DEFAULT_FILE_ALIASES)
+                except UnicodeDecodeError:
+                    name = None
+                if name is None:
+                    continue
+                counts[wiki] += 1
+                rows.append({"language": wikis[wiki], "image": name})
+                if len(rows) >= _BATCH_ROWS:
+                    writer.write_table(pa.Table.from_pylist(rows, schema=LOCAL_FILES_SCHEMA))
+                    rows.clear()
+        writer.write_table(pa.Table.from_pylist(rows, schema=LOCAL_FILES_SCHEMA))
+    return counts
 
 
 @dataclasses.dataclass

@@ -55,7 +55,14 @@ from builder.extraction import (
     plan_tasks,
     run_extract_task,
 )
-from builder.identity import IdentityMap, build_identity, check_identities, pairs_per_identity, read_image_tables
+from builder.identity import (
+    IdentityMap,
+    build_identity,
+    check_identities,
+    local_files,
+    pairs_per_identity,
+    read_image_tables,
+)
 from builder.output import PairWriter, Publisher
 from builder.pipeline import (
     BuildReport,
@@ -148,7 +155,8 @@ def extract_references(
     if not shards:
         raise DumpError("no dump could be read: " + "; ".join(failures))
     redirects, ignored = combine_redirects(tasks, results, failed)
-    return Extraction(shards, read, extract, described, seconds, failures, problems, redirects, ignored)
+    wikis = {task.wiki: task.language for task in tasks if task.wiki}
+    return Extraction(shards, read, extract, described, seconds, failures, problems, redirects, ignored, wikis)
 
 
 def _stream_rows(connection: duckdb.DuckDBPyConnection, query: str) -> Iterator[dict]:
@@ -184,16 +192,28 @@ def select_candidates(
     chain: FilterChain,
     out: Path,
     identity: IdentityMap | None = None,
-) -> None:
+    local: Path | None = None,
+) -> int:
     """Steps 0–4 for one config over the image-sorted references; survivors go to ``out``.
 
     The identity map is joined before the sort: a reference's cluster is its title's canonical image.
+    ``local`` lists the files uploaded locally to a wiki (:func:`builder.identity.local_files`): a
+    cross-lingual config leaves their references out, as they are not the Commons file of the same
+    name. Returns how many references that left out.
     """
     connection.register("identity_map", (identity or IdentityMap()).table())
+    condition = _selection(chain, "r")
+    kept_apart = 0
+    if local is not None:
+        files = _parquet_list([local])
+        local_file = f"SELECT 1 FROM read_parquet({files}) l WHERE l.language = r.language AND l.image = r.image"
+        counted = f"SELECT count(*) FROM read_parquet({_parquet_list(shards)}) r WHERE {condition}"
+        kept_apart = connection.sql(f"{counted} AND EXISTS ({local_file})").fetchall()[0][0]
+        condition += f" AND NOT EXISTS ({local_file})"
     query = (
         "SELECT * FROM (SELECT r.* REPLACE (coalesce(m.image, r.image) AS image), r.image AS file, "
         f"coalesce(m.redirect, r.image) AS redirect FROM read_parquet({_parquet_list(shards)}) r "
-        f"LEFT JOIN identity_map m ON r.image = m.file WHERE {_selection(chain, 'r')}) ORDER BY {SORT_KEY}"
+        f"LEFT JOIN identity_map m ON r.image = m.file WHERE {condition}) ORDER BY {SORT_KEY}"
     )
     rows: list[dict] = []
     with pq.ParquetWriter(out, CANDIDATE_SCHEMA, compression="zstd") as writer:
@@ -207,6 +227,7 @@ def select_candidates(
                 rows.clear()
         writer.write_table(pa.Table.from_pylist(rows, schema=CANDIDATE_SCHEMA))
     connection.unregister("identity_map")
+    return kept_apart
 
 
 def count_titles(connection: duckdb.DuckDBPyConnection, shards: Sequence[Path], chain: FilterChain) -> int:
@@ -361,7 +382,8 @@ def build(
     check_dump_kinds(dumps, configs[0].dump_kind == "history")
     check_memory_limit(memory_limit)
     identities = configs[0].identities
-    check_identities(identities, image_tables)
+    crosslingual = any(config.crosslingual for config in configs)
+    check_identities(identities, image_tables, crosslingual)
     given = language_overrides(dumps, languages)
     build_languages = dump_languages(dumps, given)
     configs = configs_for_languages(configs, build_languages)
@@ -391,16 +413,21 @@ def build(
                 languages=given,
             )
             identity = build_identity(identities, extraction, groups, tables)
+            local = work / "local-files.parquet"
+            wiki_files = local_files(image_tables, extraction.wikis, local) if crosslingual else {}
         connection = duckdb.connect()
         connection.execute(f"SET temp_directory = '{work / 'duckdb'}'")
         connection.execute(f"SET threads = {max(1, workers)}")
         connection.execute(f"SET memory_limit = '{memory_limit}'")
         chains = {config.name: FilterChain(config) for config in configs}
         candidates = {name: work / f"candidates-{name}.parquet" for name in chains}
-        titles, merged = {}, {}
+        titles, merged, kept_apart = {}, {}, {}
         with clock.stage("grouping"):
             for name, chain in chains.items():
-                select_candidates(connection, extraction.shards, chain, candidates[name], identity.map)
+                apart = local if chain.config.crosslingual and wiki_files else None
+                kept_apart[name] = select_candidates(
+                    connection, extraction.shards, chain, candidates[name], identity.map, apart
+                )
                 titles[name] = count_titles(connection, extraction.shards, chain) if identity.map.image else None
         tags = work / "tags.parquet"
         with clock.stage("tagging"):
@@ -442,6 +469,8 @@ def build(
             record = funnel_record(
                 chain, writer.rows, extraction, signature, merged[name], splits.get(name), recorded_languages
             )
+            if chain.config.crosslingual and wiki_files:
+                record["local_files"] = {"image_tables": wiki_files, "references_kept_apart": kept_apart[name]}
             publisher.add_config(name, record, files)
         connection.close()
         with clock.stage("writing"):

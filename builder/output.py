@@ -367,8 +367,7 @@ def _language_lines(record: dict) -> str:
         lines += (
             "- Cross-lingual: each pair joins captions of one image written in two language editions (`language1` "
             "< `language2`); the bounds of steps 1, 2 and 6 are read across languages (references in at least two "
-            "languages, at most the upper bound in each). Every file is taken for the Commons file of its name: a "
-            "file uploaded locally to one wiki under the name of a Commons file is paired with it.\n"
+            f"languages, at most the upper bound in each). {_local_files_note(record.get('local_files'))}\n"
         )
     if record["parameters"]["caption_rule"] == "none":
         lines += (
@@ -376,6 +375,20 @@ def _language_lines(record: dict) -> str:
             "for sentences or verbs as the paper's levels are.\n"
         )
     return lines
+
+
+def _local_files_note(local: object) -> str:
+    """How the cross-lingual config told files uploaded to one wiki from the Commons files of the same name."""
+    if not isinstance(local, dict):
+        return (
+            "Every file is taken for the Commons file of its name (no image table was given): a file uploaded "
+            "locally to one wiki under the name of a Commons file is paired with it."
+        )
+    tables = ", ".join(f"{wiki} ({files:,} files)" for wiki, files in local["image_tables"].items())
+    return (
+        f"Files uploaded locally to one wiki are kept apart, as the image tables of {tables} list them: "
+        f"{plural(local['references_kept_apart'], 'reference')} to them left out before step 0."
+    )
 
 
 def _identity_line(identity: object) -> str:

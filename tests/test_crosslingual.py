@@ -174,3 +174,39 @@ def test_command_line_language_per_dump(tmp_path: Path, capsys: pytest.CaptureFi
     status = wikipedia_ipc.main([*arguments, "--language", f"de={tmp_path / 'other.xml'}"])
     assert status == 2
     assert "is not one of the dumps given" in capsys.readouterr().err
+
+
+def test_spark_refuses_several_languages_before_it_starts(tmp_path: Path) -> None:
+    from builder.spark import build_spark
+
+    dumps = berlin_dumps(("de", "en"))
+    config = dataclasses.replace(CROSSLINGUAL, caption_rule="none")
+    with pytest.raises(ValueError, match="Spark engine builds one language at a time"):
+        build_spark(list(dumps), [config], tmp_path / "out", languages=dumps)
+    assert not (tmp_path / "out").exists()
+
+
+def test_image_tables_keep_local_files_apart(tmp_path: Path) -> None:
+    """A file in dewiki's own image table is dewiki's upload, not the Commons file of that name."""
+    dumps = berlin_dumps(("de", "en"))
+    config = dataclasses.replace(CROSSLINGUAL, caption_rule="none", splits=())
+    build(list(dumps), [config], tmp_path / "commons", show_progress=False, languages=dumps)
+    pairs = pq.read_table(next((tmp_path / "commons" / "crosslingual").glob("*.parquet"))).to_pylist()
+    local = pairs[0]["image"]
+    table = tmp_path / "dewiki-20190601-image.sql"
+    name = local.removeprefix("File:").replace(" ", "_").replace("'", "\\'")
+    table.write_text(
+        "CREATE TABLE `image` (\n  `img_name` varbinary(255) NOT NULL DEFAULT '',\n"
+        "  `img_sha1` varbinary(32) NOT NULL DEFAULT ''\n) ENGINE=InnoDB;\n"
+        f"INSERT INTO `image` VALUES ('{name}','0123456789abcdefghijklmnopqrstu'),('Elsewhere.jpg','');\n",
+        encoding="utf-8",
+    )
+    output = tmp_path / "apart"
+    build(list(dumps), [config], output, show_progress=False, languages=dumps, image_tables=[table])
+    kept = pq.read_table(next((output / "crosslingual").glob("*.parquet"))).to_pylist()
+    assert local not in {pair["image"] for pair in kept}
+    assert [pair for pair in pairs if pair["image"] != local] == kept
+    card = (output / "README.md").read_text(encoding="utf-8")
+    assert "the image tables of dewiki (2 files) list them: 1 reference to them left out" in card
+    with pytest.raises(ValueError, match="sha1 identity and for the crosslingual config"):
+        build(list(dumps), [SILVER], tmp_path / "other", show_progress=False, languages=dumps, image_tables=[table])
