@@ -210,3 +210,21 @@ def test_image_tables_keep_local_files_apart(tmp_path: Path) -> None:
     assert "the image tables of dewiki (2 files) list them: 1 reference to them left out" in card
     with pytest.raises(ValueError, match="sha1 identity and for the crosslingual config"):
         build(list(dumps), [SILVER], tmp_path / "other", show_progress=False, languages=dumps, image_tables=[table])
+
+
+def test_the_datasets_builder_builds_the_crosslingual_config(tmp_path: Path) -> None:
+    dumps = berlin_dumps(("de", "en", "nl"))
+    pipeline = dataclasses.replace(CROSSLINGUAL, caption_rule="none", splits=())
+    builder = wikipedia_ipc.WikipediaIPC(
+        cache_dir=str(tmp_path / "cache"),
+        config_name="crosslingual",
+        pipeline=pipeline,
+        dump_paths=list(dumps),
+        languages=dumps,
+        workers=1,
+    )
+    builder.download_and_prepare()
+    pairs = builder.as_dataset(split="train")
+    assert pairs.features["language1"].dtype == "string"
+    assert {(row["language1"], row["language2"]) for row in pairs} <= {("de", "en"), ("de", "nl"), ("en", "nl")}
+    assert len(pairs) > 5
