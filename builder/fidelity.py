@@ -3,7 +3,7 @@
 The presets follow the paper; where the paper is silent they follow the authors'
 code (webis-de/eacl23-paraphrase-acquisition-from-image-captions). The rows below
 are the exceptions: bugs of that code we do not copy, and our extensions, each
-opt-in or harmless to the method. The README and every generated dataset card
+opt-in or harmless to the method. docs/pipeline.md and every generated dataset card
 show this table, so that a user of a rebuilt corpus knows what it is.
 """
 
@@ -146,7 +146,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
 
 
 def markdown_table() -> str:
-    """The deviations as one Markdown table, for the README and the dataset card."""
+    """The deviations as one Markdown table, for docs/pipeline.md and the dataset card."""
     lines = ["| Step | Authors' code | This toolkit | Why |", "|---|---|---|---|"]
     lines += [f"| {d.step} | {d.authors} | {d.ours} | {d.why} |" for d in DEVIATIONS]
     return "\n".join(lines) + "\n"

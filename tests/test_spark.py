@@ -165,7 +165,7 @@ def test_no_pair_survives(spark, tmp_path: Path, perceptron_available: None) -> 
 
 
 def test_spark_submit_local_mode(tmp_path: Path, perceptron_available: None) -> None:
-    """The README's ``spark-submit`` command builds the sample as the local engine does."""
+    """The ``spark-submit`` command of docs/building.md builds the sample as the local engine does."""
     import pyspark
 
     submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"

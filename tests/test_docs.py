@@ -1,0 +1,111 @@
+"""Every command and snippet in README.md and docs/ is one the code accepts.
+
+Each toolkit command of a ``bash`` block (``python wikipedia_ipc.py …``, ``wikipedia-ipc …``,
+``python -m metrics …``, ``python benchmarks/NAME.py …``) is parsed by the real command-line
+parser of its program, which stops the run once its arguments are accepted: an option that
+does not exist, a wrong choice or a bad number fails here. Each ``python`` block must compile,
+and the names it imports must exist. The quick start itself runs end to end in
+tests/test_install.py and tests/test_sample_dump.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import re
+import runpy
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+import wikipedia_ipc
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+_FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+_ENVIRONMENT = re.compile(r"^(?:[A-Z_]+=\S+\s+)+")
+
+
+class Parsed(Exception):
+    """Raised once a program's parser has accepted its arguments: the command is valid, nothing runs."""
+
+
+def blocks(language: str) -> list[tuple[str, str]]:
+    found = []
+    for page in PAGES:
+        for match in _FENCE.finditer(page.read_text(encoding="utf-8")):
+            if match.group(1) == language:
+                found.append((page.relative_to(ROOT).as_posix(), match.group(2)))
+    return found
+
+
+def commands() -> list[tuple[str, str]]:
+    """The toolkit's commands in the bash blocks, continuation lines joined, comments and env settings dropped."""
+    found = []
+    for page, text in blocks("bash"):
+        for line in text.replace("\\\n", " ").splitlines():
+            line = _ENVIRONMENT.sub("", line.split("  #")[0].strip())
+            if "$" in line or not line:
+                continue  # shell variables and loops: not one command
+            if line.startswith("spark-submit") and "wikipedia_ipc.py" in line:
+                line = "python wikipedia_ipc.py" + line.split("wikipedia_ipc.py", 1)[1]
+            if line.startswith(("python wikipedia_ipc.py", "wikipedia-ipc", "python -m metrics", "python benchmarks/")):
+                found.append((page, line))
+    return found
+
+
+def arguments(line: str) -> tuple[str, list[str]]:
+    """The program a command runs and its arguments; ``[--option VALUE]`` groups read as given."""
+    words = shlex.split(line.replace("[--", "--").replace("]", ""))
+    if words[0] == "wikipedia-ipc":
+        return "wikipedia_ipc.py", words[1:]
+    if words[1] == "-m":
+        return words[2], words[3:]
+    return words[1], words[2:]
+
+
+def parse_only(monkeypatch: pytest.MonkeyPatch, program: str, argv: list[str]) -> None:
+    original = argparse.ArgumentParser.parse_args
+
+    def parse_and_stop(self: argparse.ArgumentParser, args=None, namespace=None):  # noqa: ANN001, ANN202
+        original(self, args, namespace)
+        raise Parsed
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", parse_and_stop)
+    monkeypatch.setattr(sys, "argv", [program, *argv])
+    monkeypatch.chdir(ROOT)
+    expected = SystemExit if "--help" in argv else Parsed  # help prints and exits before anything runs
+    with pytest.raises(expected) as stopped:
+        if program == "wikipedia_ipc.py":
+            wikipedia_ipc.main(argv)
+        elif program == "metrics":
+            runpy.run_module("metrics", run_name="__main__")
+        else:
+            runpy.run_path(str(ROOT / program), run_name="__main__")
+    assert expected is Parsed or stopped.value.code == 0
+
+
+def test_the_pages_hold_commands_and_snippets() -> None:
+    assert len(commands()) >= 25 and len(blocks("python")) >= 5
+
+
+@pytest.mark.parametrize(("page", "line"), commands(), ids=lambda value: value[:70])
+def test_command_is_accepted_by_its_parser(monkeypatch: pytest.MonkeyPatch, page: str, line: str) -> None:
+    program, argv = arguments(line)
+    parse_only(monkeypatch, program, argv)
+
+
+@pytest.mark.parametrize(("page", "code"), blocks("python"), ids=lambda value: value[:40])
+def test_python_snippet_compiles_and_its_imports_exist(page: str, code: str) -> None:
+    tree = ast.parse(code, filename=page)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            module = importlib.import_module(node.module)
+            for alias in node.names:
+                assert hasattr(module, alias.name), f"{page}: {node.module} has no {alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                importlib.import_module(alias.name)
