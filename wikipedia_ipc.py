@@ -29,6 +29,7 @@ import datasets
 import pyarrow.parquet as pq
 from datasets.utils.logging import is_progress_bar_enabled
 
+from builder.captions import WordCounterUnavailable
 from builder.config import CAPTION_RULES, IDENTITIES, PRESETS, SOURCES, PipelineConfig, preset
 from builder.download import (
     DEFAULT_MIRROR,
@@ -527,6 +528,7 @@ def _build(arguments: argparse.Namespace) -> int:
         DumpError,
         SqlDumpError,
         TaggerUnavailable,
+        WordCounterUnavailable,
         OutputError,
     ) as error:
         print(f"error: {error}", file=sys.stderr)

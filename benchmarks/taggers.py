@@ -149,10 +149,10 @@ class Evaluation:
 
 
 def evaluate(tagger: Tagger, captions: Sequence[LabelledCaption]) -> Evaluation:
-    """Tag every caption once and apply both rules, as the pipeline does."""
+    """Tag every caption once and apply both rules in the tagger's tagset, as the pipeline does."""
     tags = [tag_sequences(tagged) for tagged in tag_captions([c.caption for c in captions], tagger)]
-    sentence_verdicts = [satisfies("sentence", sentences) for sentences in tags]
-    verb_verdicts = [satisfies("verb", sentences) for sentences in tags]
+    sentence_verdicts = [satisfies("sentence", sentences, tagger.tagset) for sentences in tags]
+    verb_verdicts = [satisfies("verb", sentences, tagger.tagset) for sentences in tags]
     return Evaluation(
         signature=tagger.signature(),
         sentence_verdicts=sentence_verdicts,

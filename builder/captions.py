@@ -4,13 +4,41 @@ The gold level keeps captions that are (sequences of) grammatical sentences,
 decided by the POS-pattern rules of Table 4; the silver and bronze levels keep
 captions that contain a verb. Parenthetical material such as "(pictured)" or
 "(left)" is ignored by both rules: it is an aside, not the caption's syntax.
+
+English keeps the paper's rules in Penn Treebank tags. Every other language is read
+in Universal Dependencies tags (``"UPOS|Feat=Val|…"``, see ``builder.tagging.ud_tag``)
+by :data:`TABLE_4_UD`, the same four rows in UD terms:
+
+1. a *modal*: an ``AUX`` followed, after at most one ``ADV``/``PART`` ("not", "ne"),
+   by an infinitive (``VerbForm=Inf``). PTB's ``MD`` has no UD tag of its own, so
+   the premise is the modal construction itself, and it matches when that ``AUX``
+   is finite (``VerbForm=Fin``), as an ``MD`` always is;
+2. a relative or interrogative word (``PronType=Rel`` or ``PronType=Int``, PTB's
+   ``WDT``/``WP``/``WRB``): a finite verb must come before the first of them;
+3. a subordinating conjunction (``SCONJ``): a finite verb must come before the first.
+   PTB's ``IN`` covers both prepositions and subordinating conjunctions; we map it to
+   ``SCONJ`` only, not to ``ADP``. The rule is there to reject a fragment whose only
+   finite verb sits in a subordinate clause ("Tower, because it is tall"); a phrase
+   that merely opens with a preposition ("En 1900, la ville comptait …", common in
+   French and German captions) is a sentence, which the PTB rule rejects;
+4. otherwise: some finite verb (``VerbForm=Fin`` on ``VERB`` or ``AUX``).
+
+A finite verb is ``VERB`` or ``AUX`` because UD tags copulas and auxiliaries ``AUX``
+("La tour est haute"), where PTB gave them ``VBZ``. For the same reason the verb
+rule in UD accepts ``VERB`` and ``AUX``: PTB's ``VB*`` covers auxiliaries and copulas.
+
+The rule ``none`` keeps every non-empty caption: the configuration for languages no
+tagger covers.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib.metadata
+import importlib.util
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
+import regex
 from nltk.tokenize import NLTKWordTokenizer
 
 from builder.tagging import TaggedText, Tagger, get_tagger
@@ -18,35 +46,121 @@ from builder.tagging import TaggedText, Tagger, get_tagger
 INFLECTED_VERBS = frozenset({"VBP", "VBZ", "VBD"})
 WH_WORDS = frozenset({"WDT", "WP", "WRB"})
 TAG_BATCH = 512
+CAPTION_RULES = ("sentence", "verb", "none")
+TAGSETS = ("ptb", "ud")
 
 
 _WORDS = NLTKWordTokenizer()
 
 
-def word_count(text: str) -> int:
-    """Step 4's length: Penn Treebank tokens with at least one letter or digit.
+def word_count(text: str, language: str = "en") -> int:
+    """Step 4's length in words of ``language`` (see :func:`word_counter_signature`).
 
-    The authors counted the tokens of CoreNLP's PTB tokenizer that are not all
-    punctuation, so "Algeria's" is two words and "–" none; NLTK's Treebank tokenizer
-    splits the same way. Unlike their ASCII ``\\W``, letters of every script count.
+    English: Penn Treebank tokens with at least one letter or digit. The authors
+    counted the tokens of CoreNLP's PTB tokenizer that are not all punctuation, so
+    "Algeria's" is two words and "–" none; NLTK's Treebank tokenizer splits the same
+    way. Unlike their ASCII ``\\W``, letters of every script count. Other languages
+    written with spaces: Unicode word tokens (runs of letters, marks and digits, so
+    "l'église" is two words, as PTB splits "Algeria's"). Scripts without spaces: the
+    tokens of the language's segmenter that hold a letter or digit.
     """
-    return sum(1 for token in _WORDS.tokenize(text) if any(char.isalnum() for char in token))
+    if language in ("en", "simple"):
+        return sum(1 for token in _WORDS.tokenize(text) if any(char.isalnum() for char in token))
+    if language in UNSPACED_LANGUAGES:
+        return sum(1 for token in _segmenter(language)(text) if any(char.isalnum() for char in token))
+    return len(_WORD_TOKEN.findall(text))
 
 
 def has_min_words(text: str, minimum: int, language: str = "en") -> bool:
-    """``word_count(text) >= minimum``, without tokenizing most captions.
+    """``word_count(text, language) >= minimum``, without tokenizing most English captions.
 
     The Treebank tokenizer only splits whitespace-separated tokens further, never joins
     them, so a caption with ``minimum`` such tokens holding a letter or digit passes as is.
     """
-    if sum(1 for token in text.split() if any(char.isalnum() for char in token)) >= minimum:
+    english = language in ("en", "simple")
+    if english and sum(1 for token in text.split() if any(char.isalnum() for char in token)) >= minimum:
         return True
-    return word_count(text) >= minimum
+    return word_count(text, language) >= minimum
 
 
-def word_counter_signature(language: str = "en") -> str:
-    """How step 4 counts the words of a language, for the dataset card."""
-    return "Penn Treebank tokens with a letter or digit (NLTK's Treebank tokenizer)"
+class WordCounterUnavailable(RuntimeError):
+    """No segmenter for a language written without spaces; the message says how to install one."""
+
+
+# Letters, combining marks (Devanagari, Arabic vowel signs) and digits; apostrophes and hyphens split.
+_WORD_TOKEN = regex.compile(r"[\p{L}\p{M}\p{N}]+")
+
+# Languages written without spaces between words: whitespace runs would count whole clauses.
+UNSPACED_LANGUAGES = frozenset(
+    {"zh", "zh-yue", "yue", "wuu", "gan", "zh-classical", "lzh", "ja", "th", "lo", "km", "my", "bo", "dz", "shn"}
+)
+# The segmenter of each unspaced language that has one: (package to import, distribution, pip install).
+SEGMENTERS = {
+    "zh": ("jieba", "jieba", "pip install jieba"),
+    "ja": ("sudachipy", "sudachipy", "pip install sudachipy sudachidict-core"),
+    "th": ("pythainlp", "pythainlp", "pip install pythainlp"),
+}
+_SEGMENTER_CACHE: dict[str, Callable[[str], list[str]]] = {}
+
+
+def _segmenter(language: str) -> Callable[[str], list[str]]:
+    """The word segmenter of an unspaced language, loaded once; refused with how to install it."""
+    if language in _SEGMENTER_CACHE:
+        return _SEGMENTER_CACHE[language]
+    if language not in SEGMENTERS:
+        raise WordCounterUnavailable(
+            f"cannot count words in {language!r}: it is written without spaces and the toolkit has no word segmenter "
+            f"for it (segmenters: {', '.join(f'{code} ({SEGMENTERS[code][0]})' for code in sorted(SEGMENTERS))})"
+        )
+    module, _, install = SEGMENTERS[language]
+    if importlib.util.find_spec(module) is None or (module == "sudachipy" and not _sudachi_dictionary()):
+        raise WordCounterUnavailable(
+            f"cannot count words in {language!r}: it is written without spaces and its segmenter {module} is not "
+            f"installed; run {install}"
+        )
+    if module == "jieba":
+        import jieba
+
+        jieba.setLogLevel(60)  # its dictionary-loading chatter goes to stderr otherwise
+        segment = jieba.lcut
+    elif module == "sudachipy":
+        from sudachipy import Dictionary, SplitMode
+
+        tokenizer = Dictionary(dict=_sudachi_dictionary()).tokenizer()
+
+        def segment(text: str) -> list[str]:
+            return [morpheme.surface() for morpheme in tokenizer.tokenize(text, SplitMode.C)]
+    else:
+        from pythainlp.tokenize import word_tokenize
+
+        def segment(text: str) -> list[str]:
+            return word_tokenize(text, engine="newmm")
+
+    _SEGMENTER_CACHE[language] = segment
+    return segment
+
+
+def _sudachi_dictionary() -> str | None:
+    """The installed sudachi dictionary (``core`` preferred), or None."""
+    for name in ("core", "full", "small"):
+        if importlib.util.find_spec(f"sudachidict_{name}") is not None:
+            return name
+    return None
+
+
+def word_counter_signature(language: str) -> str:
+    """How :func:`word_count` counts words of ``language``, for the dataset card."""
+    if language in ("en", "simple"):
+        return f"PTB tokens (NLTK {importlib.metadata.version('nltk')})"
+    if language in UNSPACED_LANGUAGES:
+        _segmenter(language)  # refuses when there is none
+        _, distribution, _ = SEGMENTERS[language]
+        version = importlib.metadata.version(distribution)
+        if distribution == "sudachipy":
+            dictionary = f"sudachidict-{_sudachi_dictionary()}"
+            return f"sudachipy {version} tokens (mode C, {dictionary} {importlib.metadata.version(dictionary)})"
+        return f"{distribution} {version} tokens"
+    return "Unicode word tokens"
 
 
 def strip_parentheticals(text: str) -> str:
@@ -125,30 +239,151 @@ def has_verb(tags: Sequence[str]) -> bool:
     return any(tag.startswith("VB") for tag in tags)
 
 
+@dataclasses.dataclass(frozen=True)
+class UDToken:
+    """One UD tag read back: the UPOS and the FEATS as name → set of values."""
+
+    upos: str
+    feats: dict[str, frozenset[str]]
+
+    @classmethod
+    def parse(cls, tag: str) -> UDToken:
+        upos, *features = tag.split("|")
+        feats = {}
+        for feature in features:
+            name, _, values = feature.partition("=")
+            feats[name] = frozenset(values.split(","))
+        return cls(upos, feats)
+
+    def has(self, name: str, value: str) -> bool:
+        return value in self.feats.get(name, ())
+
+    @property
+    def is_verb(self) -> bool:
+        return self.upos in ("VERB", "AUX")
+
+    @property
+    def is_finite_verb(self) -> bool:
+        return self.is_verb and self.has("VerbForm", "Fin")
+
+    @property
+    def is_infinitive(self) -> bool:
+        return self.is_verb and self.has("VerbForm", "Inf")
+
+    @property
+    def is_wh_word(self) -> bool:
+        return self.has("PronType", "Rel") or self.has("PronType", "Int")
+
+
+def _modal_auxiliaries(tokens: Sequence[UDToken]) -> list[UDToken]:
+    """The AUX tokens followed, after at most one ADV or PART, by an infinitive: UD's modal construction."""
+    modals = []
+    for index, token in enumerate(tokens):
+        if token.upos != "AUX":
+            continue
+        following = list(tokens[index + 1 : index + 3])
+        if following and following[0].upos in ("ADV", "PART"):
+            following = following[1:]
+        if following and following[0].is_infinitive:
+            modals.append(token)
+    return modals
+
+
+def _finite_verb_before(tokens: Sequence[UDToken], stop: Callable[[UDToken], bool]) -> bool:
+    """A finite verb comes before the first stop token."""
+    for token in tokens:
+        if stop(token):
+            return False
+        if token.is_finite_verb:
+            return True
+    return False
+
+
+@dataclasses.dataclass(frozen=True)
+class UDSentenceRule:
+    """One row of Table 4 in UD terms (see the module docstring): the first rule whose premise holds decides."""
+
+    number: int
+    premise: Callable[[Sequence[UDToken]], bool]
+    pattern: Callable[[Sequence[UDToken]], bool]
+
+
+def _is_sconj(token: UDToken) -> bool:
+    return token.upos == "SCONJ"
+
+
+TABLE_4_UD: tuple[UDSentenceRule, ...] = (
+    UDSentenceRule(
+        1,
+        lambda tokens: bool(_modal_auxiliaries(tokens)),
+        lambda tokens: any(modal.is_finite_verb for modal in _modal_auxiliaries(tokens)),
+    ),
+    UDSentenceRule(
+        2,
+        lambda tokens: any(token.is_wh_word for token in tokens),
+        lambda tokens: _finite_verb_before(tokens, lambda token: token.is_wh_word),
+    ),
+    UDSentenceRule(
+        3, lambda tokens: any(map(_is_sconj, tokens)), lambda tokens: _finite_verb_before(tokens, _is_sconj)
+    ),
+    UDSentenceRule(4, lambda tokens: True, lambda tokens: any(token.is_finite_verb for token in tokens)),
+)
+
+
+def is_sentence_ud(tags: Sequence[str]) -> bool:
+    """Table 4 in UD terms on one sentence's UD tags."""
+    tokens = [UDToken.parse(tag) for tag in tags]
+    for rule in TABLE_4_UD:
+        if rule.premise(tokens):
+            return rule.pattern(tokens)
+    return False
+
+
+def has_verb_ud(tags: Sequence[str]) -> bool:
+    """The silver/bronze rule in UD terms: a VERB or an AUX."""
+    return any(UDToken.parse(tag).is_verb for tag in tags)
+
+
 def satisfies(rule: str, sentences: Sequence[Sequence[str]], tagset: str = "ptb") -> bool:
     """Apply a caption rule to the tag sequences of one caption's sentences.
 
     ``sentence``: every sentence satisfies Table 4. ``verb``: some token is a verb.
+    ``none``: any caption with a sentence. ``tagset`` says how the tags are written:
+    ``ptb`` (English, the paper's rules) or ``ud`` (every other language).
     """
+    if tagset not in TAGSETS:
+        raise ValueError(f"unknown tagset {tagset!r}; choose 'ptb' or 'ud'")
     if not sentences:
         return False
     if rule == "sentence":
-        return all(is_sentence(tags) for tags in sentences)
+        sentence_rule = is_sentence if tagset == "ptb" else is_sentence_ud
+        return all(sentence_rule(tags) for tags in sentences)
     if rule == "verb":
-        return any(has_verb(tags) for tags in sentences)
-    raise ValueError(f"unknown caption rule {rule!r}; choose 'sentence' or 'verb'")
+        verb_rule = has_verb if tagset == "ptb" else has_verb_ud
+        return any(verb_rule(tags) for tags in sentences)
+    if rule == "none":
+        return True
+    raise ValueError(f"unknown caption rule {rule!r}; choose 'sentence', 'verb' or 'none'")
 
 
-def tag_captions(texts: Sequence[str], tagger: str | Tagger = "auto") -> list[TaggedText]:
+def tag_captions(texts: Sequence[str], tagger: str | Tagger = "auto", language: str = "en") -> list[TaggedText]:
     """Tag captions as the rules see them: parenthetical material removed first."""
-    return get_tagger(tagger).tag([strip_parentheticals(text) for text in texts])
+    return get_tagger(tagger, language).tag([strip_parentheticals(text) for text in texts])
 
 
-def classify(texts: Sequence[str], rule: str = "sentence", tagger: str | Tagger = "auto") -> list[bool]:
-    """Which captions pass a caption rule (``sentence`` for gold, ``verb`` for silver/bronze)."""
-    if rule not in ("sentence", "verb"):
-        raise ValueError(f"unknown caption rule {rule!r}; choose 'sentence' or 'verb'")
-    return [satisfies(rule, tag_sequences(tagged)) for tagged in tag_captions(texts, tagger)]
+def classify(
+    texts: Sequence[str], rule: str = "sentence", tagger: str | Tagger = "auto", language: str = "en"
+) -> list[bool]:
+    """Which captions pass a caption rule (``sentence`` for gold, ``verb`` for silver/bronze, ``none``).
+
+    ``none`` tags nothing and keeps every non-empty caption.
+    """
+    if rule not in CAPTION_RULES:
+        raise ValueError(f"unknown caption rule {rule!r}; choose 'sentence', 'verb' or 'none'")
+    if rule == "none":
+        return [bool(text.strip()) for text in texts]
+    instance = get_tagger(tagger, language)
+    return [satisfies(rule, tag_sequences(tagged), instance.tagset) for tagged in tag_captions(texts, instance)]
 
 
 def tag_sequences(tagged: TaggedText) -> list[list[str]]:

@@ -35,7 +35,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from builder.captions import rule_verdicts, tag_batch, text_batches
+from builder.captions import rule_verdicts, tag_batch, text_batches, word_counter_signature
 from builder.clusters import SORT_COLUMNS, Cluster, cluster_from_rows, cluster_rows
 from builder.config import PipelineConfig, configs_for_languages
 from builder.dump import DumpError, DumpWarning, check_dump_path
@@ -388,6 +388,8 @@ def build(
     build_languages = dump_languages(dumps, given)
     configs = configs_for_languages(configs, build_languages)
     taggers = taggers_for(configs, build_languages, tagger)  # fail early, before hours of extraction
+    for language in build_languages:
+        word_counter_signature(language)  # a language written without spaces needs its segmenter: fail early too
     recorded = build_languages != ["en"]
     output = Path(output)
     publisher = Publisher(output, [config.name for config in configs], overwrite)

