@@ -119,16 +119,20 @@ def test_rule_verdicts_from_stored_ud_tags() -> None:
             "caption_tags": [["DET", "NOUN", AUX_FIN, "ADJ", "PUNCT"]],
             "alt": "",
             "alt_tags": None,
+            "language": "fr",
         },
         {
             "caption": "Vue de la tour.",
             "caption_tags": [["NOUN", "ADP", "DET", "NOUN", "PUNCT"]],
             "alt": "",
             "alt_tags": [],
+            "language": "fr",
         },
     ]
-    assert rule_verdicts(rows, "sentence", tagset="ud") == {"La tour est haute.": True, "Vue de la tour.": False}
-    assert rule_verdicts(rows, "none", tagset="ud") == {"La tour est haute.": True, "Vue de la tour.": True}
+    sentence = rule_verdicts(rows, "sentence", {"fr": "ud"})
+    assert sentence("La tour est haute.", "fr") and not sentence("Vue de la tour.", "fr")
+    anything = rule_verdicts(rows, "none", {"fr": "ud"})
+    assert anything("La tour est haute.", "fr") and anything("Vue de la tour.", "fr")
 
 
 def test_ud_tags_are_written_in_ud_order() -> None:
