@@ -349,6 +349,12 @@ def command_parser() -> argparse.ArgumentParser:
         "each config per language (de.gold, fr.gold) and allow --configs crosslingual",
     )
     run.add_argument(
+        "--template-parameters",
+        metavar="FILE",
+        help="a JSON table of template parameter names per language (image, caption, alt) that replaces the "
+        "shipped one for the languages it names; builder/data/template_parameters.json shows the shape",
+    )
+    run.add_argument(
         "--caption-rule",
         choices=CAPTION_RULES,
         help="replace the configs' caption rule (step 5): sentence (gold), verb (silver, bronze, crosslingual), "
@@ -505,6 +511,7 @@ def _build(arguments: argparse.Namespace) -> int:
                 image_tables=arguments.image_table,
                 memory_limit=arguments.memory,
                 languages=languages,
+                template_parameters=arguments.template_parameters,
             )
         else:
             report = build(
@@ -520,6 +527,7 @@ def _build(arguments: argparse.Namespace) -> int:
                 memory_limit=arguments.memory,
                 image_tables=arguments.image_table,
                 languages=languages,
+                template_parameters=arguments.template_parameters,
             )
     except (
         FileNotFoundError,

@@ -38,7 +38,13 @@ from builder.dump import (
     stream_offsets,
 )
 from builder.history import FirstSeenPerPage
-from builder.languages import language_for, language_from_dbname, wiki_dbnames
+from builder.languages import (
+    language_for,
+    language_from_dbname,
+    read_parameter_table,
+    template_parameters,
+    wiki_dbnames,
+)
 from builder.wikitext import DEFAULT_FILE_ALIASES, ExtractionError, ExtractStats, extract_images, normalize_title
 
 REFERENCE_SCHEMA = pa.schema(
@@ -53,6 +59,7 @@ REFERENCE_SCHEMA = pa.schema(
         ("caption", pa.string()),
         ("alt", pa.string()),
         ("language", pa.string()),
+        ("parameters", pa.string()),
     ]
 )
 BATCH_ROWS = 50_000
@@ -74,6 +81,7 @@ class ExtractTask:
     file_redirects: bool = False
     language: str = "en"  # the content language of the dump's wiki
     wiki: str = ""  # its db name (``dewiki``), whose own File namespace names count too; "" if not known
+    template_parameters: str = ""  # a user's table of template parameter names (builder.languages), if any
 
 
 @dataclasses.dataclass
@@ -147,6 +155,7 @@ def _reference_rows(page_title: str, page_id: int, revision_id: int, references:
             "caption": reference.caption,
             "alt": reference.alt,
             "language": language,
+            "parameters": reference.parameters,
         }
         for reference in references
     ]
@@ -165,11 +174,12 @@ def iter_task_references(task: ExtractTask, result: ExtractResult, progress: tqd
     reader.problems = result.problems
     first_seen = FirstSeenPerPage()
     language = language_for(task.wiki or task.language)
-    aliases = tuple(dict.fromkeys(task.aliases + language.file_namespaces))
+    user = read_parameter_table(task.template_parameters) if task.template_parameters else None
+    parameters = template_parameters(task.language, user)
     try:
         for page in reader:
             try:
-                references = extract_images(page.text, page.title, aliases, result.extract)
+                references = extract_images(page.text, page.title, task.aliases, result.extract, language, parameters)
             except ExtractionError as error:
                 result.extract.failed_pages += 1
                 if len(result.problems) < MAX_PROBLEMS:
@@ -285,12 +295,14 @@ def plan_tasks(
     first_seen: bool = False,
     file_redirects: bool = False,
     languages: Mapping[str, str] | None = None,
+    parameter_table: str | Path | None = None,
 ) -> tuple[list[ExtractTask], list[dict[str, str]]]:
     """Cut the dumps into tasks: multistream files into ranges, other files whole.
 
     A shard's name hashes the dump's :func:`~builder.dump.fingerprint`, so a dump that
     changed since an interrupted build is read again on ``--resume``. Each dump's language
     is ``languages[str(dump)]`` when given, else its wiki's (:func:`dump_language`).
+    ``parameter_table`` is a user's table of template parameter names (read before, so a bad one fails early).
     """
     from builder.download import provenance  # imported here: builder.download reaches this module through output
 
@@ -299,6 +311,8 @@ def plan_tasks(
         raise ValueError(f"a dump is given twice: {[str(dump) for dump in dumps]}")
     tasks: list[ExtractTask] = []
     described = []
+    table = str(Path(parameter_table).resolve()) if parameter_table else ""
+    table_stamp = hashlib.sha1(Path(table).read_bytes()).hexdigest() if table else ""
     for dump in dumps:
         path = check_dump_path(dump)
         readable = True
@@ -324,7 +338,9 @@ def plan_tasks(
                 ranges = list(cut) if len(cut) > 1 else [None]
         stamp = fingerprint(path)
         for byte_range in ranges:
-            identity = f"{path.resolve()}|{stamp}|{byte_range}|{namespaces}|{first_seen}|{language}|{wiki}"
+            identity = (
+                f"{path.resolve()}|{stamp}|{byte_range}|{namespaces}|{first_seen}|{language}|{wiki}|{table_stamp}"
+            )
             if file_redirects:  # the task's counts then hold the File redirects too
                 identity += "|file redirects"
             shard = shard_dir / f"references-{hashlib.sha1(identity.encode()).hexdigest()[:16]}.parquet"
@@ -339,6 +355,7 @@ def plan_tasks(
                 file_redirects,
                 language,
                 wiki,
+                table,
             )
             tasks.append(task)
     check_one_wiki_per_language(tasks)

@@ -63,6 +63,7 @@ from builder.identity import (
     pairs_per_identity,
     read_image_tables,
 )
+from builder.languages import read_parameter_table
 from builder.output import PairWriter, Publisher
 from builder.pipeline import (
     BuildReport,
@@ -134,6 +135,7 @@ def extract_references(
     first_seen: bool = False,
     file_redirects: bool = False,
     languages: Mapping[str, str] | None = None,
+    parameter_table: str | Path | None = None,
 ) -> Extraction:
     """Stage 1–3 over all dumps: pages → image references with cleaned texts, as parquet shards.
 
@@ -353,6 +355,7 @@ def build(
     memory_limit: str = DUCKDB_MEMORY,
     image_tables: Sequence[str | Path] = (),
     languages: str | Mapping[str, str] | None = None,
+    template_parameters: str | Path | None = None,
 ) -> BuildReport:
     """Build the given configs from the given dumps into a Hub-ready dataset folder.
 
@@ -368,7 +371,9 @@ def build(
     ``languages`` tells the language of the dumps' pages: one code for all, or a code per dump
     (keyed by the dump as given); without it each dump's ``<dbname>`` decides. A build over
     dumps of several languages names its configs per language (``de.gold``) and may add the
-    ``crosslingual`` config (:func:`builder.config.configs_for_languages`).
+    ``crosslingual`` config (:func:`builder.config.configs_for_languages`). ``template_parameters``
+    is a table of template parameter names that extends or replaces the shipped one per language
+    (``builder/data/template_parameters.json`` shows the shape).
     """
     if resume and not work_dir:
         raise ValueError("resume needs the work_dir of the interrupted build")
@@ -388,6 +393,8 @@ def build(
     build_languages = dump_languages(dumps, given)
     configs = configs_for_languages(configs, build_languages)
     taggers = taggers_for(configs, build_languages, tagger)  # fail early, before hours of extraction
+    if template_parameters:
+        read_parameter_table(template_parameters)
     for language in build_languages:
         word_counter_signature(language)  # a language written without spaces needs its segmenter: fail early too
     recorded = build_languages != ["en"]
@@ -413,6 +420,7 @@ def build(
                 first_seen=counts_first_seen(configs[0]),
                 file_redirects="redirect" in identities,
                 languages=given,
+                parameter_table=template_parameters,
             )
             identity = build_identity(identities, extraction, groups, tables)
             local = work / "local-files.parquet"

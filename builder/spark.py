@@ -250,6 +250,7 @@ def build_spark(
     image_tables: Sequence[str | Path] = (),
     memory_limit: str = "512MB",
     languages: str | Mapping[str, str] | None = None,
+    template_parameters: str | Path | None = None,
 ) -> BuildReport:
     """Build configs with Spark into the same dataset folder layout as :func:`builder.local.build`.
 
@@ -295,6 +296,7 @@ def build_spark(
             image_tables,
             memory_limit,
             given,
+            template_parameters,
         )
         if spark is None:
             session.stop()
@@ -312,6 +314,7 @@ def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
     image_tables: Sequence[str | Path],
     memory_limit: str,
     given: dict[str, str],
+    parameter_table: str | Path | None,
 ) -> BuildReport:
     """The build once the session is there; ``tagging`` is the tagger as asked, the language and its taggers."""
     spec, language, taggers = tagging
@@ -324,7 +327,15 @@ def _build_with_session(  # noqa: ANN001 - a pyspark.sql.SparkSession
         groups, table_stats = read_image_tables(identities, image_tables, Path(scratch) / "identity", memory_limit)
         file_redirects = "redirect" in identities
         tasks, described = plan_tasks(
-            dumps, workers, configs[0].namespaces, Path(scratch), history, first_seen, file_redirects, given
+            dumps,
+            workers,
+            configs[0].namespaces,
+            Path(scratch),
+            history,
+            first_seen,
+            file_redirects,
+            given,
+            parameter_table,
         )
         # Spark runs lazily: each stage is timed where an action makes Spark carry it out.
         clock = StageClock()

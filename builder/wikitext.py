@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import functools
 import html
 import re
 import unicodedata
@@ -27,6 +28,7 @@ from collections.abc import Iterable
 from urllib.parse import unquote
 
 from builder.cleaning import CaptionError, clean_caption
+from builder.languages import ImageOption, Language, ParameterGroup, template_parameters
 
 DEFAULT_FILE_ALIASES = ("File", "Image")
 MAX_SPAN = 20_000  # characters; a longer "image" link is an unclosed bracket, not a caption
@@ -41,8 +43,6 @@ _KEYED_OPTIONS = frozenset(
 )
 _SIZE_OPTION = re.compile(r"^\s*(\d+\s*)?(x\s*\d+\s*)?px\s*$", re.IGNORECASE)
 _KEYED_OPTION = re.compile(r"^\s*([a-z]+)\s*=", re.IGNORECASE)
-# The paper: the keyword "image", followed by an optional counter; captionN and altN go with imageN.
-_TEMPLATE_KEY = re.compile(r"\s*(image|caption|alt)(\d*)\s*=", re.IGNORECASE)
 _FILE_EXTENSION = re.compile(r"\.[A-Za-z0-9]{2,5}$")
 # "[[", "]]", "{{", "}}"; the leading class lets the regex engine skip plain text fast.
 _TOKENS = re.compile(r"[\[\]{}](?:(?<=\[)\[|(?<=\])\]|(?<=\{)\{|(?<=\})\})")
@@ -78,6 +78,7 @@ class ImageReference:
     source: str
     position: int = 0
     template: str = ""
+    parameters: str = ""  # the template's parameter names that gave it, as written: "Bild1/Untertitel1"
 
 
 @dataclasses.dataclass
@@ -365,34 +366,91 @@ def _clean(wikitext: str, stats: ExtractStats) -> str:
     return text
 
 
-def _caption_and_alt(segments: list[str], stats: ExtractStats) -> tuple[str, str]:
-    """The caption is the last segment that is not an option (as MediaWiki reads it); ``alt=`` gives the alt text."""
+def _localized_option(segment: str, language: Language) -> ImageOption | None:
+    """An option of the wiki's language, also where a template follows it (``250x250փքս{{dead link}}``).
+
+    MediaWiki expands templates before it reads the options, so a segment that is an option
+    once its templates are gone is one; only segments holding a template are cleaned to see.
+    """
+    option = language.parse_image_option(segment)
+    if option is None and "{{" in segment:
+        try:
+            option = language.parse_image_option(clean_caption(segment))
+        except CaptionError:
+            return None
+    return option
+
+
+def _caption_and_alt(segments: list[str], stats: ExtractStats, language: Language | None) -> tuple[str, str]:
+    """The caption is the last segment that is not an option (as MediaWiki reads it); ``alt=`` gives the alt text.
+
+    On a wiki of another language, the options of that language (``mini``, ``hochkant=1.2``,
+    ``alternativtext=…``) are options too; English's stay valid everywhere.
+    """
     caption = ""
     alt = ""
     for segment in segments:
-        if not _is_option(segment):
+        if _is_option(segment):
+            if segment.strip()[:3].casefold() == "alt":
+                alt = segment.split("=", 1)[1]
+            continue
+        localized = _localized_option(segment, language) if language is not None else None
+        if localized is None:
             caption = segment
-        elif segment.strip()[:3].casefold() == "alt":
-            alt = segment.split("=", 1)[1]
+        elif localized.id == "img_alt" and localized.value is not None:
+            alt = localized.value
     return _clean(caption, stats), _clean(alt, stats)
 
 
 @dataclasses.dataclass
 class _TemplateImage:
-    """The ``image``/``caption``/``alt`` parameters of one counter of a template."""
+    """The ``image``/``caption``/``alt`` parameters of one image of a template (one group and counter)."""
 
     image: tuple[int, int] | None = None
     caption: tuple[int, int] | None = None
     alt: tuple[int, int] | None = None
+    names: dict[str, str] = dataclasses.field(default_factory=dict)  # role → the parameter's name as written
+
+    def parameters(self) -> str:
+        """The names that gave this image, ``image/caption/alt`` as written, for the reference shards."""
+        return "/".join(self.names[role] for role in ("image", "caption", "alt") if role in self.names)
+
+
+@functools.lru_cache(maxsize=64)
+def _parameter_keys(groups: tuple[ParameterGroup, ...]) -> tuple[re.Pattern[str], dict[str, tuple[int, str, bool]]]:
+    """A matcher of the groups' parameter names at the start of a template argument, and each name's role.
+
+    For English's one group this is the paper's heuristic, ``(image|caption|alt)(\\d*)=``, any case.
+    A name claimed by an earlier group (the language's own come before English's) is not claimed again.
+    """
+    roles: dict[str, tuple[int, str, bool]] = {}
+    written: list[str] = []
+    for index, group in enumerate(groups):
+        for role in ("image", "caption", "alt"):
+            name = getattr(group, role)
+            if name and name.casefold() not in roles:
+                roles[name.casefold()] = (index, role, group.counter)
+                written.append(name)
+    names = "|".join(re.escape(name) for name in sorted(written, key=len, reverse=True))
+    return re.compile(r"\s*(" + names + r")(\d*)\s*=", re.IGNORECASE), roles
 
 
 class _Extractor:
     """Collects the references of one page; one instance per page."""
 
-    def __init__(self, text: str, aliases: tuple[str, ...], stats: ExtractStats) -> None:
+    def __init__(
+        self,
+        text: str,
+        aliases: tuple[str, ...],
+        stats: ExtractStats,
+        language: Language | None,
+        groups: tuple[ParameterGroup, ...],
+    ) -> None:
         self.text, self.galleries = _hide_inert_markup(text)
         self.aliases = aliases
         self.stats = stats
+        self.language = language
+        self.parameter_key, self.parameter_roles = _parameter_keys(groups)
         self.references: list[ImageReference] = []
         names = "|".join(re.escape(alias) for alias in aliases)
         self._link_start = re.compile(r"\[\[[ \t]*(?:" + names + r")[ \t]*:", re.IGNORECASE)
@@ -426,11 +484,20 @@ class _Extractor:
         self.stats.references += len(self.references)
         return self.references
 
-    def _add(self, file: str | None, caption: str, alt: str, source: str, position: int, template: str = "") -> None:
+    def _add(
+        self,
+        file: str | None,
+        caption: str,
+        alt: str,
+        source: str,
+        position: int,
+        template: str = "",
+        parameters: str = "",
+    ) -> None:
         if file is None:
             self.stats.unparsed += 1
             return
-        self.references.append(ImageReference(file, caption, alt, source, position, template))
+        self.references.append(ImageReference(file, caption, alt, source, position, template, parameters))
 
     def _find_file_links(self) -> None:
         tokens = self.tokens
@@ -451,7 +518,8 @@ class _Extractor:
         for index in self.file_links:
             (title_start, title_end), *options = tokens.inner_segments(index)
             file = normalize_title(tokens.text[title_start:title_end], self.aliases)
-            caption, alt = _caption_and_alt([tokens.markup(start, end) for start, end in options], self.stats)
+            segments = [tokens.markup(start, end) for start, end in options]
+            caption, alt = _caption_and_alt(segments, self.stats, self.language)
             position = tokens.positions[index]
             holder = self.template_of_link.get(position)
             if holder is None:
@@ -460,7 +528,7 @@ class _Extractor:
             template, field = holder
             caption = self._parameter(field.caption) or caption
             alt = self._parameter(field.alt) or alt
-            self._add(file, caption, alt, "template", position, template)
+            self._add(file, caption, alt, "template", position, template, field.parameters())
 
     def _parameter(self, span: tuple[int, int] | None) -> str:
         return _clean(self.tokens.markup(*span), self.stats) if span is not None else ""
@@ -481,20 +549,25 @@ class _Extractor:
     def _template(self, opener: int, closer: int) -> None:
         tokens = self.tokens
         (name_start, name_end), *parameters = tokens.inner_segments(opener)
-        images: dict[str, _TemplateImage] = {}
+        images: dict[tuple[int, str], _TemplateImage] = {}
         for start, end in parameters:
-            key = _TEMPLATE_KEY.match(tokens.text, start, end)
-            if key is not None:
-                field = images.setdefault(key.group(2), _TemplateImage())
-                setattr(field, key.group(1).casefold(), (key.end(), end))
+            key = self.parameter_key.match(tokens.text, start, end)
+            if key is None:
+                continue
+            group, role, counted = self.parameter_roles[key.group(1).casefold()]
+            if key.group(2) and not counted:
+                continue  # "Bild2" where only "Bild" is a parameter of the language
+            field = images.setdefault((group, key.group(2)), _TemplateImage())
+            setattr(field, role, (key.end(), end))
+            field.names[role] = key.group(1) + key.group(2)
         if not any(field.image is not None for field in images.values()):
             return
         name = " ".join(tokens.text[name_start : min(name_end, name_start + MAX_TEMPLATE_NAME)].split())
         if not name or _INVALID_NAME.search(name):
             return  # MediaWiki shows {{|…}} or {{<ref>|…}} as text
-        for number in sorted(images, key=lambda n: (len(n), n)):
-            if images[number].image is not None:
-                self._template_image(images[number], name)
+        for key in sorted(images, key=lambda key: (key[0], len(key[1]), key[1])):
+            if images[key].image is not None:
+                self._template_image(images[key], name)
         tokens.cut(tokens.positions[opener], tokens.positions[closer] + 2)
 
     def _template_image(self, field: _TemplateImage, template: str) -> None:
@@ -527,7 +600,8 @@ class _Extractor:
     def _template_references(self) -> None:
         """The references of template values, once every nested reference is known and cut out."""
         for file, field, position, template in self.template_files:
-            self._add(file, self._parameter(field.caption), self._parameter(field.alt), "template", position, template)
+            caption, alt = self._parameter(field.caption), self._parameter(field.alt)
+            self._add(file, caption, alt, "template", position, template, field.parameters())
         self.template_positions.sort()
         for start, end in self.markup_values:
             inner = bisect.bisect_left(self.template_positions, start)
@@ -549,7 +623,7 @@ class _Extractor:
     def _gallery_line(self, start: int, end: int) -> None:
         tokens = _Tokens(self.text, start, end)
         (name_start, name_end), *options = tokens.segments(0, len(tokens.kinds), start, end)
-        caption, alt = _caption_and_alt([tokens.markup(a, b) for a, b in options], self.stats)
+        caption, alt = _caption_and_alt([tokens.markup(a, b) for a, b in options], self.stats, self.language)
         file = normalize_title(self.text[name_start:name_end].strip(), self.aliases, bare=True)
         self._add(file, caption, alt, "gallery", start)
 
@@ -559,14 +633,27 @@ def extract_images(
     title: str = "",
     file_aliases: Iterable[str] = DEFAULT_FILE_ALIASES,
     stats: ExtractStats | None = None,
+    language: Language | None = None,
+    parameters: tuple[ParameterGroup, ...] | None = None,
 ) -> list[ImageReference]:
     """All image references of a page, in page order, with cleaned caption and alt text.
 
-    ``file_aliases`` are the names of the File namespace (``File``, ``Image`` and, for
-    other languages, the dump's localized name). ``title`` names the page in errors.
+    ``file_aliases`` are names of the File namespace (``File``, ``Image`` and the dump's
+    own name). ``language`` is the wiki's (:func:`builder.languages.language_for`): its File
+    namespace names and image options are read too, English's stay valid; None reads a page
+    as English, as the paper did. ``parameters`` are the template parameter groups
+    (:func:`builder.languages.template_parameters` of the language by default). ``title``
+    names the page in errors.
     """
-    aliases = tuple(dict.fromkeys(file_aliases))
+    code = language.code if language is not None else "en"
+    english = code == "en"
+    names = () if language is None else language.file_namespaces
+    aliases = tuple(dict.fromkeys((*file_aliases, *names)))
+    groups = parameters if parameters is not None else template_parameters(code)
     try:
-        return _Extractor(wikitext, aliases, stats if stats is not None else ExtractStats()).run()
+        extractor = _Extractor(
+            wikitext, aliases, stats if stats is not None else ExtractStats(), None if english else language, groups
+        )
+        return extractor.run()
     except (RecursionError, ValueError, IndexError) as error:
         raise ExtractionError(f"page {title!r}: cannot extract images ({type(error).__name__}: {error})") from error
