@@ -17,10 +17,14 @@ import hashlib
 import re
 import unicodedata
 
+import regex
+
 from builder.clusters import Pair
 
 _PARENTHESIZED = re.compile(r"\(.*?\)")
 _NON_WORD = re.compile(r"\W")
+# the regex module's \w also holds combining marks: Devanagari and Thai vowel signs are parts of words
+_NON_WORD_NOR_MARK = regex.compile(r"\W")
 DIGEST_BYTES = 16
 
 
@@ -85,7 +89,7 @@ def divergent_captions(pairs: list[Pair]) -> list[Pair]:
     return [pair for pair in pairs if fold(pair.sentence1) != fold(pair.sentence2)]
 
 
-def skeleton(text: str) -> str:
+def skeleton(text: str, marks: bool = False) -> str:
     """What the near-duplicate test compares: no ``( … )`` expressions, no non-word characters, folded.
 
     The text is folded (:func:`fold`) first, so fullwidth brackets count as brackets
@@ -99,16 +103,27 @@ def skeleton(text: str) -> str:
     "Tokyo 東京 Tower" and "Tokyo Tower" were near-duplicates; their extraction had
     stripped accents before, so "Café" and "Cafe" were equal for them. We keep
     accents and scripts, and those pairs survive here (a documented deviation).
+
+    ``marks`` keeps combining marks too, for texts of languages other than English:
+    ``\\W`` deletes the vowel signs of Devanagari or Thai, so that "किताब" (book) and
+    "कताब" would be one skeleton. English keeps the skeleton the paper's method had.
     """
-    return fold(_NON_WORD.sub("", _PARENTHESIZED.sub("", fold(text))))
+    non_word = _NON_WORD_NOR_MARK if marks else _NON_WORD
+    return fold(non_word.sub("", _PARENTHESIZED.sub("", fold(text))))
 
 
-def near_duplicates(first: str, second: str) -> bool:
+def near_duplicates(first: str, second: str, marks: bool = False) -> bool:
     """Two texts whose skeletons are equal or where one skeleton contains the other."""
-    one, two = skeleton(first), skeleton(second)
+    one, two = skeleton(first, marks), skeleton(second, marks)
     return one in two or two in one
 
 
 def significant_difference(pairs: list[Pair]) -> list[Pair]:
-    """Step 9: drop near-duplicates (see :func:`near_duplicates`)."""
-    return [pair for pair in pairs if not near_duplicates(pair.sentence1, pair.sentence2)]
+    """Step 9: drop near-duplicates (see :func:`near_duplicates`), keeping combining marks unless both are English."""
+    return [
+        pair
+        for pair in pairs
+        if not near_duplicates(
+            pair.sentence1, pair.sentence2, pair.first.language != "en" or pair.second.language != "en"
+        )
+    ]

@@ -228,3 +228,14 @@ def test_the_datasets_builder_builds_the_crosslingual_config(tmp_path: Path) -> 
     assert pairs.features["language1"].dtype == "string"
     assert {(row["language1"], row["language2"]) for row in pairs} <= {("de", "en"), ("de", "nl"), ("en", "nl")}
     assert len(pairs) > 5
+
+
+def test_vowel_signs_tell_words_apart_in_step_9() -> None:
+    """The Hindi words for book and a misspelling differ by a vowel sign, a combining mark ``\\W`` deletes."""
+    from builder.pairs import significant_difference
+
+    one, two = "यह किताब पुस्तकालय में रखी गई है", "यह कताब पुस्तकालय में रखी गई है"
+    cluster = Cluster("File:A.jpg", (reference("A", one, "hi"), reference("B", two, "hi", page_id=2)))
+    assert len(significant_difference(build_pairs(cluster))) == 1
+    english = Cluster("File:A.jpg", (reference("A", one, "en"), reference("B", two, "en", page_id=2)))
+    assert significant_difference(build_pairs(english)) == []  # English keeps the paper's skeleton
