@@ -14,6 +14,7 @@ import dataclasses
 import hashlib
 import json
 import re
+import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -321,7 +322,7 @@ def plan_tasks(
         except DumpError:  # its extraction task will fail and report why; the other dumps go on
             siteinfo, readable = SiteInfo(), False
         aliases = tuple(dict.fromkeys(DEFAULT_FILE_ALIASES + tuple(filter(None, [siteinfo.namespaces.get(6, "")]))))
-        language, wiki = dump_language(path, siteinfo.dbname, (languages or {}).get(str(dump)))
+        language, wiki = dump_language(path, siteinfo, (languages or {}).get(str(dump)))
         described.append({"name": path.name, "dbname": siteinfo.dbname or "unknown", "date": dump_date(path)})
         described[-1]["language"] = language
         source = provenance(path)
@@ -387,22 +388,24 @@ def dump_languages(dumps: Sequence[str | Path], given: Mapping[str, str]) -> lis
     for dump in dumps:
         path = check_dump_path(dump)
         try:
-            dbname = read_siteinfo(path).dbname
+            siteinfo = read_siteinfo(path)
         except DumpError:
-            dbname = ""
-        languages.add(dump_language(path, dbname, given.get(str(dump)))[0])
+            siteinfo = SiteInfo()
+        languages.add(dump_language(path, siteinfo, given.get(str(dump)))[0])
     return sorted(languages)
 
 
-def dump_language(path: Path, dbname: str, given: str | None) -> tuple[str, str]:
+def dump_language(path: Path, siteinfo: SiteInfo, given: str | None) -> tuple[str, str]:
     """A dump's content language and its wiki's db name (``""`` when not known).
 
     ``given`` (``--language``) is a language code (``de``), a wiki's db name (``alswiki``) or
-    its subdomain (``als``, ``simple``); without it the dump's ``<dbname>`` decides, and a dump
-    without one is English. A ``<dbname>`` that names no Wikipedia is refused before any reading.
+    its subdomain (``als``, ``simple``); without it the dump's ``<dbname>`` decides, or, in a dump
+    without one, the Wikipedia its ``<base>`` URL names (``https://de.wikipedia.org/…``); a dump
+    with neither is English. A ``<dbname>`` that names no Wikipedia is refused before any reading.
     """
     if given:
         return resolve_language(given)
+    dbname = siteinfo.dbname or _base_dbname(siteinfo.base)
     if not dbname:
         return "en", ""
     if dbname not in wiki_dbnames():
@@ -411,6 +414,16 @@ def dump_language(path: Path, dbname: str, given: str | None) -> tuple[str, str]
             "give the language of its pages with --language CODE"
         )
     return language_from_dbname(dbname), dbname
+
+
+def _base_dbname(base: str) -> str:
+    """The db name of the Wikipedia a ``<base>`` URL points into (``https://de.wikipedia.org/wiki/…`` → ``dewiki``)."""
+    host = urllib.parse.urlsplit(base.strip()).hostname or ""
+    subdomain, _, domain = host.partition(".")
+    if domain != "wikipedia.org" or not subdomain:
+        return ""
+    dbname = subdomain.replace("-", "_") + "wiki"
+    return dbname if dbname in wiki_dbnames() else ""
 
 
 def resolve_language(name: str) -> tuple[str, str]:

@@ -239,3 +239,17 @@ def test_vowel_signs_tell_words_apart_in_step_9() -> None:
     assert len(significant_difference(build_pairs(cluster))) == 1
     english = Cluster("File:A.jpg", (reference("A", one, "en"), reference("B", two, "en", page_id=2)))
     assert significant_difference(build_pairs(english)) == []  # English keeps the paper's skeleton
+
+
+def test_without_dbname_the_base_url_names_the_wiki(tmp_path: Path) -> None:
+    from builder.dump import SiteInfo
+    from builder.extraction import dump_language
+
+    dump = tmp_path / "old.xml"
+    assert dump_language(dump, SiteInfo(base="https://de.wikipedia.org/wiki/Wikipedia:Hauptseite"), None) == (
+        "de",
+        "dewiki",
+    )
+    assert dump_language(dump, SiteInfo(base="https://als.wikipedia.org/wiki/Houptsyte"), None) == ("gsw", "alswiki")
+    assert dump_language(dump, SiteInfo(base="https://wiki.example.org/wiki/Main"), None) == ("en", "")
+    assert dump_language(dump, SiteInfo(dbname="frwiki", base="https://de.wikipedia.org/"), None) == ("fr", "frwiki")
