@@ -105,7 +105,9 @@ def _shipped_english() -> dict[str, list[str]]:
         if text
     ]
     labelled = (ROOT / "tests" / "data" / "labelled_captions.tsv").read_text(encoding="utf-8").splitlines()
-    texts["labelled captions"] = [line.split("\t")[-1] for line in labelled[1:]]
+    rows = [line.split("\t") for line in labelled if not line.startswith("#")]
+    assert rows[0][0] == "caption"
+    texts["labelled captions"] = [row[0] for row in rows[1:]]
     for edition in ("en", "simple"):
         texts[f"{edition} minidump"] = _plain_lines(MINIDUMPS / edition / "wiki.xml.bz2")
     return texts
