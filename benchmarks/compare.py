@@ -3,7 +3,8 @@
 Usage::
 
     python benchmarks/compare.py --corpus msrpc=PATH --corpus wikipedia_ipc=wikipedia_ipc/silver \\
-        [--profile minilm|paper] [--threshold T|msrpc|PATH] [--sample N] [--seed 0] [--output comparison]
+        [--profile minilm|paper|multilingual] [--language en] [--threshold T|msrpc|PATH] [--sample N] [--seed 0]
+        [--output comparison]
     python benchmarks/compare.py --corpus paws --corpus tapaco      # their Hugging Face Hub copies
     python benchmarks/compare.py --corpus msrpc=PATH --corpus mine=my_pairs.tsv [--columns text1,text2]
     python benchmarks/compare.py --config benchmarks/fixtures.json  # the test fixtures, offline

@@ -79,8 +79,8 @@ MINILM_ST_THRESHOLD = StThreshold(
 
 
 # No MSRPC calibration for the multilingual model yet (it cannot be downloaded where this was written):
-# the paper's threshold, said to be uncalibrated; `python benchmarks/calibration.py PATH --profile multilingual`
-# chooses one.
+# the paper's threshold, said to be uncalibrated; `python benchmarks/compare.py --threshold msrpc
+# --corpus msrpc=PATH --profile multilingual` chooses one on the MSRPC release.
 MULTILINGUAL_ST_THRESHOLD = StThreshold(
     0.8, math.nan, math.nan, "the paper's threshold, not calibrated for paraphrase-multilingual-MiniLM-L12-v2"
 )
