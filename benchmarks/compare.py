@@ -3,20 +3,26 @@
 Usage::
 
     python benchmarks/compare.py --corpus msrpc=PATH --corpus wikipedia_ipc=wikipedia_ipc/silver \\
-        [--profile minilm|paper] [--threshold T|msrpc|PATH] [--sample N] [--seed 0] [--output comparison]
+        [--profile minilm|paper|multilingual] [--language en] [--threshold T|msrpc|PATH] [--sample N] [--seed 0]
+        [--output comparison]
     python benchmarks/compare.py --corpus paws --corpus tapaco      # their Hugging Face Hub copies
+    python benchmarks/compare.py --corpus msrpc=PATH --corpus mine=my_pairs.tsv [--columns text1,text2]
     python benchmarks/compare.py --config benchmarks/fixtures.json  # the test fixtures, offline
 
-Each corpus is read in its released format or from its Hub copy (see ``benchmarks/corpora.py``),
-scored with Δsem,syn, and summarised in ``OUTPUT/table.md`` and ``OUTPUT/table.csv`` (rows for
-the pairs with ST > t, as Table 7's ST > 0.8, and for all pairs), characteristic maps (a 5×5 grid of
-syntactic vs semantic similarity per corpus, all on one colour scale, and all of them in one
-figure) and syn/sem scatter plots. The threshold t is the profile's default, chosen on MSRPC's
-labels as the paper chose 0.8 for its sentence model (0.8 for ``paper``), a number given with
-``--threshold``, or chosen in this run on the MSRPC release (``--threshold msrpc``, see
-``benchmarks/calibration.py``). Scores are cached per corpus under ``OUTPUT/cache``, keyed by
-the corpus files, the sample and the metric signature (the threshold applies to the cached
-scores), so adding a corpus later does not score the others again.
+Each corpus is read in its released format or from its Hub copy (see ``benchmarks/corpora.py``);
+a NAME that is no known corpus names a user's file of pairs (TSV, CSV or JSONL with two text
+columns, see :func:`benchmarks.corpora.read_pairs_file`), which lands in the table beside them. The
+corpora are scored with Δsem,syn in their ``--language`` (English by default; another language needs
+``--profile multilingual``, and texts given as English that are mostly not are refused), and
+summarised in ``OUTPUT/table.md`` and ``OUTPUT/table.csv`` (rows for the pairs with ST > t, as
+Table 7's ST > 0.8, and for all pairs), characteristic maps (a 5×5 grid of syntactic vs semantic
+similarity per corpus, all on one colour scale, and all of them in one figure) and syn/sem scatter
+plots (with the line syn = sem, from which Δ is the distance, and the pairs with ST > t marked).
+The threshold t is the profile's default, chosen on MSRPC's labels as the paper chose 0.8 for its
+sentence model (0.8 for ``paper``), a number given with ``--threshold``, or chosen in this run on
+the MSRPC release (``--threshold msrpc``, see ``benchmarks/calibration.py``). Scores are cached
+per corpus under ``OUTPUT/cache``, keyed by the corpus files, the sample and the metric signature
+(the threshold applies to the cached scores), so adding a corpus later does not score the others again.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import re
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -40,20 +47,35 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.calibration import calibrate, written  # noqa: E402
-from benchmarks.corpora import CORPORA, HUB_COPIES, CorpusError, load, load_hub, sample  # noqa: E402
+from benchmarks.corpora import (  # noqa: E402
+    CORPORA,
+    HUB_COPIES,
+    PAIR_COLUMNS,
+    PAIRS_FILE_SUFFIXES,
+    CorpusError,
+    ReadReport,
+    load,
+    load_hub,
+    read_pairs_file,
+    sample,
+)
 from builder.progress import progress_bar  # noqa: E402
+from metrics.language import LanguageMismatch, check_english, is_english  # noqa: E402
 from metrics.profiles import (  # noqa: E402
     MINILM_ST_THRESHOLD,
     PAPER_ST_THRESHOLD,
     ModelUnavailable,
     StThreshold,
+    check_profile_language,
     get_profile,
 )
-from metrics.scoring import score_pairs, signature  # noqa: E402
+from metrics.scoring import resolve_device, score_pairs, signature  # noqa: E402
+from metrics.semantic import resolve_runtime  # noqa: E402
 
 if TYPE_CHECKING:  # matplotlib itself is imported only when the maps are drawn
     from matplotlib.axes import Axes
     from matplotlib.colors import Normalize
+    from matplotlib.figure import Figure
     from matplotlib.image import AxesImage
 
 MEASURES = ("rouge1", "rougeL", "bleu", "syn", "wms", "bert", "st", "sem", "delta")
@@ -63,9 +85,26 @@ TYPE_LEGEND = (
     "Type (as in the paper's Table 7): C = image captions, G = automatically generated, "
     "H = human-written (e.g. crowdsourced)."
 )
-CONFIG_KEYS = ("corpora", "profile", "threshold", "sample", "seed", "output")
-PROFILES = ("minilm", "paper")
+USER_TYPE = "U"  # a user's file of pairs: its acquisition is not known here
+USER_LEGEND = " U = a user's file of pairs (--corpus NAME=PATH)."
+CONFIG_KEYS = ("corpora", "profile", "threshold", "sample", "seed", "output", "language")
+PROFILES = ("minilm", "paper", "multilingual")
 CACHE_FORMAT = 2  # raise when the cached table's columns change, so that old caches are not read
+_USER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")  # it names cache files and maps
+
+
+def title_and_type(name: str) -> tuple[str, str]:
+    """A corpus's title and Table 7 type; a user's file of pairs is titled by its name, of type U."""
+    if name in CORPORA:
+        return CORPORA[name].title, CORPORA[name].type
+    return name, USER_TYPE
+
+
+def metric_signature(arguments: argparse.Namespace) -> str:
+    """The signature of the scores this run gives: its profile and language, and the runtime ``auto`` picks."""
+    profile = get_profile(arguments.profile)
+    runtime = resolve_runtime("auto", profile.shared, resolve_device(None), False)
+    return signature(profile, language=arguments.language, runtime=runtime)
 
 
 def fingerprint(origin: str, files: list[Path], size: int | None, seed: int, metric: str) -> str:
@@ -78,20 +117,27 @@ def fingerprint(origin: str, files: list[Path], size: int | None, seed: int, met
 
 
 def scored_corpus(name: str, path: Path | None, arguments: argparse.Namespace, cache: Path) -> pa.Table:
-    """The corpus's pairs with their scores (from its path, or its Hub copy when ``path`` is None), cached."""
-    metric = signature(get_profile(arguments.profile))
+    """The corpus's pairs with their scores (from its path, or its Hub copy when ``path`` is None), cached.
+
+    Texts given as English are checked as a whole corpus before they are scored (see :mod:`metrics.language`).
+    """
+    metric = metric_signature(arguments)
     if path is None:  # a Hub copy is loaded first: its cached files make the key
         records, report, files = load_hub(name)
         print(f"{name}: Hugging Face Hub copy {HUB_COPIES[name].dataset} ({HUB_COPIES[name].note})")
         key = fingerprint(f"{name}|hub:{HUB_COPIES[name].dataset}", files, arguments.sample, arguments.seed, metric)
     else:
-        key = fingerprint(name, CORPORA[name].files(path), arguments.sample, arguments.seed, metric)
+        files = CORPORA[name].files(path) if name in CORPORA else [path]
+        key = fingerprint(name, files, arguments.sample, arguments.seed, metric)
     target = cache / f"{name}-{key}.parquet"
     if target.is_file():
         print(f"{name}: cached scores {target.name}")
         return pq.read_table(target)
-    if path is not None:
+    if path is not None and name in CORPORA:
         records, report = load(name, path)
+    elif path is not None:
+        report = ReadReport()
+        records = list(read_pairs_file(path, report, arguments.columns))
     skipped = ", ".join(f"{count:,} {reason}" for reason, count in report.skipped.items()) or "none"
     print(f"{name}: read {report.read:,} records, {len(records):,} pairs (skipped: {skipped})")
     if arguments.sample and len(records) > arguments.sample:
@@ -99,12 +145,23 @@ def scored_corpus(name: str, path: Path | None, arguments: argparse.Namespace, c
         print(f"{name}: sampled {len(records):,} pairs over groups (seed {arguments.seed})")
     if not records:
         raise CorpusError(f"{path or HUB_COPIES[name].dataset}: corpus {name} has no pairs")
+    if arguments.language_check and is_english(arguments.language):
+        try:
+            check_english(text for record in records for text in (record.sentence1, record.sentence2))
+        except LanguageMismatch as error:
+            raise LanguageMismatch(f"corpus {name} ({path or HUB_COPIES[name].dataset}): {error}") from None
     columns: dict[str, list] = {measure: [] for measure in MEASURES}
     truncated: list[bool] = []
     with progress_bar(total=len(records), desc=f"scoring {name}", unit=" pairs", file=sys.stderr) as progress:
         for start in range(0, len(records), CHUNK):
             chunk = records[start : start + CHUNK]
-            results = score_pairs([r.sentence1 for r in chunk], [r.sentence2 for r in chunk], profile=arguments.profile)
+            results = score_pairs(
+                [r.sentence1 for r in chunk],
+                [r.sentence2 for r in chunk],
+                profile=arguments.profile,
+                language=arguments.language,
+                check_language=False,  # checked above, on the whole corpus
+            )
             for measure in MEASURES:
                 columns[measure].extend(results[measure])  # type: ignore[arg-type]
             # per-pair flags of texts cut to the sentence models' length, where the scorer reports them
@@ -162,12 +219,13 @@ def summary_rows(name: str, table: pa.Table, threshold: StThreshold) -> list[dic
     similar = columns["st"] > threshold.value  # False for NaN
     truncated = np.asarray(table.column("truncated").to_pylist(), dtype=bool)
     label = subset_label(threshold)
+    title, kind = title_and_type(name)
     rows = []
     for subset, mask in ((label, similar), ("all", np.ones(len(similar), dtype=bool))):
         n = int(mask.sum())
         row: dict[str, object] = {
-            "corpus": CORPORA[name].title,
-            "type": CORPORA[name].type,
+            "corpus": title,
+            "type": kind,
             "subset": subset,
             "threshold": threshold.value,
             "threshold_precision": threshold.precision,
@@ -219,7 +277,7 @@ def write_tables(rows: list[dict[str, object]], output: Path, metric: str, thres
     truncated = sum(int(row["truncated"]) for row in rows if row["subset"] == "all")  # type: ignore[call-overload]
     label = subset_label(threshold)
     legend = [
-        TYPE_LEGEND,
+        TYPE_LEGEND + (USER_LEGEND if any(row["type"] == USER_TYPE for row in rows) else ""),
         f"Subset {label}: the pairs whose sentence-embedding cosine (ST) exceeds {written(threshold.value)}, as "
         f"Table 7's ST > 0.8 with the paper's sentence model. Threshold: {threshold_note(threshold)}. f is their share "
         "of the pairs with an ST score. Scores: mean (σ) per pair; pairs the scorer could not score (NaN, e.g. an "
@@ -303,10 +361,7 @@ def plot_maps(tables: dict[str, pa.Table], output: Path, threshold: StThreshold)
         single.savefig(maps / f"{name}.png", dpi=120)
         plt.close(single)
     for name, table in tables.items():
-        scatter, axis = plt.subplots(figsize=(3.8, 3.6), layout="constrained")
-        axis.scatter(table.column("syn").to_pylist(), table.column("sem").to_pylist(), s=4, alpha=0.4)
-        axis.set(xlim=(0, 1), ylim=(0, 1), xlabel="syntactic similarity (syn)", ylabel="semantic similarity (sem)")
-        axis.set_title(titles[name], fontsize=9)
+        scatter = scatter_figure(table, titles[name], threshold)
         scatter.savefig(maps / f"{name}-scatter.png", dpi=120)
         plt.close(scatter)
     subsets = {name: above_threshold(table, threshold) for name, table in tables.items()}
@@ -320,7 +375,7 @@ def plot_maps(tables: dict[str, pa.Table], output: Path, threshold: StThreshold)
     _map_figure(
         subset_grids,
         {
-            name: f"{CORPORA[name].title} ({label}: n = {subsets[name].num_rows - grid[1]:,})"
+            name: f"{title_and_type(name)[0]} ({label}: n = {subsets[name].num_rows - grid[1]:,})"
             for name, grid in subset_grids.items()
         },
         "share of a corpus's subset",
@@ -329,10 +384,50 @@ def plot_maps(tables: dict[str, pa.Table], output: Path, threshold: StThreshold)
     )
 
 
+def scatter_figure(table: pa.Table, title: str, threshold: StThreshold) -> Figure:
+    """syn against sem per pair, with the line syn = sem (Δ = sem − syn is the height above it) and the
+    pairs of Table 7's subset (ST above the threshold) drawn apart."""
+    import matplotlib.pyplot as plt
+
+    syn, sem, st = (np.asarray(table.column(column).to_pylist(), dtype=np.float64) for column in ("syn", "sem", "st"))
+    similar = st > threshold.value  # NaN never is
+    figure, axis = plt.subplots(figsize=(3.8, 3.8), layout="constrained")
+    axis.plot([0, 1], [0, 1], color="0.4", linestyle="--", linewidth=0.8, label="syn = sem (Δ = 0; above: Δ > 0)")
+    others = f"ST ≤ {written(threshold.value)} or none"
+    axis.scatter(syn[~similar], sem[~similar], s=4, alpha=0.4, color="tab:blue", marker="o", label=others)
+    axis.scatter(
+        syn[similar],
+        sem[similar],
+        s=10,
+        alpha=0.7,
+        color="tab:orange",
+        marker="^",
+        label=f"{subset_label(threshold)} (table.md's subset)",
+    )
+    axis.set(xlim=(0, 1), ylim=(0, 1), aspect="equal")
+    axis.set_xlabel("syntactic similarity (syn)", fontsize=8)
+    axis.set_ylabel("semantic similarity (sem)", fontsize=8)
+    axis.legend(loc="lower right", fontsize=6, framealpha=0.9)
+    axis.set_title(title, fontsize=9)
+    return figure
+
+
 def _map_figure(
     grids: dict[str, tuple[np.ndarray, int]], titles: dict[str, str], colour_label: str, heading: str, path: Path
 ) -> Normalize:
-    """All corpora's maps in one figure on one colour scale (equal shares look equal); the scale, for reuse."""
+    """All corpora's maps in one figure (:func:`map_panels`), saved; the colour scale, for reuse."""
+    import matplotlib.pyplot as plt
+
+    figure, scale = map_panels(grids, titles, colour_label, heading)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return scale
+
+
+def map_panels(
+    grids: dict[str, tuple[np.ndarray, int]], titles: dict[str, str], colour_label: str, heading: str
+) -> tuple[Figure, Normalize]:
+    """All corpora's maps in one figure on one colour scale (equal shares look equal), three to a row."""
     import matplotlib.pyplot as plt
     from matplotlib.colors import Normalize
     from matplotlib.ticker import PercentFormatter
@@ -340,25 +435,26 @@ def _map_figure(
     scale = Normalize(vmin=0.0, vmax=max(max(grid.max() for grid, _ in grids.values()), 1e-9))
     columns = min(3, len(grids))
     rows = -(-len(grids) // columns)
+    # Rows tall enough, and padded, that a panel's axis label does not run into the two-line title of the
+    # panel below (at 3.5 inches a row, with 3 pt of padding, they overlapped).
     figure, axes = plt.subplots(
-        rows, columns, figsize=(3.6 * columns + 1.2, 3.5 * rows + 1.0), squeeze=False, layout="constrained"
+        rows, columns, figsize=(3.6 * columns + 1.2, 3.9 * rows + 1.4), squeeze=False, layout="constrained"
     )
+    figure.get_layout_engine().set(h_pad=0.15, hspace=0.04)  # type: ignore[union-attr]
     for axis in axes.flat[len(grids) :]:
         axis.axis("off")
     for axis, (name, (grid, _)) in zip(axes.flat, grids.items(), strict=False):
         image = _draw_map(axis, grid, titles[name], scale)
     figure.colorbar(image, ax=axes, format=PercentFormatter(1.0), label=colour_label, shrink=0.6)
     figure.suptitle(heading, fontsize=8)
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-    return scale
+    return figure, scale
 
 
 def _panel_title(name: str, table: pa.Table, unscored: int, threshold: StThreshold) -> str:
     """Corpus, scored pairs (and unscored ones), and the share f above the threshold applied."""
     similar, with_st = above(table, threshold)
     share = f"{_share(similar, with_st):.0%}" if with_st else "–"
-    title = f"{CORPORA[name].title} (n = {table.num_rows - unscored:,}"
+    title = f"{title_and_type(name)[0]} (n = {table.num_rows - unscored:,}"
     title += f", {unscored:,} unscored)" if unscored else ")"
     return f"{title}\n{subset_label(threshold)}: f = {share}"
 
@@ -416,15 +512,34 @@ def corpora_from(arguments: argparse.Namespace) -> dict[str, Path | None]:
         if equals and not path:
             raise CorpusError(f"--corpus {option!r}: expected NAME=PATH, or NAME alone for the Hub copy")
         chosen[name] = Path(path) if equals else None
-    unknown = [name for name in chosen if name not in CORPORA]
-    if unknown:
-        raise CorpusError(f"unknown corpus {unknown[0]!r}; choose from {', '.join(CORPORA)}")
+    for name, path in chosen.items():
+        if name in CORPORA:
+            continue
+        if path is None:
+            raise CorpusError(
+                f"unknown corpus {name!r}; choose from {', '.join(CORPORA)}, or give a file of pairs: {name}=PATH"
+            )
+        if not _USER_NAME.match(name):
+            raise CorpusError(f"--corpus {name}={path}: a name of letters, digits, '_', '.' and '-' (it names files)")
+        if path.suffix not in PAIRS_FILE_SUFFIXES:
+            raise CorpusError(
+                f"{path}: {name!r} is no known corpus ({', '.join(CORPORA)}), so PATH is a file of pairs: "
+                f"{', '.join(PAIRS_FILE_SUFFIXES)}"
+            )
     if not chosen:
         raise CorpusError("no corpus given: use --corpus NAME=PATH (or NAME for its Hub copy) or --config FILE")
     return chosen
 
 
 THRESHOLD_HELP = "a number in (−1, 1], 'msrpc' or the path of the MSRPC release"
+
+
+def columns_option(text: str) -> tuple[str, str]:
+    """``--columns FIRST,SECOND``: two column names."""
+    names = tuple(name.strip() for name in text.split(","))
+    if len(names) != 2 or not all(names):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected two column names, FIRST,SECOND (e.g. text1,text2)")
+    return names  # type: ignore[return-value]
 
 
 def threshold_option(text: str, base: Path | None = None) -> float | str | Path:
@@ -482,6 +597,10 @@ def check_settings(arguments: argparse.Namespace, config: str | None) -> None:
     where = f"{config}: " if config else ""
     if arguments.profile not in PROFILES:
         raise CorpusError(f"{where}unknown profile {arguments.profile!r}; choose from {', '.join(PROFILES)}")
+    try:
+        check_profile_language(get_profile(arguments.profile), arguments.language)
+    except ValueError as error:
+        raise CorpusError(f"{where}{error}") from None
     for key in ("sample", "seed"):
         value = getattr(arguments, key)
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
@@ -496,19 +615,43 @@ def parser() -> argparse.ArgumentParser:
         action="append",
         metavar="NAME[=PATH]",
         help=f"a corpus to compare (repeatable): NAME one of {', '.join(CORPORA)}; PATH its release file or folder. "
-        f"Without PATH the corpus is loaded from its Hugging Face Hub copy: {hub}",
+        f"Without PATH the corpus is loaded from its Hugging Face Hub copy: {hub}. Any other NAME with a PATH "
+        "ending .tsv, .csv or .jsonl is a file of pairs of yours, one pair a row under a header line (TSV fields "
+        "verbatim, CSV quoted as spreadsheets write it), titled NAME in the table",
+    )
+    result.add_argument(
+        "--columns",
+        type=columns_option,
+        metavar="FIRST,SECOND",
+        help="the two text columns of your files of pairs (header names, JSONL keys). Default: the first pair "
+        f"found of {', '.join(f'{a}/{b}' for a, b in PAIR_COLUMNS)} (any case)",
     )
     result.add_argument(
         "--config",
         metavar="FILE",
-        help='a JSON file {"corpora": {NAME: PATH or null}, "profile", "threshold", "sample", "seed", "output"}; '
+        help='a JSON file {"corpora": {NAME: PATH or null}, "profile", "threshold", "sample", "seed", "output", '
+        '"language"}; '
         "relative paths are read from the file's folder; options given on the command line win",
     )
     result.add_argument(
         "--profile",
         default="minilm",
         choices=PROFILES,
-        help="the Δsem,syn models: minilm (offline, all-MiniLM-L6-v2) or paper (the paper's models, downloaded)",
+        help="the Δsem,syn models: minilm (offline, all-MiniLM-L6-v2) or paper (the paper's models, downloaded), "
+        "both English only, or multilingual (paraphrase-multilingual-MiniLM-L12-v2, downloaded)",
+    )
+    result.add_argument(
+        "--language",
+        default="en",
+        metavar="CODE",
+        help="the corpora's ISO 639 code: en (default), fr, zh, ...; another language needs --profile multilingual",
+    )
+    result.add_argument(
+        "--language-check",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="refuse a corpus given as English whose texts are mostly not (mostly non-Latin script, too few English "
+        "function words); --no-language-check scores it anyway (default on)",
     )
     result.add_argument(
         "--threshold",
@@ -549,11 +692,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         threshold = resolve_threshold(arguments, chosen, output / "cache")
         print(f"subset {subset_label(threshold)}: {threshold_note(threshold)}")
         tables = {name: scored_corpus(name, path, arguments, output / "cache") for name, path in chosen.items()}
-    except (CorpusError, ModelUnavailable) as error:
+    except (CorpusError, ModelUnavailable, LanguageMismatch) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     rows = [row for name, table in tables.items() for row in summary_rows(name, table, threshold)]
-    write_tables(rows, output, signature(get_profile(arguments.profile)), threshold)
+    write_tables(rows, output, metric_signature(arguments), threshold)
     plot_maps(tables, output, threshold)
     print((output / "table.md").read_text(encoding="utf-8"))
     print(f"wrote {output / 'table.md'}, {output / 'table.csv'} and {output / 'maps'}/")

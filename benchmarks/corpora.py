@@ -14,6 +14,7 @@ loaded without a path, through ``datasets``; their rows become the same records.
 from __future__ import annotations
 
 import collections
+import csv
 import dataclasses
 import itertools
 import json
@@ -278,6 +279,104 @@ def read_wikipedia_ipc(path: Path, report: ReadReport) -> Iterator[PairRecord]:
                 f"{path}:{number}: not a Wikipedia-IPC record ({type(error).__name__}: {error})"
             ) from None
         report.read += 1
+
+
+# A user's file of pairs (``--corpus NAME=PATH`` with a name of no known corpus): the two text columns
+# as paraphrase corpora and tools name them, looked up in this order (case-insensitively).
+PAIR_COLUMNS = (
+    ("sentence1", "sentence2"),
+    ("text1", "text2"),
+    ("first", "second"),
+    ("sentence_1", "sentence_2"),
+    ("text_1", "text_2"),
+    ("text_a", "text_b"),
+    ("question1", "question2"),
+    ("#1 String", "#2 String"),
+)
+PAIRS_FILE_SUFFIXES = (".tsv", ".csv", ".jsonl")
+
+
+def _pair_columns(where: str, names: list[str], columns: tuple[str, str] | None) -> tuple[str, str]:
+    """The two text columns among ``names``: those given, else the first known pair (:data:`PAIR_COLUMNS`)."""
+    if columns is not None:
+        missing = [column for column in columns if column not in names]
+        if missing:
+            raise CorpusError(f"{where}: no column {missing[0]!r} (--columns); it has {', '.join(map(repr, names))}")
+        return columns
+    folded = {name.casefold(): name for name in names}
+    for first, second in PAIR_COLUMNS:
+        if first.casefold() in folded and second.casefold() in folded:
+            return folded[first.casefold()], folded[second.casefold()]
+    known = ", ".join(f"{a}/{b}" for a, b in PAIR_COLUMNS)
+    raise CorpusError(
+        f"{where}: no known pair of text columns among {', '.join(map(repr, names))} ({known}); name them with "
+        "--columns FIRST,SECOND"
+    )
+
+
+def read_pairs_file(path: Path, report: ReadReport, columns: tuple[str, str] | None = None) -> Iterator[PairRecord]:
+    """A user's corpus: a TSV, CSV (header line first) or JSONL file of pairs, one pair a row.
+
+    TSV fields are taken verbatim (no quoting, as ``python -m metrics score`` reads them); CSV is
+    quoted as the csv module and spreadsheets write it. Each pair is a group of its own; a row without
+    both texts is an error naming the file and the line.
+    """
+    if path.suffix not in PAIRS_FILE_SUFFIXES:
+        raise CorpusError(f"{path}: a file of pairs must be {', '.join(PAIRS_FILE_SUFFIXES)}, named so")
+    stem = path.stem
+    if path.suffix == ".jsonl":
+        chosen = None
+        for number, line in _lines(path, encoding="utf-8-sig"):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise CorpusError(f"{path}:{number}: not JSON ({error.msg})") from None
+            if not isinstance(record, dict):
+                raise CorpusError(f"{path}:{number}: a JSON {type(record).__name__}, not an object of a pair")
+            chosen = chosen or _pair_columns(f"{path}:{number}", list(record), columns)
+            texts = [record.get(column) for column in chosen]
+            if not all(isinstance(text, str) for text in texts):
+                raise CorpusError(f"{path}:{number}: no string field {chosen[0]!r} and {chosen[1]!r}")
+            report.read += 1
+            yield PairRecord(f"{stem}-{number}", texts[0], texts[1], None, f"{stem}-{number}")
+        if chosen is None:
+            raise CorpusError(f"{path}: no JSON objects, no pairs")
+        return
+    lines = _lines(path, encoding="utf-8-sig")
+    rows = _csv_rows(path, lines) if path.suffix == ".csv" else ((number, line.split("\t")) for number, line in lines)
+    _, header = next(rows, (0, []))
+    first, second = _pair_columns(f"{path}:1", header, columns)
+    positions = header.index(first), header.index(second)
+    for number, fields in rows:
+        if fields in ([], [""]):  # an empty line
+            continue
+        if len(fields) != len(header):
+            raise CorpusError(f"{path}:{number}: expected {len(header)} fields as in the header, found {len(fields)}")
+        report.read += 1
+        yield PairRecord(f"{stem}-{number}", fields[positions[0]], fields[positions[1]], None, f"{stem}-{number}")
+
+
+def _csv_rows(path: Path, lines: Iterator[tuple[int, str]]) -> Iterator[tuple[int, list[str]]]:
+    """CSV records with the line each starts on (a quoted field may span lines)."""
+    numbers: list[int] = []
+
+    def texts() -> Iterator[str]:
+        for number, line in lines:
+            numbers.append(number)
+            yield line + "\n"
+
+    reader = csv.reader(texts(), strict=True)
+    while True:
+        start = len(numbers)  # the reader takes lines one by one, as the record needs them
+        try:
+            fields = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            raise CorpusError(f"{path}:{numbers[-1]}: not CSV ({error})") from None
+        yield numbers[start], fields
 
 
 def _release_files(*names: str) -> Callable[[Path], list[Path]]:

@@ -34,7 +34,7 @@ import pyarrow.parquet as pq
 
 from metrics.profiles import ModelUnavailable
 from metrics.scoring import score_pairs
-from metrics.semantic import RUNTIMES
+from metrics.semantic import RUNTIME_CHOICES
 from metrics.syntactic import TOKENIZERS
 
 SCORE_COLUMNS = ("rouge1", "rougeL", "bleu", "wms", "bert", "st", "syn", "sem", "delta")
@@ -177,6 +177,8 @@ def _score(first: list[str], second: list[str], arguments: argparse.Namespace) -
         fp16=arguments.fp16,
         runtime=arguments.runtime,
         progress=arguments.progress,
+        language=arguments.language,
+        check_language=arguments.language_check,
     )
 
 
@@ -320,8 +322,23 @@ def parser() -> argparse.ArgumentParser:
     score.add_argument(
         "--profile",
         default="minilm",
-        choices=["minilm", "paper"],
-        help="the semantic models: 'minilm' (offline, all-MiniLM-L6-v2) or 'paper' (the paper's models, downloaded)",
+        choices=["minilm", "paper", "multilingual"],
+        help="the semantic models: 'minilm' (offline, all-MiniLM-L6-v2) or 'paper' (the paper's models, downloaded), "
+        "both English only, or 'multilingual' (paraphrase-multilingual-MiniLM-L12-v2, downloaded)",
+    )
+    score.add_argument(
+        "--language",
+        default="en",
+        metavar="CODE",
+        help="the texts' ISO 639 code: en (default), fr, zh, ...; another language than English needs "
+        "--profile multilingual",
+    )
+    score.add_argument(
+        "--language-check",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="refuse texts given as English that are mostly not (mostly non-Latin script, too few English "
+        "function words); --no-language-check scores them anyway (default on)",
     )
     score.add_argument(
         "--tokenize",
@@ -335,10 +352,11 @@ def parser() -> argparse.ArgumentParser:
     score.add_argument("--fp16", action="store_true", help="half precision on CUDA: faster, scores move slightly")
     score.add_argument(
         "--runtime",
-        default="torch",
-        choices=RUNTIMES,
-        help="MiniLM's forward pass (minilm profile): 'torch' (default) or 'onnx' (ONNX Runtime on the CPU, "
-        "the same scores within 1e-5, faster; needs the 'onnx' extra)",
+        default="auto",
+        choices=RUNTIME_CHOICES,
+        help="the shared transformer's forward pass (minilm, multilingual): 'torch', 'onnx' (ONNX Runtime on the "
+        "CPU, the same scores within 1e-5, faster; needs the 'onnx' extra) or 'auto' (default: onnx where it is "
+        "installed and the device is the CPU in full precision, else torch; the signature names the one that ran)",
     )
     score.add_argument(
         "--progress", action=argparse.BooleanOptionalAction, default=True, help="progress bars on stderr (default on)"

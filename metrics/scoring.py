@@ -8,6 +8,7 @@ mean over its pairs. Every measure lies in [0, 1], or is NaN where it cannot be 
 from __future__ import annotations
 
 import importlib.metadata
+import itertools
 import math
 import unicodedata
 import warnings
@@ -16,14 +17,17 @@ from collections.abc import Sequence
 import numpy as np
 
 from builder.progress import progress_bar
+from metrics.language import check_english, is_english, normalize_language
 from metrics.profiles import (
     ModelUnavailable,
     Profile,
+    check_profile_language,
     ensure_gensim_vectors,
     ensure_hub_model,
     get_profile,
     load_stop_words,
     minilm_path,
+    stop_words_name,
 )
 from metrics.semantic import (
     WMS_WORDS,
@@ -35,6 +39,7 @@ from metrics.semantic import (
     load_word_vectors,
     model_limit,
     quiet_transformers,
+    resolve_runtime,
     word_pieces,
 )
 from metrics.syntactic import BLEU_ORDER, SYNTACTIC, SyntacticScorer, unicode_words
@@ -84,25 +89,27 @@ class SemanticScorer:
         batch_size: int = 64,
         tokenizer: str = "auto",
         fp16: bool = False,
-        runtime: str = "torch",
+        runtime: str = "auto",
+        language: str = "en",
     ) -> None:
-        import torch
-
         self.profile = profile
-        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.device = resolve_device(device)
         if fp16 and not self.device.startswith("cuda"):
             raise ValueError("fp16 needs a CUDA device")
-        if runtime != "torch" and not profile.shared:
-            raise ValueError(f"runtime={runtime!r} serves the shared transformer of the 'minilm' profile only")
+        if runtime == "onnx" and not profile.shared:
+            raise ValueError(
+                f"runtime={runtime!r} serves the shared transformer of the 'minilm' and 'multilingual' profiles only"
+            )
         self.batch_size = batch_size
         self.tokenizer = tokenizer
         self.fp16 = fp16
-        self.runtime = runtime
+        self.runtime = resolve_runtime(runtime, profile.shared, self.device, fp16)
+        self.language = language
         self._encoder: SharedEncoder | None = None
         self._sentence_model = None
         self._bert_scorer = None
         self._word_mover: WordMover | None = None
-        self._syntactic = SyntacticScorer(tokenizer)
+        self._syntactic = SyntacticScorer(tokenizer, language)
 
     def encoder(self) -> SharedEncoder:
         if self._encoder is None:
@@ -125,7 +132,7 @@ class SemanticScorer:
     def word_mover(self) -> WordMover:
         if self._word_mover is None:
             ensure_gensim_vectors(self.profile)
-            stop_words = load_stop_words(self.profile)
+            stop_words = load_stop_words(self.profile, self.language)
             encoder = self.encoder() if self.profile.word_vectors == "word-pieces" else None
             self._word_mover = WordMover(load_word_vectors(self.profile, encoder), stop_words, self.wms_words)
         return self._word_mover
@@ -249,18 +256,34 @@ class SemanticScorer:
         return scores, cut, unknown
 
 
-def signature(profile: Profile, tokenizer: str = "auto") -> str:
-    """Everything that changes the scores, in one line (after sacrebleu's signatures)."""
-    bert_scale = f"rescale:{profile.bert_baseline}" if profile.bert_baseline is not None else "rescale:bert_score"
+def resolve_device(device: str | None) -> str:
+    """The torch device: the one given, else CUDA when there is one, else the CPU."""
+    import torch
+
+    return device or ("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def signature(profile: Profile, tokenizer: str = "auto", language: str = "en", runtime: str = "torch") -> str:
+    """Everything that changes the scores, in one line (after sacrebleu's signatures).
+
+    ``runtime`` is the one that ran (never ``auto``); a language other than English is named
+    (``lang:``), with its tokens (``tok:unicode``, no stemming) and stop words."""
+    english = is_english(language)
+    if profile.bert_baseline is None:
+        bert_scale = "rescale:bert_score"
+    else:
+        bert_scale = f"rescale:{profile.bert_baseline}" if profile.bert_baseline else "rescale:none"
     bert_case = "+lowercase" if profile.lowercase_bert else ""
     wms_words = "porter" if profile.wms_words == "stemmed" else "words"
+    stop_words = stop_words_name(profile, language)
+    tokens = f"tok:{tokenizer}" if english else f"tok:unicode|lang:{normalize_language(language)}"
     return (
         f"profile:{profile.name}|st:{_model_name(profile.sentence_model)}"
         f"|bert:{_model_name(profile.bert_model)}@L{profile.bert_layer}+{bert_scale}{bert_case}"
-        f"|wms:{_model_name(profile.word_vectors)}+{wms_words}+{profile.stop_words}-stop-words+{WMS_WORDS}-words"
-        f"|maxlen:{profile.max_length}|tok:{tokenizer}"
+        f"|wms:{_model_name(profile.word_vectors)}+{wms_words}+{stop_words}-stop-words+{WMS_WORDS}-words"
+        f"|maxlen:{profile.max_length}|{tokens}|runtime:{runtime}"
         f"|bleu:nltk-{_version('nltk')}+method7+symmetric+order:min({BLEU_ORDER},shorter)"
-        f"|rouge:rouge-score-{_version('rouge-score')}+stem"
+        f"|rouge:rouge-score-{_version('rouge-score')}+{'stem' if english else 'nostem'}"
         f"|transformers:{_version('transformers')}|wikipedia-ipc:{_version('wikipedia-ipc')}"
     )
 
@@ -270,7 +293,7 @@ def _clip(value: float) -> float:
     return value if math.isnan(value) else min(1.0, max(0.0, value))
 
 
-_SCORERS: dict[tuple[Profile, str | None, int, str, bool, str], SemanticScorer] = {}
+_SCORERS: dict[tuple[Profile, str, int, str, bool, str, str], SemanticScorer] = {}
 
 
 def semantic_scorer(
@@ -279,12 +302,16 @@ def semantic_scorer(
     batch_size: int = 64,
     tokenizer: str = "auto",
     fp16: bool = False,
-    runtime: str = "torch",
+    runtime: str = "auto",
+    language: str = "en",
 ) -> SemanticScorer:
-    """One scorer (and one model load) per profile, device, batch size, tokenizer, precision and runtime."""
-    key = (profile, device, batch_size, tokenizer, fp16, runtime)
+    """One scorer (and one model load) per profile, device, batch size, tokenizer, precision, runtime and
+    language (its stop words)."""
+    device = resolve_device(device)
+    runtime = resolve_runtime(runtime, profile.shared, device, fp16)
+    key = (profile, device, batch_size, tokenizer, fp16, runtime, language)
     if key not in _SCORERS:
-        _SCORERS[key] = SemanticScorer(profile, device, batch_size, tokenizer, fp16, runtime)
+        _SCORERS[key] = SemanticScorer(profile, device, batch_size, tokenizer, fp16, runtime, language)
     return _SCORERS[key]
 
 
@@ -314,17 +341,28 @@ def score_pairs(
     word_vectors: str | None = None,
     tokenize: str = "auto",
     fp16: bool = False,
-    runtime: str = "torch",
+    runtime: str = "auto",
     progress: bool = False,
+    language: str = "en",
+    check_language: bool = True,
 ) -> dict[str, object]:
     """Score text pairs: per-pair lists for each measure, syn/sem/delta, means and σ, signature.
 
     ``measures`` picks a subset of ``rouge1 rougeL bleu wms bert st``; ``syn``, ``sem`` and
     ``delta`` are reported when the measures they average are all there. ``tokenize`` is
     ``auto``, ``rouge`` or ``unicode`` (see :mod:`metrics.syntactic`); ``fp16`` halves the
-    transformer on CUDA (faster, but the scores move); ``runtime="onnx"`` runs the shared
-    transformer (``minilm``) in ONNX Runtime on the CPU, the same scores within 1e-5 and
-    about twice as fast (``pip install 'wikipedia-ipc[onnx]'``); ``progress`` shows bars on stderr.
+    transformer on CUDA (faster, but the scores move); ``runtime`` runs the shared transformer
+    (``minilm``, ``multilingual``) in ``torch`` or ``onnx`` (ONNX Runtime on the CPU, the same scores
+    within 1e-5 and faster; ``pip install 'wikipedia-ipc[onnx]'``); ``auto`` (default) takes ONNX
+    Runtime where it is installed and serves (CPU, full precision), else torch, and the signature
+    names the one that ran (``runtime:``); ``progress`` shows bars on stderr.
+
+    ``language`` is the texts' ISO 639 code (``en`` by default). A profile whose models do not read
+    it is refused (``minilm`` and ``paper`` read English; ``multilingual`` any language): a
+    ``ValueError`` instead of a number. Other languages are tokenized ``unicode`` without English
+    stemming and named in the signature (``lang:``). Texts given as English that are mostly not
+    (mostly non-Latin script, or too few English function words) raise
+    :class:`metrics.language.LanguageMismatch`; ``check_language=False`` turns that check off.
 
     Two texts that are the same after NFKC normalization and case folding (one caption,
     differently encoded or capitalized) score 1 in every measure, so ``delta`` is 0: each
@@ -347,20 +385,26 @@ def score_pairs(
         raise ValueError(f"unknown measures {sorted(unknown)}; choose from {list(MEASURES)}")
     resolved = get_profile(profile) if isinstance(profile, str) else profile
     resolved = resolved.with_models(sentence_model, bert_model, word_vectors)
+    semantic = any(measure in chosen for measure in SEMANTIC)  # the profile's models are used
+    language = check_profile_language(resolved, language) if semantic else normalize_language(language)
+    if check_language and is_english(language):
+        check_english(itertools.chain(predictions, references))
+    device = resolve_device(device)
+    runtime = resolve_runtime(runtime, resolved.shared, device, fp16)
     kinds = [_kind(a, b) for a, b in zip(predictions, references, strict=True)]
     scored = [index for index, kind in enumerate(kinds) if kind == "scored"]
     first, second = [predictions[i] for i in scored], [references[i] for i in scored]
     found: dict[str, list[float]] = {measure: [] for measure in SYNTACTIC if measure in chosen}
-    syntactic = SyntacticScorer(tokenize)
+    syntactic = SyntacticScorer(tokenize, language)
     pairs = zip(first, second, strict=True)
     for a, b in progress_bar(pairs, total=len(scored), desc="ROUGE, BLEU", unit=" pairs", disable=not progress):
         for measure, value in syntactic.score(a, b, chosen).items():
             found[measure].append(value)
     truncated = unreadable = 0
-    if any(measure in chosen for measure in SEMANTIC):
-        scorer = semantic_scorer(resolved, device, batch_size, tokenize, fp16, runtime)
-        semantic, truncated, unreadable = scorer.score(first, second, chosen, progress)
-        found.update(semantic)
+    if semantic:
+        scorer = semantic_scorer(resolved, device, batch_size, tokenize, fp16, runtime, language)
+        semantic_scores, truncated, unreadable = scorer.score(first, second, chosen, progress)
+        found.update(semantic_scores)
     scores: dict[str, list[float]] = {}
     for measure, values in found.items():
         scores[measure] = [1.0 if kind == "same" else math.nan for kind in kinds]
@@ -377,7 +421,7 @@ def score_pairs(
     result["aggregates"] = {measure: aggregate(values) for measure, values in ordered.items()}
     result["nan"] = {measure: sum(math.isnan(value) for value in values) for measure, values in ordered.items()}
     result["truncated"] = truncated
-    result["signature"] = signature(resolved, tokenize)
+    result["signature"] = signature(resolved, tokenize, language, runtime)
     reasons = {
         "a text without any word": kinds.count("wordless"),
         "a text the model reads mostly as unknown word pieces": unreadable,

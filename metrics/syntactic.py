@@ -21,6 +21,10 @@ a choice, named in the signature (after sacrebleu's ``tok:`` field):
 * ``auto`` (default) – ``rouge`` for a pair unless one of its texts has a word written
   wholly outside ASCII (a word the authors' tokenizer would drop), then ``unicode``.
 
+Those are the choices for English texts (``language="en"``). For another language every pair is
+tokenized ``unicode`` and nothing is stemmed: the Porter stemmer is English, and rouge_score's
+tokenizer would cut a French "élève" into "l" and "ve" (``rouge`` is refused there).
+
 A pair with a text that has no token under its tokenizer (empty, punctuation or emoji only)
 has no syntactic similarity: NaN, never a confident 0.
 """
@@ -35,6 +39,8 @@ import regex
 from nltk.stem.porter import PorterStemmer
 from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 from rouge_score import rouge_scorer, tokenize, tokenizers
+
+from metrics.language import is_english
 
 SYNTACTIC = ("rouge1", "rougeL", "bleu")
 BLEU_ORDER = 4  # the longest n-grams BLEU counts, as the authors (NLTK's default)
@@ -63,8 +69,9 @@ class Tokenizer(tokenizers.Tokenizer):
     rouge_score's ``RougeScorer`` takes it as its tokenizer, so ROUGE and BLEU see the same tokens.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, stem: bool = True) -> None:
         self.scheme = "rouge"
+        self.stem = stem  # Porter-stem ASCII words of the unicode scheme (English only)
         self._stemmer = PorterStemmer()
         self._cache: dict[tuple[str, str], list[str]] = {}
 
@@ -77,6 +84,8 @@ class Tokenizer(tokenizers.Tokenizer):
     def _tokenize(self, text: str, scheme: str) -> list[str]:
         if scheme == "rouge":
             return tokenize.tokenize(text, self._stemmer)
+        if not self.stem:
+            return unicode_words(text)
         return [
             self._stemmer.stem(word) if len(word) > 3 and _ASCII_WORD.match(word) else word
             for word in unicode_words(text)
@@ -101,10 +110,16 @@ class SyntacticScorer:
     Stemming dominates the cost of ROUGE and BLEU, so each text is tokenized once.
     """
 
-    def __init__(self, tokenizer: str = "auto") -> None:
+    def __init__(self, tokenizer: str = "auto", language: str = "en") -> None:
         pair_scheme("", "", tokenizer)
-        self.tokenizer = tokenizer
-        self._tokenizer = Tokenizer()
+        self.english = is_english(language)
+        if tokenizer == "rouge" and not self.english:
+            raise ValueError(
+                f"tokenize='rouge' keeps [a-z0-9] only and drops the words of language {language!r}: "
+                "use 'auto' or 'unicode'"
+            )
+        self.tokenizer = tokenizer if self.english else "unicode"
+        self._tokenizer = Tokenizer(stem=self.english)
 
     @cached_property
     def _rouge(self) -> rouge_scorer.RougeScorer:

