@@ -182,3 +182,22 @@ def test_spark_submit_local_mode(tmp_path: Path, perceptron_available: None) -> 
     build([wikipedia_ipc.SAMPLE_DUMP], [GOLD, SILVER], tmp_path / "local", tagger="perceptron", show_progress=False)
     same_output(tmp_path / "local", tmp_path / "spark", "gold")
     same_output(tmp_path / "local", tmp_path / "spark", "silver")
+
+
+def test_a_french_build_tags_in_french_on_the_executors(spark, tmp_path: Path) -> None:
+    """The executors rebuild the French tagger (spaCy, UD), not the English one: the rows are the local engine's."""
+    from test_french_build import FIXTURE
+
+    from builder.tagging import TaggerUnavailable, get_tagger
+
+    try:
+        get_tagger("auto", "fr")
+    except TaggerUnavailable as error:
+        if os.environ.get("CI") == "true":
+            raise
+        pytest.skip(str(error))
+    build([FIXTURE], [GOLD, SILVER], tmp_path / "local", show_progress=False)
+    report = build_spark([FIXTURE], [GOLD, SILVER], tmp_path / "spark", "auto", 2, spark)
+    assert report.rows["gold"] > 0 and report.rows["silver"] > report.rows["gold"]
+    for config in ("gold", "silver"):
+        same_output(tmp_path / "local", tmp_path / "spark", config)
