@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import BinaryIO, Literal
 from xml.parsers import expat
 
+from builder.languages import language_for, language_from_dbname
+
 CHUNK_SIZE = 1 << 20
 FINGERPRINT_BYTES = 1 << 20
 TAIL_SCAN_BYTES = 16 << 20
@@ -50,6 +52,7 @@ _BLOCK_START = 0x314159265359  # the 48-bit marker that starts every bz2 block (
 MAX_BLOCK_BYTES = 2 << 20  # more than a bz2 block of 900 kB can take compressed, even of random data
 _TITLE = re.compile(r"<title>([^<]*)</title>")
 FILE_NAMESPACE = 6
+REDIRECT_ELEMENT_VERSION = (0, 4)  # export formats before 0.4 have no <redirect>: a redirect is told by its text
 _MAGIC_BYTES = (("bz2", b"BZh"), ("gz", b"\x1f\x8b"), ("7z", b"7z\xbc\xaf\x27\x1c"))
 
 Compression = Literal["bz2", "gz", "7z", "xml"]
@@ -127,6 +130,8 @@ class ReadStats:
     pages_with_several_revisions: int = 0
     file_redirects: int = 0  # redirect pages of the File namespace, read when a build asks for them
     entities_left_out: int = 0  # entity references expat does not expand: undefined behind a DTD, or external
+    namespace_mismatches: int = 0  # pages whose <ns> is not the namespace their title's prefix names
+    redirect_revisions: int = 0  # revisions skipped as redirects by their text, in pages with other revisions kept
 
     def add(self, other: ReadStats) -> None:
         for field in dataclasses.fields(self):
@@ -273,6 +278,12 @@ class _PageCollector:
         self._page_revisions = 0
         self._stray_text = False
         self._last_root_event = ""
+        self._redirects_by_text = False
+        self._content_language = ""
+        self._namespace_by_name: dict[str, int] | None = None
+        self._redirect_start: re.Pattern[str] | None = None
+        self._page_redirect_revisions = 0
+        self._redirect_now: str | None = None
 
     def note(self, message: str) -> None:
         if len(self.problems) < MAX_PROBLEMS:
@@ -328,14 +339,18 @@ class _PageCollector:
             if name != "mediawiki" and self.loud:
                 self.stats.wrong_root_element += 1
                 self.note(f"the root element is <{name}>, not <mediawiki> ({self._last_root_event})")
+            self._redirects_by_text = _export_version(attrs.get("version", "")) < REDIRECT_ELEMENT_VERSION
+            self._content_language = attrs.get("xml:lang", "")
         elif depth == 1 and name not in ("page", "siteinfo") and self.loud:
             self.stats.content_outside_pages += 1
             self.note(f"element <{name}> outside the pages at {self.locate()}")
         if name == "page":
-            self._page = {"title": "", "ns": None, "id": None, "redirect": False, "target": ""}
+            self._page = {"title": "", "ns": None, "id": None, "redirect": False, "target": "", "title_ns": None}
             self._page_flaw = ""
             self._page_where = self.locate()
             self._page_revisions = 0
+            self._page_redirect_revisions = 0
+            self._redirect_now = None
         elif name == "redirect" and parent == "page":
             self._page["redirect"] = True
             self._page["target"] = attrs.get("title", "")
@@ -357,8 +372,12 @@ class _PageCollector:
     def _wanted(self, name: str, parent: str) -> bool:
         """Skip buffering the text of revisions that will be filtered out anyway."""
         if parent == "revision" and name in ("text", "timestamp"):
-            return self._keep_page()
+            return self._keep_page() or self._file_redirect_by_text()
         return True
+
+    def _file_redirect_by_text(self) -> bool:
+        """A File page of an old export: its text tells whether it redirects, and where to."""
+        return self.file_redirects and self._redirects_by_text and self._page.get("ns") == FILE_NAMESPACE
 
     def _keep_page(self) -> bool:
         if self._page_flaw or self._missing_field():
@@ -371,8 +390,6 @@ class _PageCollector:
         """Why the page cannot be used, once its title, ns and id should have been read."""
         if not str(self._page["title"]).strip():
             return "it has no title"
-        if self._page["ns"] is None:
-            return "it has no <ns>"
         if self._page["id"] is None:
             return "it has no page <id>"
         return ""
@@ -401,11 +418,18 @@ class _PageCollector:
         self._buffer = None
         if parent == "page" and name == "title":
             self._page["title"] = value
+            self._page["title_ns"] = self._title_namespace(value)
+            if self._page["ns"] is None:  # no <ns> (yet): export formats before 0.5 have none
+                self._page["ns"] = self._page["title_ns"]
+            elif not self._page_flaw:
+                self._check_namespace()
         elif parent == "page" and name in ("ns", "id"):
             number = _integer(value)
             if number is None:
                 self._page_flaw = self._page_flaw or f"its <{name}> {value!r} is not a number"
             self._page[name] = number
+            if name == "ns" and number is not None and self._page["title_ns"] is not None:
+                self._check_namespace()
         elif parent == "revision" and name == "id":
             self._revision["id"] = number = _integer(value)
             if number is None:
@@ -423,6 +447,39 @@ class _PageCollector:
         if len(self._path) <= 1:
             self._last_root_event = self.locate()
 
+    def _title_namespace(self, title: str) -> int:
+        """The namespace a title's prefix names, as MediaWiki reads it: case-insensitively, 0 for no known prefix."""
+        if self._namespace_by_name is None:
+            self._namespace_by_name = {
+                _namespace_name_key(name): key for key, name in self.siteinfo.namespaces.items() if key and name
+            }
+        prefix, sep, _ = title.partition(":")
+        return self._namespace_by_name.get(_namespace_name_key(prefix), 0) if sep else 0
+
+    def _check_namespace(self) -> None:
+        """A page's ``<ns>`` must be the namespace its title names; the ``<ns>`` is kept, the page counted."""
+        if self._page["ns"] == self._page["title_ns"]:
+            return
+        self.stats.namespace_mismatches += 1
+        self.note(
+            f"page at {self._page_where} ({self._page['title']!r}) has <ns> {self._page['ns']}, but its title"
+            f" names namespace {self._page['title_ns']}: read as namespace {self._page['ns']}"
+        )
+
+    def _redirect_target(self, text: str) -> str | None:
+        """The target of a revision whose text is a redirect (old exports have no ``<redirect>``), else None.
+
+        As MediaWiki: the redirect magic word of the dump's language (English ``#REDIRECT`` always
+        works) at the start of the text, then a link.
+        """
+        if self._redirect_start is None:
+            words = redirect_words(self.siteinfo.dbname, self._content_language)
+            self._redirect_start = re.compile(
+                r"\s*(?:" + "|".join(re.escape(word) for word in words) + r")\s*:?\s*\[\[([^\]|]*)", re.IGNORECASE
+            )
+        match = self._redirect_start.match(text)
+        return match.group(1).strip() if match else None
+
     def _finish_revision(self) -> None:
         self.stats.revisions += 1
         self._page_revisions += 1
@@ -433,6 +490,11 @@ class _PageCollector:
             flaw = self._revision_flaw or "it has no <id>"
             self.note(f"revision at {self._revision_where} of page {self._page['title']!r} skipped: {flaw}")
             return
+        if self._redirects_by_text and (self._keep_page() or self._file_redirect_by_text()):
+            self._redirect_now = self._redirect_target(str(self._revision["text"]))
+            if self._redirect_now is not None and self.skip_redirects:
+                self._page_redirect_revisions += 1
+                return
         if not self._keep_page():
             return
         self.ready.append(
@@ -458,13 +520,44 @@ class _PageCollector:
             self.note(f"page at {self._page_where}{named} skipped: {flaw}")
             return
         self.last_good = str(self._page["title"])
+        if self._redirects_by_text:  # a redirect is what its latest revision is, as <redirect> says in later formats
+            self._page["redirect"] = self._redirect_now is not None
+            self._page["target"] = self._redirect_now or ""
         if self.file_redirects and self._page["ns"] == FILE_NAMESPACE and self._page["redirect"]:
             self.stats.file_redirects += 1
             self.redirects.append((str(self._page["title"]), str(self._page["target"])))
         if self.namespaces is not None and self._page["ns"] not in self.namespaces:
             self.stats.skipped_namespace += 1
+        elif 0 < self._page_redirect_revisions < self._page_revisions:
+            self.stats.redirect_revisions += self._page_redirect_revisions  # the page's other revisions were read
         elif self.skip_redirects and self._page["redirect"]:
             self.stats.skipped_redirect += 1
+
+
+def _namespace_name_key(name: str) -> str:
+    """A namespace name as ``Language::getNsIndex`` compares it: any case, underscores as spaces, spaces collapsed."""
+    return " ".join(name.replace("_", " ").split()).lower()
+
+
+def _export_version(version: str) -> tuple[int, ...]:
+    """The export format's version (``0.3``) as numbers; a dump that does not say is taken for a current one."""
+    parts = version.strip().split(".")
+    if not all(part.isdigit() for part in parts):
+        return (99,)
+    return tuple(int(part) for part in parts)
+
+
+def redirect_words(dbname: str, content_language: str = "") -> tuple[str, ...]:
+    """The redirect magic words of the dump's wiki, English's included.
+
+    The wiki is told by ``<dbname>``; old exports have none, only the root's ``xml:lang``;
+    a dump that says neither (or names a wiki not known) gets English's alone.
+    """
+    try:
+        language = language_for(language_from_dbname(dbname) if dbname else content_language or "en")
+    except ValueError:
+        language = language_for("en")
+    return tuple(dict.fromkeys((*language.redirect_words, *language_for("en").redirect_words)))
 
 
 def _byte_place(compression: Compression, stream: int | None, offset: int) -> str:
