@@ -38,7 +38,8 @@ from builder.dump import (
     stream_offsets,
 )
 from builder.history import FirstSeenPerPage
-from builder.wikitext import DEFAULT_FILE_ALIASES, ExtractionError, ExtractStats, extract_images, normalize_title
+from builder.incremental import RevisionExtractor
+from builder.wikitext import DEFAULT_FILE_ALIASES, ExtractionError, ExtractStats, normalize_title
 
 REFERENCE_SCHEMA = pa.schema(
     [
@@ -159,10 +160,11 @@ def iter_task_references(task: ExtractTask, result: ExtractResult, progress: tqd
     reader.stats = result.read
     reader.problems = result.problems
     first_seen = FirstSeenPerPage()
+    revisions = RevisionExtractor(task.aliases)  # a history's revisions reuse what the page's earlier ones had
     try:
         for page in reader:
             try:
-                references = extract_images(page.text, page.title, task.aliases, result.extract)
+                references = revisions.extract(page.page_id, page.text, page.title, result.extract)
             except ExtractionError as error:
                 result.extract.failed_pages += 1
                 if len(result.problems) < MAX_PROBLEMS:
