@@ -11,11 +11,12 @@ offsets:
 * an edit confined to plain text gets the previous result with the positions after the
   edit shifted. "Plain" is decided with the extractor's own scanners on the previous
   text: the edit must lie outside every ``[[…]]``/``{{…}}`` span (an opener that never
-  closes counts to the end of the page), every gallery and every ``<…>`` tag, neither
-  the removed nor the inserted text may hold a bracket or angle bracket, and the
-  characters around the edit may be none of these nor ``-`` (which ends comments).
-  Such an edit cannot add, remove, pair or blank a token, and the extractor reads no
-  other text, so its result is the same up to offsets.
+  closes counts to the end of the page), every gallery and every ``<…>`` tag; the removed
+  and the inserted text may hold no bracket or angle bracket but in whole links without a
+  ``:`` and templates without a ``=`` (which the extractor pairs and then ignores); and the
+  characters around the edit may be none of these nor ``-`` (which ends comments). Such an
+  edit cannot pair, unpair or blank any other token, and the extractor reads no other text,
+  so its result is the same up to offsets.
 
 Anything else is parsed from scratch, which stays the reference path; the property test
 ``tests/test_incremental.py`` checks the equality over generated edit histories.
@@ -43,6 +44,9 @@ from builder.wikitext import (
 TEXTS_KEPT = 16  # earlier texts of a page whose results are kept, for reverts
 COMPARE_CHUNK = 4096  # characters compared at a time when looking for where two revisions differ
 _MARKUP_CHARS = re.compile(r"[\[\]{}<>]")
+# A link or template that holds no other markup, no namespace prefix and no parameter name: the extractor pairs
+# it with itself and takes nothing from it, so adding or removing one where no markup is open changes nothing else.
+_INERT_PAIR = re.compile(r"\[\[[^\[\]{}<>:]*\]\]|\{\{[^\[\]{}<>=]*\}\}")
 _EDGE_CHARS = frozenset("[]{}<>-")
 _ANGLE = re.compile(r"<[^<>]*>?")
 
@@ -80,6 +84,7 @@ class RevisionExtractor:
         self._page_id: int | None = None
         self._previous: _Parsed | None = None
         self._texts: OrderedDict[str, _Parsed] = OrderedDict()
+        self._hint: list[tuple[int, int]] = []  # the page's markup as last found, moved along by the edits since
 
     def extract(self, page_id: int, wikitext: str, title: str, stats: ExtractStats) -> list[ImageReference]:
         """The references of one revision, as ``extract_images(wikitext, title, aliases, stats)`` gives them."""
@@ -87,6 +92,7 @@ class RevisionExtractor:
             self._page_id = page_id
             self._previous = None
             self._texts.clear()
+            self._hint = []
         parsed = self._texts.get(wikitext)
         if parsed is not None:
             self.stats.repeated += 1
@@ -119,17 +125,24 @@ class RevisionExtractor:
         assert previous is not None
         old = previous.text
         start, old_end, new_end = _edit(old, wikitext)
-        if _MARKUP_CHARS.search(old, start, old_end) or _MARKUP_CHARS.search(wikitext, start, new_end):
+        if not (_plain(old[start:old_end]) and _plain(wikitext[start:new_end])):
             return None
         if (start > 0 and old[start - 1] in _EDGE_CHARS) or (old_end < len(old) and old[old_end] in _EDGE_CHARS):
             return None
         if previous.markup is None:
+            if _opened_before(old, start) or _inside(self._hint, start, old_end):
+                self._hint = _moved(self._hint, start, old_end, new_end)
+                return None  # most likely inside markup: not worth finding the markup to be sure
             previous.markup = markup_spans(old)
         markup = previous.markup
+        self._hint = _moved(markup, start, old_end, new_end)
         index = bisect.bisect_left(markup, (start,))
         if index > 0 and markup[index - 1][1] > start - 1:
             return None  # the edit is inside (or touches) the span before it
-        if index < len(markup) and markup[index][0] < old_end + 1:
+        after = index
+        while after < len(markup) and markup[after][1] <= old_end:
+            after += 1  # a removed inert link or template
+        if after < len(markup) and markup[after][0] < old_end + 1:
             return None
         shift = new_end - old_end
         references = [
@@ -138,9 +151,41 @@ class RevisionExtractor:
             else dataclasses.replace(reference, position=reference.position + shift)
             for reference in previous.references
         ]
-        moved = markup[:index] + [(first + shift, last + shift) for first, last in markup[index:]]
+        inserted = [(start, new_end)] if _MARKUP_CHARS.search(wikitext, start, new_end) else []
+        moved = markup[:index] + inserted + [(first + shift, last + shift) for first, last in markup[after:]]
         self.stats.shifted += 1
         return _Parsed(wikitext, references, previous.counts, moved)
+
+
+def _inside(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether ``[start, end]`` meets one of the sorted ``spans``."""
+    index = bisect.bisect_left(spans, (start,))
+    return (index > 0 and spans[index - 1][1] >= start) or (index < len(spans) and spans[index][0] <= end)
+
+
+def _moved(spans: list[tuple[int, int]], start: int, old_end: int, new_end: int) -> list[tuple[int, int]]:
+    """Spans after an edit, as a guess: those after it shifted, the edit itself one more span."""
+    index = bisect.bisect_left(spans, (start,))
+    after = index
+    while after < len(spans) and spans[after][1] <= old_end:
+        after += 1
+    shift = new_end - old_end
+    return spans[:index] + [(start, new_end)] + [(first + shift, last + shift) for first, last in spans[after:]]
+
+
+def _opened_before(text: str, position: int) -> bool:
+    """Whether the bracket token nearest before ``position`` opens a link or template (a cheap guess, never trusted
+    to accept an edit: only to parse without looking closer)."""
+    opener = max(text.rfind("[[", 0, position), text.rfind("{{", 0, position))
+    closer = max(text.rfind("]]", 0, position), text.rfind("}}", 0, position))
+    return opener > closer
+
+
+def _plain(text: str) -> bool:
+    """Text with no markup the extractor reads, but for inert links and templates (:data:`_INERT_PAIR`)."""
+    if not _MARKUP_CHARS.search(text):
+        return True
+    return not _MARKUP_CHARS.search(_INERT_PAIR.sub("", text))
 
 
 def _edit(old: str, new: str) -> tuple[int, int, int]:

@@ -42,6 +42,7 @@ BLOCKS = [
     "[[File:Nested.jpg|thumb|A map with [[Harbour]] and {{lang|fr|le port}}]]",
 ]
 WORDS = ["boats", " ", "the", "harbour", "\n", "pier", "café", "1850", "-", ":", "=", "|", "thumb", "File"]
+WORDS += ["[[Paris]]", "[[Paris|the city]]", "{{convert|3|km}}", "{{Infobox|image=I.jpg}}", "[[File:W.jpg]]"]
 VANDALISM = ["[[", "]]", "{{", "}}", "<!--", "-->", "<ref>", "</ref>", "<gallery>", "[", "]", "<", ">", "]]]", "|"]
 CAPTIONS = ["Boats at dawn", "The old harbour", "Fishing boats were anchored in the harbour", "A pier"]
 
@@ -127,10 +128,12 @@ def test_the_shortcuts_are_taken() -> None:
         base.replace("a town", "a small town").replace("Boats in", "Ships in"),  # a caption: parsed
         base,  # a revert: repeated
         base.replace("built in 1850", "built in 1851"),  # words: shifted
+        base.replace("built in 1850", "built in [[1851]] by {{lang|fr|Lyon}}"),  # an inert link and template: shifted
+        base.replace("built in 1850", "built in [[Image:Pier.jpg]]"),  # an image: parsed
     ]
     extractor = RevisionExtractor()
     assert incrementally(history, extractor) == from_scratch(history)
-    assert (extractor.stats.parsed, extractor.stats.shifted, extractor.stats.repeated) == (2, 2, 1)
+    assert (extractor.stats.parsed, extractor.stats.shifted, extractor.stats.repeated) == (3, 3, 1)
 
 
 def test_a_page_of_twenty_thousand_revisions() -> None:
