@@ -846,6 +846,30 @@ def _sevenzip_chunks(path: Path) -> Iterator[bytes]:
         raise DumpError(f"{path}: cannot read the 7z archive ({type(failures[0]).__name__}: {failures[0]})")
 
 
+def _libarchive_works() -> bool:
+    """Whether libarchive-c and the C library it binds are there (the library is found only when imported)."""
+    if importlib.util.find_spec("libarchive") is None:
+        return False
+    try:
+        import libarchive  # noqa: F401
+    except (ImportError, OSError, AttributeError):
+        return False
+    return True
+
+
+def _libarchive_chunks(path: Path) -> Iterator[bytes]:
+    """A .7z dump streamed by libarchive: as fast as the ``7z`` command, several times py7zr (benchmarks/history.py)."""
+    import libarchive
+    from libarchive.exception import ArchiveError
+
+    try:
+        with libarchive.file_reader(str(path)) as archive:
+            for entry in archive:
+                yield from entry.get_blocks()
+    except ArchiveError as error:
+        raise DumpError(f"{path}: cannot read the 7z archive (ArchiveError: {error})") from None
+
+
 def _raw_pieces(
     path: Path, compression: Compression, byte_range: tuple[int, int] | None, threads: int = 1
 ) -> Iterator[tuple[int | None, bytes]]:
@@ -853,7 +877,7 @@ def _raw_pieces(
     if byte_range is not None and compression != "bz2":
         raise ValueError(f"{path}: byte ranges need a bz2 multistream dump")
     if compression == "7z":
-        for block in _sevenzip_chunks(path):
+        for block in _libarchive_chunks(path) if _libarchive_works() else _sevenzip_chunks(path):
             yield None, block
         return
     if compression == "bz2" and byte_range is None and threads > 1 and importlib.util.find_spec("indexed_bzip2"):
