@@ -47,6 +47,7 @@ _STREAM_MAGIC = re.compile(rb"BZh[1-9]1AY&SY")
 _STREAM_HEADER = re.compile(rb"BZh[1-9]")
 _PAGE_START = re.compile(r"\s*<page[\s>/]")
 _FIRST_PAGE = re.compile(r"<page[\s>/]")
+_PAGE_OR_REVISION = re.compile(rb"<(?:page|revision)[\s>/]")
 _END_OF_STREAM = 0x177245385090  # the 48-bit marker that ends every bz2 stream (bit-aligned)
 _BLOCK_START = 0x314159265359  # the 48-bit marker that starts every bz2 block (bit-aligned)
 MAX_BLOCK_BYTES = 2 << 20  # more than a bz2 block of 900 kB can take compressed, even of random data
@@ -210,6 +211,7 @@ class _Lines:
         self.fed = 0
         self.stream: int | None = None
         self.first_line = 1
+        self.shift = 0  # lines to add to expat's (a range of a plain file read behind text from elsewhere)
         self._ended_with_cr = False
 
     def feed(self, stream: int | None, text: str) -> None:
@@ -231,7 +233,7 @@ class _Lines:
     def where(self, line: int, column: int | None = None) -> str:
         at_column = "" if column is None else f", column {column}"
         if not self.stream:
-            return f"line {line}{at_column}"
+            return f"line {line + self.shift}{at_column}"
         return f"line {line - self.first_line + 1}{at_column} of the bz2 stream at byte {self.stream}"
 
 
@@ -284,6 +286,7 @@ class _PageCollector:
         self._redirect_start: re.Pattern[str] | None = None
         self._page_redirect_revisions = 0
         self._redirect_now: str | None = None
+        self.page_continues = False  # the range ends inside a page: the next range reads its end
 
     def note(self, message: str) -> None:
         if len(self.problems) < MAX_PROBLEMS:
@@ -458,7 +461,7 @@ class _PageCollector:
 
     def _check_namespace(self) -> None:
         """A page's ``<ns>`` must be the namespace its title names; the ``<ns>`` is kept, the page counted."""
-        if self._page["ns"] == self._page["title_ns"]:
+        if self._page["ns"] == self._page["title_ns"] or not self.loud:
             return
         self.stats.namespace_mismatches += 1
         self.note(
@@ -508,7 +511,15 @@ class _PageCollector:
             )
         )
 
+    def continue_page(self, where: str, earlier_revisions: bool) -> None:
+        """The page just opened began in an earlier range, which read its revisions before (if any)."""
+        self._page_revisions = 1 if earlier_revisions else 0  # only "more than one" is counted
+        self._page_where = where
+
     def _finish_page(self) -> None:
+        if self.page_continues:  # counted by the range that reads the page's end
+            self.stats.redirect_revisions += self._page_redirect_revisions
+            return
         self.stats.pages += 1
         if self._page_revisions > 1:
             self.stats.pages_with_several_revisions += 1
@@ -874,8 +885,8 @@ def _raw_pieces(
     path: Path, compression: Compression, byte_range: tuple[int, int] | None, threads: int = 1
 ) -> Iterator[tuple[int | None, bytes]]:
     """The dump's decompressed bytes, piece by piece, with the offset of the bz2 stream (None if not bz2)."""
-    if byte_range is not None and compression != "bz2":
-        raise ValueError(f"{path}: byte ranges need a bz2 multistream dump")
+    if byte_range is not None and compression not in ("bz2", "xml"):
+        raise ValueError(f"{path}: byte ranges need a bz2 multistream dump or a plain XML file")
     if compression == "7z":
         for block in _libarchive_chunks(path) if _libarchive_works() else _sevenzip_chunks(path):
             yield None, block
@@ -887,6 +898,13 @@ def _raw_pieces(
         if compression == "bz2":
             start, end = byte_range if byte_range else (0, path.stat().st_size)
             yield from _bz2_pieces(handle, path, start, end)
+            return
+        if byte_range is not None:  # a plain file's range: its bytes as they are
+            handle.seek(byte_range[0])
+            left = byte_range[1] - byte_range[0]
+            while left > 0 and (chunk := handle.read(min(CHUNK_SIZE, left))):
+                left -= len(chunk)
+                yield None, chunk
             return
         stream: BinaryIO = gzip.GzipFile(fileobj=handle) if compression == "gz" else handle
         try:
@@ -1032,7 +1050,9 @@ class DumpReader:
         try:
             if compression == "bz2":
                 check_bz2_end(path)
-            if start > 0:  # a range in the middle of the file is read behind the file's own header
+            if start > 0 and compression == "xml":
+                self._read_behind(path, start, parser, collector, lines)
+            elif start > 0:  # a range in the middle of the file is read behind the file's own header
                 collector.loud = False
                 header = header_text(path)
                 lines.feed(0, header)
@@ -1059,11 +1079,36 @@ class DumpReader:
         yield from collector.ready
         collector.ready.clear()
 
+    def _read_behind(
+        self, path: Path, start: int, parser: expat.XMLParserType, collector: _PageCollector, lines: _Lines
+    ) -> None:
+        """A range of a plain file is read behind the file's header and, when it starts inside a page, the page's
+        opening (title, ids): quietly, as the ranges before count them. Places are lines of the whole file."""
+        collector.loud = False
+        header = plain_header(path)
+        parser.Parse(header, False)
+        fed = header.count("\n")
+        page = page_opening(path, start)
+        if page is not None:
+            page_start, opening, earlier = page
+            parser.Parse(opening, False)
+            fed += opening.count("\n")
+            collector.continue_page(f"line {lines_before(path, page_start) + 1}", earlier)
+        collector.loud = True
+        lines.shift = lines_before(path, start) - fed
+
     def _closing(self, collector: _PageCollector, end: int | None) -> str:
-        """A range that stops before the file's end closes the root element the header opened."""
+        """A range that stops before the file's end closes the root element the header opened.
+
+        A range of a plain history file may stop inside a page (before a ``<revision>``): the page is closed
+        too, and counted by the range that reads its end.
+        """
         if end is None or end >= self.path.stat().st_size:
             return ""
         still_open = collector.open_elements()
+        if len(still_open) == 2 and still_open[1] == "page" and dump_compression(self.path) == "xml":
+            collector.page_continues = True
+            return "</page>" + f"</{still_open[0]}>"
         if len(still_open) > 1:
             raise DumpError(
                 Problem(f"{self.path}: the byte range ending at byte {end} ends inside <{still_open[-1]}>", None)
@@ -1113,6 +1158,80 @@ def read_siteinfo(path: str | os.PathLike[str]) -> SiteInfo:
     except expat.ExpatError as error:
         raise DumpError(f"{path}: malformed XML at line {error.lineno}, column {error.offset} in the header") from None
     return collector.siteinfo
+
+
+def plain_header(path: Path) -> str:
+    """A plain XML dump's text before its first ``<page>``: what a range of it is read behind."""
+    data = b""
+    with _open_binary(path) as handle:
+        while chunk := handle.read(1 << 16):
+            data += chunk
+            match = _PAGE_OR_REVISION.search(data)
+            if match is not None:
+                return data[: match.start()].decode("utf-8", errors="replace")
+    return data.decode("utf-8", errors="replace")
+
+
+def page_opening(path: Path, start: int) -> tuple[int, str, bool] | None:
+    """Where the page that ``start`` (a ``<revision>``) is in begins, its text up to its first revision, and
+    whether revisions of it come before ``start``.
+
+    None when ``start`` is a ``<page>``. The page's start is searched backwards window by window.
+    """
+    with _open_binary(path) as handle:
+        handle.seek(start)
+        if not handle.read(16).startswith(b"<revision"):
+            return None
+        before = start
+        while before > 0:
+            first = max(0, before - CHUNK_SIZE)
+            handle.seek(first)
+            window = handle.read(before - first)
+            page = max(window.rfind(b"<page>"), window.rfind(b"<page "))
+            if page >= 0:
+                handle.seek(first + page)
+                opening = handle.read(min(start - first - page, 1 << 16))
+                while (match := _PAGE_OR_REVISION.search(opening, 1)) is None and len(opening) < start - first - page:
+                    opening += handle.read(min(start - first - page - len(opening), 1 << 16))
+                cut = match.start() if match is not None else len(opening)
+                return first + page, opening[:cut].decode("utf-8", errors="replace"), first + page + cut < start
+            before = first
+    raise DumpError(f"{path}: no <page> before the <revision> at byte {start}")
+
+
+def lines_before(path: Path, offset: int) -> int:
+    """The line breaks in a plain file before ``offset``."""
+    count = 0
+    with _open_binary(path) as handle:
+        while offset > 0 and (chunk := handle.read(min(CHUNK_SIZE * 8, offset))):
+            count += chunk.count(b"\n")
+            offset -= len(chunk)
+    return count
+
+
+def history_ranges(path: str | os.PathLike[str], parts: int) -> list[tuple[int, int]]:
+    """Cut a plain XML history dump into about ``parts`` byte ranges, each starting at a ``<page>`` or a
+    ``<revision>``: a page of many revisions is then read by several tasks. One range for a file too small."""
+    path = Path(path)
+    size = path.stat().st_size
+    cuts = [0]
+    with _open_binary(path) as handle:
+        first_page = len(plain_header(path).encode("utf-8"))
+        for part in range(1, parts):
+            base = max(first_page + 1, size * part // parts, cuts[-1] + 1)
+            handle.seek(base)
+            data = b""
+            while chunk := handle.read(1 << 16):
+                data += chunk
+                match = _PAGE_OR_REVISION.search(data)
+                if match is not None:
+                    cuts.append(base + match.start())
+                    break
+                kept = data[-16:]  # a tag cut by the chunk's end
+                base += len(data) - len(kept)
+                data = kept
+    cuts = sorted(set(cuts))
+    return list(zip(cuts, [*cuts[1:], size], strict=True))
 
 
 def index_path(path: str | os.PathLike[str]) -> Path | None:

@@ -32,6 +32,7 @@ from builder.dump import (
     check_dump_path,
     dump_compression,
     fingerprint,
+    history_ranges,
     kind_from_name,
     read_siteinfo,
     split_ranges,
@@ -312,6 +313,9 @@ def plan_tasks(
             else:
                 cut = split_ranges(path, workers * RANGES_PER_WORKER, offsets)
                 ranges = list(cut) if len(cut) > 1 else [None]
+        elif workers > 1 and readable and history and not first_seen and dump_compression(path) == "xml":
+            cut = history_ranges(path, workers * RANGES_PER_WORKER)  # a page's revisions too are split
+            ranges = list(cut) if len(cut) > 1 else [None]
         stamp = fingerprint(path)
         for byte_range in ranges:
             identity = f"{path.resolve()}|{stamp}|{byte_range}|{namespaces}|{first_seen}"
