@@ -4,8 +4,7 @@ A history dump repeats a page's whole text in every revision, and consecutive
 revisions are nearly identical. :class:`RevisionExtractor` gives, for each revision,
 exactly what :func:`builder.wikitext.extract_images` gives on it from scratch (the
 references, their positions, and the counts added to :class:`ExtractStats`), but
-reuses the previous revision's result when it can prove the edit changed nothing but
-offsets:
+reuses the previous revision's result when it can prove what the edit changed:
 
 * a text seen before in this page (a null edit, a revert) gets that revision's result;
 * an edit confined to plain text gets the previous result with the positions after the
@@ -16,8 +15,14 @@ offsets:
   ``:`` and templates without a ``=`` (which the extractor pairs and then ignores); and the
   characters around the edit may be none of these nor ``-`` (which ends comments). Such an
   edit cannot pair, unpair or blank any other token, and the extractor reads no other text,
-  so its result is the same up to offsets.
+  so its result is the same up to offsets;
+* an edit inside one top-level link or template (one no other encloses, with no tag in
+  it, still one span after the edit) gets the previous result with that span's
+  references and counts replaced by those of the span parsed alone, before and after:
+  the extractor reads such a span without regard to the rest of the page.
 
+Pages whose edits are mostly elsewhere stop trying after a while (every 32nd edit is
+tried again), so that looking costs no more than it saves.
 Anything else is parsed from scratch, which stays the reference path; the property test
 ``tests/test_incremental.py`` checks the equality over generated edit histories.
 """
@@ -42,6 +47,8 @@ from builder.wikitext import (
 )
 
 TEXTS_KEPT = 16  # earlier texts of a page whose results are kept, for reverts
+TRIAL_EDITS = 32  # edits of a page tried for a shift before its success rate decides whether to go on trying
+WORTH_TRYING = 0.35  # the share of shifts below which trying costs more than it saves (finding an edit, the markup)
 COMPARE_CHUNK = 4096  # characters compared at a time when looking for where two revisions differ
 _MARKUP_CHARS = re.compile(r"[\[\]{}<>]")
 # A link or template that holds no other markup, no namespace prefix and no parameter name: the extractor pairs
@@ -49,6 +56,7 @@ _MARKUP_CHARS = re.compile(r"[\[\]{}<>]")
 _INERT_PAIR = re.compile(r"\[\[[^\[\]{}<>:]*\]\]|\{\{[^\[\]{}<>=]*\}\}")
 _EDGE_CHARS = frozenset("[]{}<>-")
 _ANGLE = re.compile(r"<[^<>]*>?")
+_ANGLE_CHARS = re.compile(r"[<>]")
 
 
 @dataclasses.dataclass
@@ -59,6 +67,7 @@ class _Parsed:
     references: list[ImageReference]
     counts: ExtractStats
     markup: list[tuple[int, int]] | None = None
+    tops: dict[int, int] | None = None  # the links and templates no other encloses: start → end
 
 
 @dataclasses.dataclass
@@ -68,6 +77,7 @@ class IncrementalStats:
     parsed: int = 0
     repeated: int = 0
     shifted: int = 0
+    respanned: int = 0
 
 
 class RevisionExtractor:
@@ -84,7 +94,8 @@ class RevisionExtractor:
         self._page_id: int | None = None
         self._previous: _Parsed | None = None
         self._texts: OrderedDict[str, _Parsed] = OrderedDict()
-        self._hint: list[tuple[int, int]] = []  # the page's markup as last found, moved along by the edits since
+        self._tried = 0  # edits of this page tried for a shift, and shifted
+        self._shifts = 0
 
     def extract(self, page_id: int, wikitext: str, title: str, stats: ExtractStats) -> list[ImageReference]:
         """The references of one revision, as ``extract_images(wikitext, title, aliases, stats)`` gives them."""
@@ -92,13 +103,13 @@ class RevisionExtractor:
             self._page_id = page_id
             self._previous = None
             self._texts.clear()
-            self._hint = []
+            self._tried = self._shifts = 0
         parsed = self._texts.get(wikitext)
         if parsed is not None:
             self.stats.repeated += 1
             self._texts.move_to_end(wikitext)
         else:
-            parsed = self._shifted(wikitext) if self._previous is not None else None
+            parsed = self._shifted(wikitext) if self._worth_trying() else None
             if parsed is None:
                 parsed = self._parse(wikitext, title, stats)
             self._texts[wikitext] = parsed
@@ -107,6 +118,15 @@ class RevisionExtractor:
         stats.add(parsed.counts)
         self._previous = parsed
         return list(parsed.references)
+
+    def _worth_trying(self) -> bool:
+        """Whether to look for a shift: on pages whose edits are mostly in markup, every 32nd edit only."""
+        if self._previous is None:
+            return False
+        self._tried += 1
+        if self._tried <= TRIAL_EDITS or self._tried % TRIAL_EDITS == 0:
+            return True
+        return self._shifts >= WORTH_TRYING * self._tried
 
     def _parse(self, wikitext: str, title: str, stats: ExtractStats) -> _Parsed:
         counts = ExtractStats()
@@ -120,65 +140,120 @@ class RevisionExtractor:
         return _Parsed(wikitext, references, counts)
 
     def _shifted(self, wikitext: str) -> _Parsed | None:
-        """The previous result with its offsets moved, when the edit is confined to plain text; else None."""
+        """The previous result updated for the edit: offsets moved, or the one link or template it is in parsed
+        again; None when the edit may have changed more."""
         previous = self._previous
         assert previous is not None
         old = previous.text
         start, old_end, new_end = _edit(old, wikitext)
-        if not (_plain(old[start:old_end]) and _plain(wikitext[start:new_end])):
-            return None
-        if (start > 0 and old[start - 1] in _EDGE_CHARS) or (old_end < len(old) and old[old_end] in _EDGE_CHARS):
-            return None
         if previous.markup is None:
-            if _opened_before(old, start) or _inside(self._hint, start, old_end):
-                self._hint = _moved(self._hint, start, old_end, new_end)
-                return None  # most likely inside markup: not worth finding the markup to be sure
-            previous.markup = markup_spans(old)
+            previous.markup, previous.tops = markup_spans(old)
         markup = previous.markup
-        self._hint = _moved(markup, start, old_end, new_end)
+        shift = new_end - old_end
         index = bisect.bisect_left(markup, (start,))
-        if index > 0 and markup[index - 1][1] > start - 1:
-            return None  # the edit is inside (or touches) the span before it
         after = index
         while after < len(markup) and markup[after][1] <= old_end:
             after += 1  # a removed inert link or template
-        if after < len(markup) and markup[after][0] < old_end + 1:
+        plain = _plain(old[start:old_end]) and _plain(wikitext[start:new_end]) and not _at_edge(old, start, old_end)
+        if plain and not (index > 0 and markup[index - 1][1] >= start) and not _inside(markup, after, old_end):
+            references = _moved(previous.references, start, shift)
+            self.stats.shifted += 1
+            self._shifts += 1
+            if _MARKUP_CHARS.search(wikitext, start, new_end):
+                return _Parsed(wikitext, references, previous.counts)  # its markup is found again when needed
+            moved = markup[:index] + [(first + shift, last + shift) for first, last in markup[after:]]
+            tops = {
+                first + (shift if first >= start else 0): last + (shift if first >= start else 0)
+                for first, last in (previous.tops or {}).items()
+                if not start <= first < old_end
+            }
+            return _Parsed(wikitext, references, previous.counts, moved, tops)
+        return self._reparsed_span(previous, wikitext, start, old_end, shift, index)
+
+    def _reparsed_span(
+        self, previous: _Parsed, wikitext: str, start: int, old_end: int, shift: int, index: int
+    ) -> _Parsed | None:
+        """An edit inside one top-level link or template with no tag in it: that span alone is parsed, before and
+        after the edit, and its references and counts replace the old ones.
+
+        The span's opener is the first token no other encloses, and its closer pairs with it before and after the
+        edit: the tokens before it and after it pair as they did, and the extractor reads nothing of the span in
+        relation to the rest of the page (no tag in it can be closed or opened elsewhere).
+        """
+        markup, tops = previous.markup, previous.tops
+        assert markup is not None and tops is not None
+        container = index if index < len(markup) and markup[index][0] == start else index - 1
+        if container < 0:
             return None
-        shift = new_end - old_end
-        references = [
-            reference
-            if reference.position < start
-            else dataclasses.replace(reference, position=reference.position + shift)
-            for reference in previous.references
+        first, last = markup[container]
+        if tops.get(first) != last or old_end > last or _at_edge(previous.text, first, last):
+            return None
+        before, after = previous.text[first:last], wikitext[first : last + shift]
+        if _ANGLE_CHARS.search(before) or _ANGLE_CHARS.search(after) or not _one_span(after):
+            return None
+        try:
+            old_references, old_counts = _alone(before, self.aliases, self.options)
+            new_references, new_counts = _alone(after, self.aliases, self.options)
+        except ExtractionError:
+            return None
+        counts = ExtractStats()
+        for field in dataclasses.fields(counts):
+            name = field.name
+            setattr(
+                counts, name, getattr(previous.counts, name) - getattr(old_counts, name) + getattr(new_counts, name)
+            )
+        if len(old_references) != sum(first <= reference.position < last for reference in previous.references):
+            return None  # cannot be (the span's references are those it has alone), but the page is then parsed
+        references = [reference for reference in previous.references if reference.position < first]
+        references += [
+            dataclasses.replace(reference, position=reference.position + first) for reference in new_references
         ]
-        inserted = [(start, new_end)] if _MARKUP_CHARS.search(wikitext, start, new_end) else []
-        moved = markup[:index] + inserted + [(first + shift, last + shift) for first, last in markup[after:]]
-        self.stats.shifted += 1
-        return _Parsed(wikitext, references, previous.counts, moved)
+        references += _moved(
+            [reference for reference in previous.references if reference.position >= last], first, shift
+        )
+        moved = (
+            markup[:container] + [(first, last + shift)] + [(a + shift, b + shift) for a, b in markup[container + 1 :]]
+        )
+        moved_tops = {a + (shift if a > first else 0): b + shift if a >= first else b for a, b in tops.items()}
+        self.stats.respanned += 1
+        self._shifts += 1
+        return _Parsed(wikitext, references, counts, moved, moved_tops)
 
 
-def _inside(spans: list[tuple[int, int]], start: int, end: int) -> bool:
-    """Whether ``[start, end]`` meets one of the sorted ``spans``."""
-    index = bisect.bisect_left(spans, (start,))
-    return (index > 0 and spans[index - 1][1] >= start) or (index < len(spans) and spans[index][0] <= end)
+def _alone(
+    span: str, aliases: tuple[str, ...], options: dict[str, object]
+) -> tuple[list[ImageReference], ExtractStats]:
+    counts = ExtractStats()
+    return extract_images(span, "", aliases, counts, **options), counts  # type: ignore[arg-type]
 
 
-def _moved(spans: list[tuple[int, int]], start: int, old_end: int, new_end: int) -> list[tuple[int, int]]:
-    """Spans after an edit, as a guess: those after it shifted, the edit itself one more span."""
-    index = bisect.bisect_left(spans, (start,))
-    after = index
-    while after < len(spans) and spans[after][1] <= old_end:
-        after += 1
-    shift = new_end - old_end
-    return spans[:index] + [(start, new_end)] + [(first + shift, last + shift) for first, last in spans[after:]]
+def _one_span(text: str) -> bool:
+    """Whether ``text`` is one link or template: its first token opens it and its last closes it."""
+    tokens = _Tokens(text)
+    return (
+        len(tokens.positions) >= 2
+        and tokens.positions[0] == 0
+        and tokens.partner[0] == len(tokens.positions) - 1
+        and tokens.positions[-1] == len(text) - 2
+    )
 
 
-def _opened_before(text: str, position: int) -> bool:
-    """Whether the bracket token nearest before ``position`` opens a link or template (a cheap guess, never trusted
-    to accept an edit: only to parse without looking closer)."""
-    opener = max(text.rfind("[[", 0, position), text.rfind("{{", 0, position))
-    closer = max(text.rfind("]]", 0, position), text.rfind("}}", 0, position))
-    return opener > closer
+def _at_edge(text: str, start: int, end: int) -> bool:
+    """Whether a character next to ``text[start:end]`` is a bracket, an angle bracket or a ``-``."""
+    return (start > 0 and text[start - 1] in _EDGE_CHARS) or (end < len(text) and text[end] in _EDGE_CHARS)
+
+
+def _inside(spans: list[tuple[int, int]], index: int, end: int) -> bool:
+    """Whether the span at ``index`` (if any) begins at or before ``end``."""
+    return index < len(spans) and spans[index][0] <= end
+
+
+def _moved(references: list[ImageReference], start: int, shift: int) -> list[ImageReference]:
+    """The references with the positions from ``start`` on moved by ``shift``."""
+    return [
+        reference if reference.position < start else dataclasses.replace(reference, position=reference.position + shift)
+        for reference in references
+    ]
 
 
 def _plain(text: str) -> bool:
@@ -221,12 +296,13 @@ def _edit(old: str, new: str) -> tuple[int, int, int]:
     return start, len(old) - suffix, len(new) - suffix
 
 
-def markup_spans(text: str) -> list[tuple[int, int]]:
-    """Every stretch of ``text`` whose characters the extractor reads, merged and sorted.
+def markup_spans(text: str) -> tuple[list[tuple[int, int]], dict[int, int]]:
+    """Every stretch of ``text`` whose characters the extractor reads, merged and sorted; and the top-level spans.
 
     Found with the extractor's own scanners, as it reads the page: every paired ``[[…]]``
     and ``{{…}}`` (an opener that never closes runs to the end), every closer, every
-    gallery's content and every ``<…>`` (tags, comment openers).
+    gallery's content and every ``<…>`` (tags, comment openers). The top-level spans are
+    the paired links and templates that no other encloses, before any opener that never closes.
     """
     hidden, galleries = _hide_inert_markup(text)
     if galleries:
@@ -240,13 +316,20 @@ def markup_spans(text: str) -> list[tuple[int, int]]:
         hidden = "".join(pieces)
     tokens = _Tokens(hidden)
     spans = list(galleries)
+    tops: dict[int, int] = {}
+    reach = 0
+    unclosed = False
     for index, position in enumerate(tokens.positions):
         partner = tokens.partner[index]
         if partner < 0:
             closer = tokens.kinds[index] in ("]]", "}}")
             spans.append((position, position + 2 if closer else len(text)))
+            unclosed = unclosed or not closer
         elif partner > index:
-            spans.append((position, tokens.positions[partner] + 2))
+            end = tokens.positions[partner] + 2
+            spans.append((position, end))
+            if not unclosed and position >= reach:
+                tops[position] = reach = end
     spans.extend(match.span() for match in _ANGLE.finditer(text))
     spans.sort()
     merged: list[tuple[int, int]] = []
@@ -255,4 +338,4 @@ def markup_spans(text: str) -> list[tuple[int, int]]:
             merged[-1] = (merged[-1][0], max(merged[-1][1], last))
         else:
             merged.append((first, last))
-    return merged
+    return merged, tops

@@ -120,12 +120,12 @@ def test_incremental_extraction_is_extraction_from_scratch(history: list[str]) -
 
 
 def test_the_shortcuts_are_taken() -> None:
-    """Word edits away from markup shift offsets, reverts reuse a result; markup edits are parsed."""
+    """Word edits away from markup shift offsets, a caption's link is parsed alone, reverts reuse a result."""
     base = BLOCKS[0] + BLOCKS[2] + BLOCKS[1] + BLOCKS[4]
     history = [
         base,
         base.replace("a town", "a small town"),  # words: shifted
-        base.replace("a town", "a small town").replace("Boats in", "Ships in"),  # a caption: parsed
+        base.replace("a town", "a small town").replace("Boats in", "Ships in"),  # a caption: its link
         base,  # a revert: repeated
         base.replace("built in 1850", "built in 1851"),  # words: shifted
         base.replace("built in 1850", "built in [[1851]] by {{lang|fr|Lyon}}"),  # an inert link and template: shifted
@@ -133,7 +133,8 @@ def test_the_shortcuts_are_taken() -> None:
     ]
     extractor = RevisionExtractor()
     assert incrementally(history, extractor) == from_scratch(history)
-    assert (extractor.stats.parsed, extractor.stats.shifted, extractor.stats.repeated) == (3, 3, 1)
+    stats = extractor.stats
+    assert (stats.parsed, stats.shifted, stats.respanned, stats.repeated) == (2, 3, 1, 1)
 
 
 def test_a_page_of_twenty_thousand_revisions() -> None:
@@ -159,7 +160,7 @@ def test_a_page_of_twenty_thousand_revisions() -> None:
         history.append(text)
     extractor = RevisionExtractor()
     assert incrementally(history, extractor) == from_scratch(history)
-    assert extractor.stats.shifted > extractor.stats.parsed  # most edits are words away from markup
+    assert extractor.stats.shifted + extractor.stats.respanned > extractor.stats.parsed
 
 
 def test_where_two_revisions_differ() -> None:
@@ -179,8 +180,9 @@ def test_where_two_revisions_differ() -> None:
 
 def test_markup_spans_cover_the_markup() -> None:
     text = "Intro [[File:A.jpg|thumb|Cap]] mid {{Infobox|image=B.jpg}} <ref>x</ref> end {{open"
-    spans = markup_spans(text)
+    spans, tops = markup_spans(text)
     assert spans == [(6, 30), (35, 58), (59, 64), (65, 71), (76, len(text))]
+    assert tops == {6: 30, 35: 58}
 
 
 def test_an_edit_that_breaks_a_comment_end_is_parsed() -> None:
@@ -207,3 +209,13 @@ def test_a_history_dump_is_extracted_as_from_scratch(write_dump, tmp_path: Path)
     assert [(r["page"], r["revision_id"], r["image"], r["position"], r["caption"]) for r in rows] == expected
     assert result.extract == expected_stats
     assert len(rows) == 20 and expected_stats.unclosed == 2
+
+
+def test_a_span_whose_closer_is_removed_is_parsed_with_the_page() -> None:
+    """Without its closer the link pairs with a stray ``]]`` further on: the span alone cannot tell."""
+    before = "A [[File:A.jpg|thumb|The caption]] and then ]] the end."
+    history = [before, before.replace("caption]]", "caption", 1)]
+    extractor = RevisionExtractor()
+    assert incrementally(history, extractor) == from_scratch(history)
+    assert from_scratch(history)[1][0][0].caption == "The caption and then"
+    assert extractor.stats.respanned == 0
