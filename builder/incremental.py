@@ -21,8 +21,8 @@ reuses the previous revision's result when it can prove what the edit changed:
   references and counts replaced by those of the span parsed alone, before and after:
   the extractor reads such a span without regard to the rest of the page.
 
-Pages whose edits are mostly elsewhere stop trying after a while (every 32nd edit is
-tried again), so that looking costs no more than it saves.
+Where few edits qualify, trying stops after a while (every 32nd edit is tried again, and
+trying resumes when they qualify), so that looking costs no more than it saves.
 Anything else is parsed from scratch, which stays the reference path; the property test
 ``tests/test_incremental.py`` checks the equality over generated edit histories.
 """
@@ -47,7 +47,8 @@ from builder.wikitext import (
 )
 
 TEXTS_KEPT = 16  # earlier texts of a page whose results are kept, for reverts
-TRIAL_EDITS = 32  # edits of a page tried for a shift before its success rate decides whether to go on trying
+TRIAL_EDITS = 32  # while few edits qualify, one edit in this many is tried still
+SUCCESS_WEIGHT = 0.05  # the weight of the latest try in the moving average of successes
 WORTH_TRYING = 0.35  # the share of shifts below which trying costs more than it saves (finding an edit, the markup)
 COMPARE_CHUNK = 4096  # characters compared at a time when looking for where two revisions differ
 _MARKUP_CHARS = re.compile(r"[\[\]{}<>]")
@@ -94,8 +95,8 @@ class RevisionExtractor:
         self._page_id: int | None = None
         self._previous: _Parsed | None = None
         self._texts: OrderedDict[str, _Parsed] = OrderedDict()
-        self._tried = 0  # edits of this page tried for a shift, and shifted
-        self._shifts = 0
+        self._edits = 0
+        self._success = 1.0  # the recent share of tried edits that got a shift or a span (a moving average)
 
     def extract(self, page_id: int, wikitext: str, title: str, stats: ExtractStats) -> list[ImageReference]:
         """The references of one revision, as ``extract_images(wikitext, title, aliases, stats)`` gives them."""
@@ -103,13 +104,15 @@ class RevisionExtractor:
             self._page_id = page_id
             self._previous = None
             self._texts.clear()
-            self._tried = self._shifts = 0
         parsed = self._texts.get(wikitext)
         if parsed is not None:
             self.stats.repeated += 1
             self._texts.move_to_end(wikitext)
         else:
-            parsed = self._shifted(wikitext) if self._worth_trying() else None
+            parsed = None
+            if self._worth_trying():
+                parsed = self._shifted(wikitext)
+                self._success += SUCCESS_WEIGHT * ((parsed is not None) - self._success)
             if parsed is None:
                 parsed = self._parse(wikitext, title, stats)
             self._texts[wikitext] = parsed
@@ -120,13 +123,11 @@ class RevisionExtractor:
         return list(parsed.references)
 
     def _worth_trying(self) -> bool:
-        """Whether to look for a shift: on pages whose edits are mostly in markup, every 32nd edit only."""
+        """Whether to look for a shift or a span: where edits mostly do not qualify, every 32nd edit only."""
         if self._previous is None:
             return False
-        self._tried += 1
-        if self._tried <= TRIAL_EDITS or self._tried % TRIAL_EDITS == 0:
-            return True
-        return self._shifts >= WORTH_TRYING * self._tried
+        self._edits += 1
+        return self._success >= WORTH_TRYING or self._edits % TRIAL_EDITS == 0
 
     def _parse(self, wikitext: str, title: str, stats: ExtractStats) -> _Parsed:
         counts = ExtractStats()
@@ -158,7 +159,6 @@ class RevisionExtractor:
         if plain and not (index > 0 and markup[index - 1][1] >= start) and not _inside(markup, after, old_end):
             references = _moved(previous.references, start, shift)
             self.stats.shifted += 1
-            self._shifts += 1
             if _MARKUP_CHARS.search(wikitext, start, new_end):
                 return _Parsed(wikitext, references, previous.counts)  # its markup is found again when needed
             moved = markup[:index] + [(first + shift, last + shift) for first, last in markup[after:]]
@@ -216,7 +216,6 @@ class RevisionExtractor:
         )
         moved_tops = {a + (shift if a > first else 0): b + shift if a >= first else b for a, b in tops.items()}
         self.stats.respanned += 1
-        self._shifts += 1
         return _Parsed(wikitext, references, counts, moved, moved_tops)
 
 
