@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import BinaryIO, Literal
 from xml.parsers import expat
 
+from builder.languages import language_for, language_from_dbname
+
 CHUNK_SIZE = 1 << 20
 FINGERPRINT_BYTES = 1 << 20
 TAIL_SCAN_BYTES = 16 << 20
@@ -45,11 +47,13 @@ _STREAM_MAGIC = re.compile(rb"BZh[1-9]1AY&SY")
 _STREAM_HEADER = re.compile(rb"BZh[1-9]")
 _PAGE_START = re.compile(r"\s*<page[\s>/]")
 _FIRST_PAGE = re.compile(r"<page[\s>/]")
+_PAGE_OR_REVISION = re.compile(rb"<(?:page|revision)[\s>/]")
 _END_OF_STREAM = 0x177245385090  # the 48-bit marker that ends every bz2 stream (bit-aligned)
 _BLOCK_START = 0x314159265359  # the 48-bit marker that starts every bz2 block (bit-aligned)
 MAX_BLOCK_BYTES = 2 << 20  # more than a bz2 block of 900 kB can take compressed, even of random data
 _TITLE = re.compile(r"<title>([^<]*)</title>")
 FILE_NAMESPACE = 6
+REDIRECT_ELEMENT_VERSION = (0, 4)  # export formats before 0.4 have no <redirect>: a redirect is told by its text
 _MAGIC_BYTES = (("bz2", b"BZh"), ("gz", b"\x1f\x8b"), ("7z", b"7z\xbc\xaf\x27\x1c"))
 
 Compression = Literal["bz2", "gz", "7z", "xml"]
@@ -127,6 +131,8 @@ class ReadStats:
     pages_with_several_revisions: int = 0
     file_redirects: int = 0  # redirect pages of the File namespace, read when a build asks for them
     entities_left_out: int = 0  # entity references expat does not expand: undefined behind a DTD, or external
+    namespace_mismatches: int = 0  # pages whose <ns> is not the namespace their title's prefix names
+    redirect_revisions: int = 0  # revisions skipped as redirects by their text, in pages with other revisions kept
 
     def add(self, other: ReadStats) -> None:
         for field in dataclasses.fields(self):
@@ -205,6 +211,7 @@ class _Lines:
         self.fed = 0
         self.stream: int | None = None
         self.first_line = 1
+        self.shift = 0  # lines to add to expat's (a range of a plain file read behind text from elsewhere)
         self._ended_with_cr = False
 
     def feed(self, stream: int | None, text: str) -> None:
@@ -226,7 +233,7 @@ class _Lines:
     def where(self, line: int, column: int | None = None) -> str:
         at_column = "" if column is None else f", column {column}"
         if not self.stream:
-            return f"line {line}{at_column}"
+            return f"line {line + self.shift}{at_column}"
         return f"line {line - self.first_line + 1}{at_column} of the bz2 stream at byte {self.stream}"
 
 
@@ -273,6 +280,13 @@ class _PageCollector:
         self._page_revisions = 0
         self._stray_text = False
         self._last_root_event = ""
+        self._redirects_by_text = False
+        self._content_language = ""
+        self._namespace_by_name: dict[str, int] | None = None
+        self._redirect_start: re.Pattern[str] | None = None
+        self._page_redirect_revisions = 0
+        self._redirect_now: str | None = None
+        self.page_continues = False  # the range ends inside a page: the next range reads its end
 
     def note(self, message: str) -> None:
         if len(self.problems) < MAX_PROBLEMS:
@@ -328,14 +342,18 @@ class _PageCollector:
             if name != "mediawiki" and self.loud:
                 self.stats.wrong_root_element += 1
                 self.note(f"the root element is <{name}>, not <mediawiki> ({self._last_root_event})")
+            self._redirects_by_text = _export_version(attrs.get("version", "")) < REDIRECT_ELEMENT_VERSION
+            self._content_language = attrs.get("xml:lang", "")
         elif depth == 1 and name not in ("page", "siteinfo") and self.loud:
             self.stats.content_outside_pages += 1
             self.note(f"element <{name}> outside the pages at {self.locate()}")
         if name == "page":
-            self._page = {"title": "", "ns": None, "id": None, "redirect": False, "target": ""}
+            self._page = {"title": "", "ns": None, "id": None, "redirect": False, "target": "", "title_ns": None}
             self._page_flaw = ""
             self._page_where = self.locate()
             self._page_revisions = 0
+            self._page_redirect_revisions = 0
+            self._redirect_now = None
         elif name == "redirect" and parent == "page":
             self._page["redirect"] = True
             self._page["target"] = attrs.get("title", "")
@@ -357,8 +375,12 @@ class _PageCollector:
     def _wanted(self, name: str, parent: str) -> bool:
         """Skip buffering the text of revisions that will be filtered out anyway."""
         if parent == "revision" and name in ("text", "timestamp"):
-            return self._keep_page()
+            return self._keep_page() or self._file_redirect_by_text()
         return True
+
+    def _file_redirect_by_text(self) -> bool:
+        """A File page of an old export: its text tells whether it redirects, and where to."""
+        return self.file_redirects and self._redirects_by_text and self._page.get("ns") == FILE_NAMESPACE
 
     def _keep_page(self) -> bool:
         if self._page_flaw or self._missing_field():
@@ -371,8 +393,6 @@ class _PageCollector:
         """Why the page cannot be used, once its title, ns and id should have been read."""
         if not str(self._page["title"]).strip():
             return "it has no title"
-        if self._page["ns"] is None:
-            return "it has no <ns>"
         if self._page["id"] is None:
             return "it has no page <id>"
         return ""
@@ -401,11 +421,18 @@ class _PageCollector:
         self._buffer = None
         if parent == "page" and name == "title":
             self._page["title"] = value
+            self._page["title_ns"] = self._title_namespace(value)
+            if self._page["ns"] is None:  # no <ns> (yet): export formats before 0.5 have none
+                self._page["ns"] = self._page["title_ns"]
+            elif not self._page_flaw:
+                self._check_namespace()
         elif parent == "page" and name in ("ns", "id"):
             number = _integer(value)
             if number is None:
                 self._page_flaw = self._page_flaw or f"its <{name}> {value!r} is not a number"
             self._page[name] = number
+            if name == "ns" and number is not None and self._page["title_ns"] is not None:
+                self._check_namespace()
         elif parent == "revision" and name == "id":
             self._revision["id"] = number = _integer(value)
             if number is None:
@@ -423,6 +450,39 @@ class _PageCollector:
         if len(self._path) <= 1:
             self._last_root_event = self.locate()
 
+    def _title_namespace(self, title: str) -> int:
+        """The namespace a title's prefix names, as MediaWiki reads it: case-insensitively, 0 for no known prefix."""
+        if self._namespace_by_name is None:
+            self._namespace_by_name = {
+                _namespace_name_key(name): key for key, name in self.siteinfo.namespaces.items() if key and name
+            }
+        prefix, sep, _ = title.partition(":")
+        return self._namespace_by_name.get(_namespace_name_key(prefix), 0) if sep else 0
+
+    def _check_namespace(self) -> None:
+        """A page's ``<ns>`` must be the namespace its title names; the ``<ns>`` is kept, the page counted."""
+        if self._page["ns"] == self._page["title_ns"] or not self.loud:
+            return
+        self.stats.namespace_mismatches += 1
+        self.note(
+            f"page at {self._page_where} ({self._page['title']!r}) has <ns> {self._page['ns']}, but its title"
+            f" names namespace {self._page['title_ns']}: read as namespace {self._page['ns']}"
+        )
+
+    def _redirect_target(self, text: str) -> str | None:
+        """The target of a revision whose text is a redirect (old exports have no ``<redirect>``), else None.
+
+        As MediaWiki: the redirect magic word of the dump's language (English ``#REDIRECT`` always
+        works) at the start of the text, then a link.
+        """
+        if self._redirect_start is None:
+            words = redirect_words(self.siteinfo.dbname, self._content_language)
+            self._redirect_start = re.compile(
+                r"\s*(?:" + "|".join(re.escape(word) for word in words) + r")\s*:?\s*\[\[([^\]|]*)", re.IGNORECASE
+            )
+        match = self._redirect_start.match(text)
+        return match.group(1).strip() if match else None
+
     def _finish_revision(self) -> None:
         self.stats.revisions += 1
         self._page_revisions += 1
@@ -433,6 +493,11 @@ class _PageCollector:
             flaw = self._revision_flaw or "it has no <id>"
             self.note(f"revision at {self._revision_where} of page {self._page['title']!r} skipped: {flaw}")
             return
+        if self._redirects_by_text and (self._keep_page() or self._file_redirect_by_text()):
+            self._redirect_now = self._redirect_target(str(self._revision["text"]))
+            if self._redirect_now is not None and self.skip_redirects:
+                self._page_redirect_revisions += 1
+                return
         if not self._keep_page():
             return
         self.ready.append(
@@ -446,7 +511,15 @@ class _PageCollector:
             )
         )
 
+    def continue_page(self, where: str, earlier_revisions: bool) -> None:
+        """The page just opened began in an earlier range, which read its revisions before (if any)."""
+        self._page_revisions = 1 if earlier_revisions else 0  # only "more than one" is counted
+        self._page_where = where
+
     def _finish_page(self) -> None:
+        if self.page_continues:  # counted by the range that reads the page's end
+            self.stats.redirect_revisions += self._page_redirect_revisions
+            return
         self.stats.pages += 1
         if self._page_revisions > 1:
             self.stats.pages_with_several_revisions += 1
@@ -458,13 +531,44 @@ class _PageCollector:
             self.note(f"page at {self._page_where}{named} skipped: {flaw}")
             return
         self.last_good = str(self._page["title"])
+        if self._redirects_by_text:  # a redirect is what its latest revision is, as <redirect> says in later formats
+            self._page["redirect"] = self._redirect_now is not None
+            self._page["target"] = self._redirect_now or ""
         if self.file_redirects and self._page["ns"] == FILE_NAMESPACE and self._page["redirect"]:
             self.stats.file_redirects += 1
             self.redirects.append((str(self._page["title"]), str(self._page["target"])))
         if self.namespaces is not None and self._page["ns"] not in self.namespaces:
             self.stats.skipped_namespace += 1
+        elif 0 < self._page_redirect_revisions < self._page_revisions:
+            self.stats.redirect_revisions += self._page_redirect_revisions  # the page's other revisions were read
         elif self.skip_redirects and self._page["redirect"]:
             self.stats.skipped_redirect += 1
+
+
+def _namespace_name_key(name: str) -> str:
+    """A namespace name as ``Language::getNsIndex`` compares it: any case, underscores as spaces, spaces collapsed."""
+    return " ".join(name.replace("_", " ").split()).lower()
+
+
+def _export_version(version: str) -> tuple[int, ...]:
+    """The export format's version (``0.3``) as numbers; a dump that does not say is taken for a current one."""
+    parts = version.strip().split(".")
+    if not all(part.isdigit() for part in parts):
+        return (99,)
+    return tuple(int(part) for part in parts)
+
+
+def redirect_words(dbname: str, content_language: str = "") -> tuple[str, ...]:
+    """The redirect magic words of the dump's wiki, English's included.
+
+    The wiki is told by ``<dbname>``; old exports have none, only the root's ``xml:lang``;
+    a dump that says neither (or names a wiki not known) gets English's alone.
+    """
+    try:
+        language = language_for(language_from_dbname(dbname) if dbname else content_language or "en")
+    except ValueError:
+        language = language_for("en")
+    return tuple(dict.fromkeys((*language.redirect_words, *language_for("en").redirect_words)))
 
 
 def _byte_place(compression: Compression, stream: int | None, offset: int) -> str:
@@ -753,14 +857,38 @@ def _sevenzip_chunks(path: Path) -> Iterator[bytes]:
         raise DumpError(f"{path}: cannot read the 7z archive ({type(failures[0]).__name__}: {failures[0]})")
 
 
+def _libarchive_works() -> bool:
+    """Whether libarchive-c and the C library it binds are there (the library is found only when imported)."""
+    if importlib.util.find_spec("libarchive") is None:
+        return False
+    try:
+        import libarchive  # noqa: F401
+    except (ImportError, OSError, AttributeError):
+        return False
+    return True
+
+
+def _libarchive_chunks(path: Path) -> Iterator[bytes]:
+    """A .7z dump streamed by libarchive: as fast as the ``7z`` command, several times py7zr (benchmarks/history.py)."""
+    import libarchive
+    from libarchive.exception import ArchiveError
+
+    try:
+        with libarchive.file_reader(str(path)) as archive:
+            for entry in archive:
+                yield from entry.get_blocks()
+    except ArchiveError as error:
+        raise DumpError(f"{path}: cannot read the 7z archive (ArchiveError: {error})") from None
+
+
 def _raw_pieces(
     path: Path, compression: Compression, byte_range: tuple[int, int] | None, threads: int = 1
 ) -> Iterator[tuple[int | None, bytes]]:
     """The dump's decompressed bytes, piece by piece, with the offset of the bz2 stream (None if not bz2)."""
-    if byte_range is not None and compression != "bz2":
-        raise ValueError(f"{path}: byte ranges need a bz2 multistream dump")
+    if byte_range is not None and compression not in ("bz2", "xml"):
+        raise ValueError(f"{path}: byte ranges need a bz2 multistream dump or a plain XML file")
     if compression == "7z":
-        for block in _sevenzip_chunks(path):
+        for block in _libarchive_chunks(path) if _libarchive_works() else _sevenzip_chunks(path):
             yield None, block
         return
     if compression == "bz2" and byte_range is None and threads > 1 and importlib.util.find_spec("indexed_bzip2"):
@@ -770,6 +898,13 @@ def _raw_pieces(
         if compression == "bz2":
             start, end = byte_range if byte_range else (0, path.stat().st_size)
             yield from _bz2_pieces(handle, path, start, end)
+            return
+        if byte_range is not None:  # a plain file's range: its bytes as they are
+            handle.seek(byte_range[0])
+            left = byte_range[1] - byte_range[0]
+            while left > 0 and (chunk := handle.read(min(CHUNK_SIZE, left))):
+                left -= len(chunk)
+                yield None, chunk
             return
         stream: BinaryIO = gzip.GzipFile(fileobj=handle) if compression == "gz" else handle
         try:
@@ -915,7 +1050,9 @@ class DumpReader:
         try:
             if compression == "bz2":
                 check_bz2_end(path)
-            if start > 0:  # a range in the middle of the file is read behind the file's own header
+            if start > 0 and compression == "xml":
+                self._read_behind(path, start, parser, collector, lines)
+            elif start > 0:  # a range in the middle of the file is read behind the file's own header
                 collector.loud = False
                 header = header_text(path)
                 lines.feed(0, header)
@@ -942,11 +1079,36 @@ class DumpReader:
         yield from collector.ready
         collector.ready.clear()
 
+    def _read_behind(
+        self, path: Path, start: int, parser: expat.XMLParserType, collector: _PageCollector, lines: _Lines
+    ) -> None:
+        """A range of a plain file is read behind the file's header and, when it starts inside a page, the page's
+        opening (title, ids): quietly, as the ranges before count them. Places are lines of the whole file."""
+        collector.loud = False
+        header = plain_header(path)
+        parser.Parse(header, False)
+        fed = header.count("\n")
+        page = page_opening(path, start)
+        if page is not None:
+            page_start, opening, earlier = page
+            parser.Parse(opening, False)
+            fed += opening.count("\n")
+            collector.continue_page(f"line {lines_before(path, page_start) + 1}", earlier)
+        collector.loud = True
+        lines.shift = lines_before(path, start) - fed
+
     def _closing(self, collector: _PageCollector, end: int | None) -> str:
-        """A range that stops before the file's end closes the root element the header opened."""
+        """A range that stops before the file's end closes the root element the header opened.
+
+        A range of a plain history file may stop inside a page (before a ``<revision>``): the page is closed
+        too, and counted by the range that reads its end.
+        """
         if end is None or end >= self.path.stat().st_size:
             return ""
         still_open = collector.open_elements()
+        if len(still_open) == 2 and still_open[1] == "page" and dump_compression(self.path) == "xml":
+            collector.page_continues = True
+            return "</page>" + f"</{still_open[0]}>"
         if len(still_open) > 1:
             raise DumpError(
                 Problem(f"{self.path}: the byte range ending at byte {end} ends inside <{still_open[-1]}>", None)
@@ -996,6 +1158,80 @@ def read_siteinfo(path: str | os.PathLike[str]) -> SiteInfo:
     except expat.ExpatError as error:
         raise DumpError(f"{path}: malformed XML at line {error.lineno}, column {error.offset} in the header") from None
     return collector.siteinfo
+
+
+def plain_header(path: Path) -> str:
+    """A plain XML dump's text before its first ``<page>``: what a range of it is read behind."""
+    data = b""
+    with _open_binary(path) as handle:
+        while chunk := handle.read(1 << 16):
+            data += chunk
+            match = _PAGE_OR_REVISION.search(data)
+            if match is not None:
+                return data[: match.start()].decode("utf-8", errors="replace")
+    return data.decode("utf-8", errors="replace")
+
+
+def page_opening(path: Path, start: int) -> tuple[int, str, bool] | None:
+    """Where the page that ``start`` (a ``<revision>``) is in begins, its text up to its first revision, and
+    whether revisions of it come before ``start``.
+
+    None when ``start`` is a ``<page>``. The page's start is searched backwards window by window.
+    """
+    with _open_binary(path) as handle:
+        handle.seek(start)
+        if not handle.read(16).startswith(b"<revision"):
+            return None
+        before = start
+        while before > 0:
+            first = max(0, before - CHUNK_SIZE)
+            handle.seek(first)
+            window = handle.read(before - first)
+            page = max(window.rfind(b"<page>"), window.rfind(b"<page "))
+            if page >= 0:
+                handle.seek(first + page)
+                opening = handle.read(min(start - first - page, 1 << 16))
+                while (match := _PAGE_OR_REVISION.search(opening, 1)) is None and len(opening) < start - first - page:
+                    opening += handle.read(min(start - first - page - len(opening), 1 << 16))
+                cut = match.start() if match is not None else len(opening)
+                return first + page, opening[:cut].decode("utf-8", errors="replace"), first + page + cut < start
+            before = first
+    raise DumpError(f"{path}: no <page> before the <revision> at byte {start}")
+
+
+def lines_before(path: Path, offset: int) -> int:
+    """The line breaks in a plain file before ``offset``."""
+    count = 0
+    with _open_binary(path) as handle:
+        while offset > 0 and (chunk := handle.read(min(CHUNK_SIZE * 8, offset))):
+            count += chunk.count(b"\n")
+            offset -= len(chunk)
+    return count
+
+
+def history_ranges(path: str | os.PathLike[str], parts: int) -> list[tuple[int, int]]:
+    """Cut a plain XML history dump into about ``parts`` byte ranges, each starting at a ``<page>`` or a
+    ``<revision>``: a page of many revisions is then read by several tasks. One range for a file too small."""
+    path = Path(path)
+    size = path.stat().st_size
+    cuts = [0]
+    with _open_binary(path) as handle:
+        first_page = len(plain_header(path).encode("utf-8"))
+        for part in range(1, parts):
+            base = max(first_page + 1, size * part // parts, cuts[-1] + 1)
+            handle.seek(base)
+            data = b""
+            while chunk := handle.read(1 << 16):
+                data += chunk
+                match = _PAGE_OR_REVISION.search(data)
+                if match is not None:
+                    cuts.append(base + match.start())
+                    break
+                kept = data[-16:]  # a tag cut by the chunk's end
+                base += len(data) - len(kept)
+                data = kept
+    cuts = sorted(set(cuts))
+    return list(zip(cuts, [*cuts[1:], size], strict=True))
 
 
 def index_path(path: str | os.PathLike[str]) -> Path | None:

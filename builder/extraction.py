@@ -33,12 +33,14 @@ from builder.dump import (
     check_dump_path,
     dump_compression,
     fingerprint,
+    history_ranges,
     kind_from_name,
     read_siteinfo,
     split_ranges,
     stream_offsets,
 )
 from builder.history import FirstSeenPerPage
+from builder.incremental import RevisionExtractor
 from builder.languages import (
     language_for,
     language_from_dbname,
@@ -46,7 +48,7 @@ from builder.languages import (
     template_parameters,
     wiki_dbnames,
 )
-from builder.wikitext import DEFAULT_FILE_ALIASES, ExtractionError, ExtractStats, extract_images, normalize_title
+from builder.wikitext import DEFAULT_FILE_ALIASES, ExtractionError, ExtractStats, normalize_title
 
 REFERENCE_SCHEMA = pa.schema(
     [
@@ -177,10 +179,12 @@ def iter_task_references(task: ExtractTask, result: ExtractResult, progress: tqd
     language = language_for(task.wiki or task.language)
     user = read_parameter_table(task.template_parameters) if task.template_parameters else None
     parameters = template_parameters(task.language, user)
+    # a history's revisions reuse what the page's earlier ones had
+    revisions = RevisionExtractor(task.aliases, language=language, parameters=parameters)
     try:
         for page in reader:
             try:
-                references = extract_images(page.text, page.title, task.aliases, result.extract, language, parameters)
+                references = revisions.extract(page.page_id, page.text, page.title, result.extract)
             except ExtractionError as error:
                 result.extract.failed_pages += 1
                 if len(result.problems) < MAX_PROBLEMS:
@@ -337,6 +341,9 @@ def plan_tasks(
             else:
                 cut = split_ranges(path, workers * RANGES_PER_WORKER, offsets)
                 ranges = list(cut) if len(cut) > 1 else [None]
+        elif workers > 1 and readable and history and not first_seen and dump_compression(path) == "xml":
+            cut = history_ranges(path, workers * RANGES_PER_WORKER)  # a page's revisions too are split
+            ranges = list(cut) if len(cut) > 1 else [None]
         stamp = fingerprint(path)
         for byte_range in ranges:
             identity = (

@@ -339,6 +339,7 @@ def funnel_record(
     """
     skipped = {
         "redirects": extraction.read.skipped_redirect,
+        "redirect_revisions": extraction.read.redirect_revisions,
         "other_namespaces": extraction.read.skipped_namespace,
         "invalid_utf8_bytes": extraction.read.invalid_utf8_bytes,
         "unclosed_image_markup": extraction.extract.unclosed,
@@ -349,6 +350,7 @@ def funnel_record(
         "references_repeated_by_later_revisions": extraction.extract.repeated_in_history,
         "malformed_pages": extraction.read.malformed_pages,
         "malformed_revisions": extraction.read.malformed_revisions,
+        "pages_whose_ns_contradicts_their_title": extraction.read.namespace_mismatches,
         "content_outside_pages": extraction.read.content_outside_pages,
         "xml_entities_left_out": extraction.read.entities_left_out,
         "dumps_with_a_wrong_root_element": extraction.read.wrong_root_element,
