@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bz2
 import codecs
+import contextlib
 import dataclasses
 import gzip
 import hashlib
@@ -29,6 +30,7 @@ import importlib.util
 import os
 import queue
 import re
+import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -735,11 +737,14 @@ def _damage_in(path: Path, stream: int, first: int, last: int) -> str:
     return ""
 
 
-def _bz2_pieces(handle: BinaryIO, path: Path, start: int, end: int) -> Iterator[tuple[int, bytes]]:
+def _bz2_pieces(
+    handle: BinaryIO, path: Path, start: int, end: int, read_size: int = CHUNK_SIZE
+) -> Iterator[tuple[int, bytes]]:
     """Decompress the bz2 streams between two byte offsets; each piece comes with its stream's offset.
 
     After a stream ends, the next bytes must start another stream: anything else is
-    an error that names its offset, never silently dropped.
+    an error that names its offset, never silently dropped. ``read_size`` bytes of bz2 data
+    are decompressed at a time.
     """
     handle.seek(start)
     offset = start
@@ -749,7 +754,7 @@ def _bz2_pieces(handle: BinaryIO, path: Path, start: int, end: int) -> Iterator[
     while True:
         if decompressor is None:
             while len(pending) < 4 and offset < end:
-                more = handle.read(min(CHUNK_SIZE, end - offset))
+                more = handle.read(min(read_size, end - offset))
                 if not more:
                     break
                 pending += more
@@ -764,7 +769,7 @@ def _bz2_pieces(handle: BinaryIO, path: Path, start: int, end: int) -> Iterator[
                 )
             decompressor = bz2.BZ2Decompressor()
         if not pending:
-            pending = handle.read(min(CHUNK_SIZE, end - offset)) if offset < end else b""
+            pending = handle.read(min(read_size, end - offset)) if offset < end else b""
             offset += len(pending)
             if not pending:
                 raise DumpError(
@@ -881,10 +886,91 @@ def _libarchive_chunks(path: Path) -> Iterator[bytes]:
         raise DumpError(f"{path}: cannot read the 7z archive (ArchiveError: {error})") from None
 
 
+READ_AHEAD_PIECES = 16  # decompressed pieces a reader thread may hold ready: a few MB
+READ_AHEAD_BZ2 = 1 << 18  # bz2 bytes per piece read ahead: small, so that parsing starts after the first
+# While a reader thread decompresses, the interpreter hands the GIL over every 0.5 ms instead of 5 ms: the
+# thread needs it for a moment between two pieces, and would otherwise wait for the parser's time slice.
+READ_AHEAD_SWITCH_SECONDS = 0.0005
+_switch_lock = threading.Lock()
+_switch_users = 0
+_switch_saved = 0.005
+
+
+@contextlib.contextmanager
+def _responsive_switching() -> Iterator[None]:
+    """The shorter GIL switch interval while at least one reader thread runs; the caller's own afterwards."""
+    global _switch_users, _switch_saved
+    with _switch_lock:
+        if _switch_users == 0:
+            _switch_saved = sys.getswitchinterval()
+            sys.setswitchinterval(min(_switch_saved, READ_AHEAD_SWITCH_SECONDS))
+        _switch_users += 1
+    try:
+        yield
+    finally:
+        with _switch_lock:
+            _switch_users -= 1
+            if _switch_users == 0:
+                sys.setswitchinterval(_switch_saved)
+
+
+def _read_ahead(pieces: Iterator[tuple[int | None, bytes]], name: str) -> Iterator[tuple[int | None, bytes]]:
+    """The pieces, decompressed by a thread while the caller parses the ones before.
+
+    bz2 and zlib release the GIL while they decompress, so decompression (the floor of a
+    build) overlaps with the XML parsing and the image extraction instead of adding to them.
+    An error of the thread is raised here, at the piece it stopped before; a caller that
+    stops early stops the thread before the file is closed.
+    """
+    ready: queue.Queue[tuple[int | None, bytes] | BaseException | None] = queue.Queue(maxsize=READ_AHEAD_PIECES)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for piece in pieces:
+                while not stop.is_set():
+                    try:
+                        ready.put(piece, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            ready.put(None)
+        except BaseException as error:  # handed to the caller, who raises it at the place it stopped
+            ready.put(error)
+
+    thread = threading.Thread(target=produce, name=f"decompress:{name}", daemon=True)
+    with _responsive_switching():
+        thread.start()
+        try:
+            while (item := ready.get()) is not None:
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            stop.set()
+            while thread.is_alive():
+                try:
+                    ready.get(timeout=0.1)
+                except queue.Empty:
+                    continue
+            thread.join()
+
+
 def _raw_pieces(
-    path: Path, compression: Compression, byte_range: tuple[int, int] | None, threads: int = 1
+    path: Path,
+    compression: Compression,
+    byte_range: tuple[int, int] | None,
+    threads: int = 1,
+    read_ahead: bool = False,
+    read_size: int = CHUNK_SIZE,
 ) -> Iterator[tuple[int | None, bytes]]:
-    """The dump's decompressed bytes, piece by piece, with the offset of the bz2 stream (None if not bz2)."""
+    """The dump's decompressed bytes, piece by piece, with the offset of the bz2 stream (None if not bz2).
+
+    ``read_ahead`` decompresses bz2 data in a thread ahead of the caller (:func:`_read_ahead`);
+    ``read_size`` bytes of bz2 data are decompressed at a time otherwise.
+    """
     if byte_range is not None and compression not in ("bz2", "xml"):
         raise ValueError(f"{path}: byte ranges need a bz2 multistream dump or a plain XML file")
     if compression == "7z":
@@ -897,7 +983,10 @@ def _raw_pieces(
     with _open_binary(path) as handle:
         if compression == "bz2":
             start, end = byte_range if byte_range else (0, path.stat().st_size)
-            yield from _bz2_pieces(handle, path, start, end)
+            if read_ahead:
+                yield from _read_ahead(_bz2_pieces(handle, path, start, end, READ_AHEAD_BZ2), path.name)
+            else:
+                yield from _bz2_pieces(handle, path, start, end, read_size)
             return
         if byte_range is not None:  # a plain file's range: its bytes as they are
             handle.seek(byte_range[0])
@@ -1003,8 +1092,10 @@ class DumpReader:
     last well-formed page, and :attr:`siteinfo` holds the dump's namespace names.
     ``decompress_threads`` > 1 decompresses a single-stream bz2 file in parallel
     threads (indexed_bzip2); it is meant for single-stream files, which the build
-    checks before it asks for it. ``file_redirects`` collects the redirect pages of the
-    File namespace as raw ``(title, target)`` in :attr:`redirects` (they are not yielded).
+    checks before it asks for it; otherwise ``read_ahead`` decompresses bz2 data in a
+    thread ahead of the parser (a second core's work, for a reader that has one to itself).
+    ``file_redirects`` collects the redirect pages of the File namespace as raw
+    ``(title, target)`` in :attr:`redirects` (they are not yielded).
     """
 
     def __init__(
@@ -1015,8 +1106,10 @@ class DumpReader:
         byte_range: tuple[int, int] | None = None,
         decompress_threads: int = 1,
         file_redirects: bool = False,
+        read_ahead: bool = True,
     ) -> None:
         self.path = Path(path)
+        self.read_ahead = read_ahead
         self.file_redirects = file_redirects
         self.redirects: list[tuple[str, str]] = []
         self.decompress_threads = decompress_threads
@@ -1058,7 +1151,7 @@ class DumpReader:
                 lines.feed(0, header)
                 parser.Parse(header, False)
                 collector.loud = True
-            raw = _raw_pieces(path, compression, self.byte_range, self.decompress_threads)
+            raw = _raw_pieces(path, compression, self.byte_range, self.decompress_threads, self.read_ahead)
             for stream, text, invalid in _decoded_pieces(raw, self.stats):
                 lines.feed(stream, text)
                 done = 0
@@ -1151,7 +1244,9 @@ def read_siteinfo(path: str | os.PathLike[str]) -> SiteInfo:
 
     parser.StartElementHandler = stop_at_first_page
     try:
-        for _, text, _ in _decoded_pieces(_raw_pieces(path, dump_compression(path), None), ReadStats()):
+        # small reads: the header is in the first bz2 block, and the rest of the file is not needed
+        pieces = _raw_pieces(path, dump_compression(path), None, read_size=1 << 16)
+        for _, text, _ in _decoded_pieces(pieces, ReadStats()):
             parser.Parse(text, False)
             if done or collector.siteinfo.namespaces and "siteinfo" not in collector.open_elements():
                 break

@@ -85,6 +85,7 @@ class ExtractTask:
     language: str = "en"  # the content language of the dump's wiki
     wiki: str = ""  # its db name (``dewiki``), whose own File namespace names count too; "" if not known
     template_parameters: str = ""  # a user's table of template parameter names (builder.languages), if any
+    read_ahead: bool = False  # decompress in a thread ahead of the parser: for a build with one worker
 
 
 @dataclasses.dataclass
@@ -172,6 +173,7 @@ def iter_task_references(task: ExtractTask, result: ExtractResult, progress: tqd
         byte_range=task.byte_range,
         decompress_threads=task.decompress_threads,
         file_redirects=task.file_redirects,
+        read_ahead=task.read_ahead,
     )
     reader.stats = result.read
     reader.problems = result.problems
@@ -364,6 +366,7 @@ def plan_tasks(
                 language,
                 wiki,
                 table,
+                workers == 1,
             )
             tasks.append(task)
     check_one_wiki_per_language(tasks)

@@ -142,3 +142,21 @@ def test_iter_pages_warns_about_what_it_skips(write_dump) -> None:
     with pytest.warns(DumpWarning, match=r"page at line \d+ \('Gamma'\) skipped: its <id> 'four' is not a number"):
         titles = [page.title for page in iter_pages(write_dump(pages))]
     assert titles == ["Alpha", "Delta"]
+
+
+def test_reading_ahead_in_a_thread_gives_the_same_pages_and_stops_with_its_reader(write_dump) -> None:
+    """The bz2 data is decompressed ahead of the parser; a reader that stops early stops the thread too."""
+    import sys
+    import threading
+
+    pages = [page_xml(f"Page {n}", " ".join(f"word{n * k}" for k in range(2000)), n) for n in range(1, 60)]
+    path = write_dump(pages)
+    ahead = [(page.title, page.text) for page in DumpReader(path, read_ahead=True)]
+    assert ahead == [(page.title, page.text) for page in DumpReader(path, read_ahead=False)]
+    switch = sys.getswitchinterval()
+    reader = iter(DumpReader(path, read_ahead=True))
+    next(reader)
+    assert sys.getswitchinterval() <= 0.0005  # the GIL is handed over often while the thread may need it
+    reader.close()
+    assert not any(thread.name.startswith("decompress:") for thread in threading.enumerate())
+    assert sys.getswitchinterval() == switch
