@@ -421,11 +421,15 @@ def _parameter_keys(groups: tuple[ParameterGroup, ...]) -> tuple[re.Pattern[str]
     """A matcher of the groups' parameter names at the start of a template argument, and each name's role.
 
     For English's one group this is the paper's heuristic, ``(image|caption|alt)(\\d*)=``, any case.
-    A name claimed by an earlier group (the language's own come before English's) is not claimed again.
+    A name claimed by an earlier group (the language's own come before English's) is not claimed again;
+    a group whose image name an earlier group has adds its caption and alt names to that group.
     """
     roles: dict[str, tuple[int, str, bool]] = {}
     written: list[str] = []
     for index, group in enumerate(groups):
+        claimed = roles.get(group.image.casefold())
+        if claimed is not None and claimed[1] == "image":
+            index = claimed[0]  # another caption name of an image already named (Bild: Untertitel, Bildbeschreibung)
         for role in ("image", "caption", "alt"):
             name = getattr(group, role)
             if name and name.casefold() not in roles:

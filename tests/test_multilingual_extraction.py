@@ -67,6 +67,10 @@ def test_localized_template_parameters_give_image_caption_and_their_names() -> N
         ("File:Tor.jpg", "Das Tor im Winter", "Bild2/Untertitel2"),
     ]
     assert extract_images(text) == []  # read as English, Bild is no image parameter
+    taxobox = "{{Taxobox\n| Bild = Iberian worm lizard.jpg\n| Bildbeschreibung = Zwei Maurische Netzwühlen\n}}"
+    assert [(ref.caption, ref.parameters) for ref in extract_images(taxobox, language=language_for("de"))] == [
+        ("Zwei Maurische Netzwühlen", "Bild/Bildbeschreibung")
+    ]
     russian = "{{НП|изображение=Berlin.jpg|описание изображения=Вид на центр Берлина с телебашни}}"
     assert [(ref.caption, ref.parameters) for ref in extract_images(russian, language=language_for("ru"))] == [
         ("Вид на центр Берлина с телебашни", "изображение/описание изображения")
