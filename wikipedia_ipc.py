@@ -29,9 +29,28 @@ import datasets
 import pyarrow.parquet as pq
 from datasets.utils.logging import is_progress_bar_enabled
 
-from builder.captions import WordCounterUnavailable
-from builder.config import CAPTION_RULES, IDENTITIES, PRESETS, SOURCES, PipelineConfig, preset
-from builder.download import (
+from builder.common import FolderLock, OutputError, plural
+from builder.config import (
+    CAPTION_RULES,
+    DEFAULT_FRACTIONS,
+    DEFAULT_MEMORY_LIMIT,
+    IDENTITIES,
+    PRESETS,
+    SOURCES,
+    BuildOptions,
+    PipelineConfig,
+    parse_splits,
+    preset,
+)
+from builder.engines.local import BuildReport, build, default_workers
+from builder.filters.tagging import TAGGER_NAMES, TaggerUnavailable
+from builder.lang.segmenters import WordCounterUnavailable
+from builder.publish.card import SAMPLE_DUMP
+from builder.publish.hub import HubError, push_to_hub
+from builder.publish.publisher import published_files, recover
+from builder.publish.splits import split_of_file
+from builder.publish.workdir import temporary_work_folder
+from builder.sources.download import (
     DEFAULT_MIRROR,
     DEFAULT_PARALLEL,
     MAX_PARALLEL,
@@ -42,22 +61,8 @@ from builder.download import (
     human_size,
     plan_download,
 )
-from builder.dump import DumpError
-from builder.local import DUCKDB_MEMORY, BuildReport, build, default_workers
-from builder.output import (
-    SAMPLE_DUMP,
-    FolderLock,
-    HubError,
-    OutputError,
-    plural,
-    published_files,
-    push_to_hub,
-    recover,
-)
-from builder.splits import DEFAULT_FRACTIONS, parse_splits, split_of_file
-from builder.sqldump import SqlDumpError
-from builder.tagging import TAGGER_NAMES, TaggerUnavailable
-from builder.workdir import temporary_work_folder
+from builder.sources.files import DumpError
+from builder.sources.sqldump import SqlDumpError
 
 __all__ = ["SAMPLE_DUMP", "WikipediaIPC", "WikipediaIPCConfig", "main", "released_pairs"]
 
@@ -303,8 +308,9 @@ def command_parser() -> argparse.ArgumentParser:
     run.add_argument("--work-dir", help="keep intermediate files here instead of a temporary folder")
     run.add_argument(
         "--memory",
-        default=DUCKDB_MEMORY,
-        help=f"memory for grouping references by image (DuckDB; default {DUCKDB_MEMORY}); past it, sorting spills "
+        default=DEFAULT_MEMORY_LIMIT,
+        help=f"memory for grouping references by image (DuckDB; default {DEFAULT_MEMORY_LIMIT}); past it, sorting "
+        "spills "
         "to the work folder",
     )
     run.add_argument("--resume", action="store_true", help="reuse the finished dump parts in --work-dir")
@@ -498,37 +504,24 @@ def _build(arguments: argparse.Namespace) -> int:
     if arguments.identity:
         configs = [dataclasses.replace(config, identities=tuple(arguments.identity)) for config in configs]
     try:
+        options = BuildOptions(
+            tagger=arguments.tagger,
+            workers=arguments.workers,
+            memory_limit=arguments.memory,
+            image_tables=tuple(arguments.image_table),
+            languages=languages,
+            template_parameters=arguments.template_parameters,
+            work_dir=arguments.work_dir,
+            resume=arguments.resume,
+            overwrite=arguments.overwrite,
+            show_progress=not arguments.quiet,
+        )
         if arguments.engine == "spark":
-            from builder.spark import build_spark
+            from builder.engines.spark import build_spark
 
-            report = build_spark(
-                dumps,
-                configs,
-                arguments.output,
-                arguments.tagger,
-                arguments.workers,
-                overwrite=arguments.overwrite,
-                image_tables=arguments.image_table,
-                memory_limit=arguments.memory,
-                languages=languages,
-                template_parameters=arguments.template_parameters,
-            )
+            report = build_spark(dumps, configs, arguments.output, options)
         else:
-            report = build(
-                dumps,
-                configs,
-                arguments.output,
-                tagger=arguments.tagger,
-                workers=arguments.workers,
-                work_dir=arguments.work_dir,
-                show_progress=not arguments.quiet,
-                resume=arguments.resume,
-                overwrite=arguments.overwrite,
-                memory_limit=arguments.memory,
-                image_tables=arguments.image_table,
-                languages=languages,
-                template_parameters=arguments.template_parameters,
-            )
+            report = build(dumps, configs, arguments.output, options)
     except (
         FileNotFoundError,
         IsADirectoryError,

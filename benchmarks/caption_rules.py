@@ -12,7 +12,7 @@ Usage::
     python benchmarks/caption_rules.py [--languages en fr es de] [--spacy-model es=PATH] [--show-errors]
 
 ``--spacy-model LANGUAGE=MODEL`` tags a language with another spaCy package or folder
-than :data:`builder.tagging.SPACY_PIPELINES` names. A backend that is not installed is
+than :data:`builder.filters.tagging.SPACY_PIPELINES` names. A backend that is not installed is
 listed with the reason and how to install it.
 """
 
@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.taggers import LABELLED, _errors, _figure, evaluate, load_labelled  # noqa: E402
-from builder.tagging import PerceptronTagger, SpacyTagger, StanzaTagger, Tagger, TaggerUnavailable  # noqa: E402
+from builder.filters.tagging import PerceptronTagger, SpacyTagger, StanzaTagger, Tagger, TaggerUnavailable  # noqa: E402
 
 DATA = LABELLED.parent
 LANGUAGES = ("en", "fr", "es", "de")

@@ -24,7 +24,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from builder.output import funnel_manifest
+from builder.publish.layout import funnel_manifest
 
 
 class CorpusError(ValueError):

@@ -3,7 +3,7 @@
 * floor: ``bzcat`` of the dump (decompression alone);
 * naive peer: mwxml over the dump and ``mwparserfromhell.parse`` of every whole page,
   then its file links;
-* ours: :class:`builder.dump.DumpReader` + :func:`builder.wikitext.extract_images`
+* ours: :class:`builder.sources.xml.DumpReader` + :func:`builder.extract.wikitext.extract_images`
   in one process, whose bz2 data a thread decompresses ahead of the parser; the local
   engine's extraction with 1 and 2 workers on the dump itself (one bz2 stream: the second
   worker decompresses) and over a multistream copy of it
@@ -31,9 +31,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from builder.dump import iter_pages  # noqa: E402
-from builder.local import extract_references  # noqa: E402
-from builder.wikitext import extract_images  # noqa: E402
+from builder.engines.local import extract_references  # noqa: E402
+from builder.extract.wikitext import extract_images  # noqa: E402
+from builder.sources.xml import iter_pages  # noqa: E402
 
 PAGES_PER_STREAM = 100
 

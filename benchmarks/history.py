@@ -54,9 +54,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.extract_speed import gensim_excerpt  # noqa: E402
 from builder.data.make_sample import dump_xml, page_xml  # noqa: E402
-from builder.dump import DumpReader  # noqa: E402
-from builder.incremental import RevisionExtractor  # noqa: E402
-from builder.wikitext import ExtractionError, ExtractStats, extract_images  # noqa: E402
+from builder.extract.incremental import RevisionExtractor  # noqa: E402
+from builder.extract.wikitext import ExtractionError, ExtractStats, extract_images  # noqa: E402
+from builder.sources.xml import DumpReader  # noqa: E402
 
 REVISIONS_PER_PAGE = 18
 REVERT_SHARE = 0.07
@@ -210,7 +210,7 @@ def decode_command(command: list[str]) -> int:
 
 
 def decode_py7zr(path: Path) -> int:
-    from builder.dump import _sevenzip_chunks
+    from builder.sources.compression import _sevenzip_chunks
 
     return sum(len(block) for block in _sevenzip_chunks(path))
 
@@ -261,7 +261,7 @@ def from_scratch(path: Path) -> int:
 
 
 def incremental(path: Path) -> int:
-    """The same revisions through :class:`builder.incremental.RevisionExtractor`, as the extraction tasks read them."""
+    """The same revisions through :class:`~builder.extract.incremental.RevisionExtractor`, as the tasks read them."""
     stats = ExtractStats()
     extractor = RevisionExtractor(("File", "Image"))
     found = 0
@@ -273,7 +273,7 @@ def incremental(path: Path) -> int:
 
 def engine(path: Path, workers: int, folder: str) -> int:
     """Bronze extraction by the local engine, as a build runs it."""
-    from builder.local import extract_references
+    from builder.engines.local import extract_references
 
     shards = Path(folder) / f"shards-{workers}"
     shutil.rmtree(shards, ignore_errors=True)

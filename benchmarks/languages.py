@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from builder.dump import DumpReader  # noqa: E402
-from builder.languages import language_for  # noqa: E402
-from builder.wikitext import extract_images  # noqa: E402
+from builder.extract.wikitext import extract_images  # noqa: E402
+from builder.lang.languages import language_for  # noqa: E402
+from builder.sources.xml import DumpReader  # noqa: E402
 
 MINIDUMPS = Path(__file__).resolve().parent.parent / "tests" / "data" / "minidumps"
 _HIDDEN = re.compile(

@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from builder.cleaning import CaptionError, clean_caption  # noqa: E402
-from builder.wikitext import ExtractionError, extract_images  # noqa: E402
+from builder.extract.cleaning import CaptionError, clean_caption  # noqa: E402
+from builder.extract.wikitext import ExtractionError, extract_images  # noqa: E402
 
 TEXT_KB = 1024
 

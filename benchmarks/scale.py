@@ -37,7 +37,7 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.synthetic_dump import Shape, write_dump  # noqa: E402
-from builder.pipeline import STAGES  # noqa: E402
+from builder.engines.core import STAGES  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "scale"
 # The size of an enwiki pages-articles-multistream dump (about 22 GB of bz2 in 2022–2024); --enwiki-gb changes it.
@@ -50,7 +50,7 @@ _CHILD = """
 import json, sys
 sys.path.insert(0, {root!r})
 from builder.config import GOLD, SILVER
-from builder.local import build
+from builder.engines.local import build
 report = build([{dump!r}], [GOLD, SILVER], {output!r}, tagger="perceptron", workers={workers},
                work_dir={work!r}, show_progress=False)
 print(json.dumps({{

@@ -35,8 +35,8 @@ from xml.sax.saxutils import escape
 
 from builder.data.make_sample import HEADER
 from builder.data.make_sample import OUTPUT as SAMPLE_PATH
-from builder.dump import DumpReader
-from builder.wikitext import extract_images
+from builder.extract.wikitext import extract_images
+from builder.sources.xml import DumpReader
 
 PAGES_PER_STREAM = 100
 VERSION = 2  # of the generator: a cached dump written by another version is written anew

@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from builder.captions import satisfies, tag_captions, tag_sequences  # noqa: E402
-from builder.tagging import (  # noqa: E402
+from builder.filters.captions import satisfies, tag_captions, tag_sequences  # noqa: E402
+from builder.filters.tagging import (
     CoreNLPTagger,
     PerceptronTagger,
     SpacyTagger,

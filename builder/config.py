@@ -1,4 +1,4 @@
-"""The pipeline's parameters in one place, with the paper's three presets.
+"""The pipeline's parameters in one place, with the paper's three presets, and a build's options.
 
 Every number here comes from section 3 of Gohsen et al. (EACL 2023): the
 reference bounds of the image filter (Table 3, steps 1–2 and 6), the minimum
@@ -7,15 +7,23 @@ that separates gold/silver (pages-articles) from bronze (full edit history).
 The paper mines the extended image syntax and the ``image`` parameters of
 templates; ``<gallery>`` lines are this toolkit's extension, read only when a
 config's ``sources`` asks for them.
+
+A config's parameters shape its pairs; :class:`BuildOptions` holds what a build shares across
+its configs (the tagger, workers, memory, the tables it reads besides the dumps), and
+:class:`ExtractionSettings` what its configs must agree on because they read one extraction.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
-from typing import Literal
+import math
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
-from builder.splits import DEFAULT_FRACTIONS, check_fractions
+if TYPE_CHECKING:
+    from builder.filters.tagging import Tagger
 
 CaptionRule = Literal["sentence", "verb", "none"]
 CAPTION_RULES = ("sentence", "verb", "none")
@@ -23,8 +31,46 @@ DumpKind = Literal["articles", "history"]
 HistoryReferences = Literal["revision", "first_seen"]
 SOURCES = ("link", "template", "gallery")
 PAPER_SOURCES = ("link", "template")
+SPLIT_NAMES = ("train", "validation", "test")
+DEFAULT_FRACTIONS = (0.8, 0.1, 0.1)
+_TOLERANCE = 1e-9
+DEFAULT_MEMORY_LIMIT = "512MB"  # DuckDB's grouping and tagging queries; its own default is 80% of the machine's memory
+ROWS_PER_SHARD = 500_000  # pairs per parquet file of the output
+_MEMORY_SIZE = re.compile(r"\d+(?:\.\d+)?\s*(?:[KMGT]i?B|bytes)", re.IGNORECASE)
 # how an image is recognised: its normalized title (the paper), File-namespace redirects, equal SHA-1
 IDENTITIES = ("title", "redirect", "sha1")
+
+
+def check_fractions(fractions: Sequence[float]) -> tuple[float, ...]:
+    """The fractions as a tuple of floats: empty (one ``train`` split) or three positive ones summing to 1."""
+    values = tuple(float(value) for value in fractions)
+    if not values:
+        return values
+    if len(values) != len(SPLIT_NAMES):
+        raise ValueError(f"splits need {len(SPLIT_NAMES)} fractions ({'/'.join(SPLIT_NAMES)}), got {list(values)}")
+    if not all(math.isfinite(value) and value > 0 for value in values):
+        raise ValueError(f"split fractions must be positive numbers, got {list(values)}")
+    if abs(sum(values) - 1) > _TOLERANCE:
+        raise ValueError(f"split fractions must sum to 1, got {list(values)} (sum {sum(values)})")
+    return values
+
+
+def parse_splits(text: str) -> tuple[float, ...]:
+    """The command-line form: ``80/10/10`` (percentages of train/validation/test) or ``none`` (one split)."""
+    if text.strip().lower() == "none":
+        return ()
+    try:
+        percentages = [float(part) for part in text.split("/")]
+    except ValueError:
+        raise ValueError(
+            f"splits {text!r}: give percentages as train/validation/test, e.g. 80/10/10, or none"
+        ) from None
+    if len(percentages) != len(SPLIT_NAMES) or abs(sum(percentages) - 100) > 1e-6:
+        raise ValueError(f"splits {text!r}: give three percentages that sum to 100, e.g. 80/10/10, or none")
+    try:
+        return check_fractions([percentage / 100 for percentage in percentages])
+    except ValueError as error:
+        raise ValueError(f"splits {text!r}: {error}") from None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,7 +90,7 @@ class PipelineConfig:
     history_references: HistoryReferences = "revision"
     # this toolkit's extension: also merge images by File redirects and by the SHA-1 of their files
     identities: tuple[str, ...] = ("title",)
-    # train/validation/test fractions (builder.splits); () writes the paper's single set as one train split
+    # train/validation/test fractions (builder.publish.splits); () writes the paper's single set as one train split
     splits: tuple[float, ...] = DEFAULT_FRACTIONS
     # beyond the paper: the language whose references the config reads ("": every reference of a
     # one-language build), and cross-lingual pairing of the captions of different editions
@@ -133,3 +179,96 @@ def preset(name: str) -> PipelineConfig:
         return PRESETS[name]
     except KeyError:
         raise ValueError(f"unknown config {name!r}; choose from {sorted(PRESETS)}") from None
+
+
+@dataclasses.dataclass(frozen=True)
+class ExtractionSettings:
+    """What the configs of one build must agree on, since they read one extraction of the dumps."""
+
+    dump_kind: DumpKind = "articles"
+    history_references: HistoryReferences = "revision"
+    namespaces: tuple[int, ...] = (0,)
+    identities: tuple[str, ...] = ("title",)
+
+    @classmethod
+    def of(cls, configs: Sequence[PipelineConfig]) -> ExtractionSettings:
+        """The settings of a build's configs, or a ValueError naming the configs that disagree."""
+        if not configs:
+            raise ValueError("no configs given")
+        for field, what in (
+            ("identities", "identify images the same way"),
+            ("dump_kind", "read the same kind of dump"),
+            ("history_references", "count history references the same way"),
+            ("namespaces", "read the same namespaces"),
+        ):
+            if len({getattr(config, field) for config in configs}) > 1:
+                names = ", ".join(f"{config.name} ({_plain(getattr(config, field))})" for config in configs)
+                raise ValueError(f"configs of one build must {what}; got {names}")
+        first = configs[0]
+        return cls(first.dump_kind, first.history_references, first.namespaces, first.identities)
+
+    @property
+    def history(self) -> bool:
+        return self.dump_kind == "history"
+
+    @property
+    def first_seen(self) -> bool:
+        """Whether extraction drops the references that an earlier revision of the page had."""
+        return self.history and self.history_references == "first_seen"
+
+    @property
+    def file_redirects(self) -> bool:
+        """Whether extraction collects the File-namespace redirects (for the ``redirect`` identity)."""
+        return "redirect" in self.identities
+
+
+def _plain(value: object) -> str:
+    return ", ".join(str(item) for item in value) if isinstance(value, tuple) else str(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class BuildOptions:
+    """How one build runs, whatever its configs: the options of ``wikipedia-ipc build``, for every engine.
+
+    ``tagger`` is a tagger name (``auto``, ``perceptron``, …) or a tagger object; ``memory_limit``
+    bounds DuckDB's grouping and tagging (past it they spill to the work folder); ``image_tables``
+    are the MySQL dumps of ``image`` tables (for the ``sha1`` identity and the cross-lingual config);
+    ``languages`` is one language code for every dump or a code per dump (as given); without it
+    each dump's ``<dbname>`` decides; ``template_parameters`` a user's table that extends the shipped
+    one. With ``work_dir`` and ``resume`` a build reuses the reference shards an interrupted build
+    finished; ``overwrite`` allows a non-empty output folder that holds no earlier build.
+    """
+
+    tagger: str | Tagger = "auto"
+    workers: int = 1
+    memory_limit: str = DEFAULT_MEMORY_LIMIT
+    image_tables: tuple[str | Path, ...] = ()
+    languages: str | Mapping[str, str] | None = None
+    template_parameters: str | Path | None = None
+    work_dir: str | Path | None = None
+    resume: bool = False
+    overwrite: bool = False
+    show_progress: bool = True
+    rows_per_shard: int = ROWS_PER_SHARD
+
+    def __post_init__(self) -> None:
+        if isinstance(self.workers, bool) or not isinstance(self.workers, int) or self.workers < 1:
+            raise ValueError(f"workers must be 1 or more, not {self.workers}")
+        if self.resume and not self.work_dir:
+            raise ValueError("resume needs the work_dir of the interrupted build")
+        if not _MEMORY_SIZE.fullmatch(str(self.memory_limit)):
+            raise ValueError(f"memory limit {self.memory_limit!r} is not a size such as 512MB or 4GB")
+        if self.rows_per_shard < 1:
+            raise ValueError(f"rows_per_shard must be 1 or more, not {self.rows_per_shard}")
+        if isinstance(self.image_tables, (str, Path)):
+            raise ValueError("image_tables is a list of files, not one path")
+        object.__setattr__(self, "image_tables", tuple(self.image_tables))
+
+    @classmethod
+    def of(cls, options: BuildOptions | None, settings: Mapping[str, object]) -> BuildOptions:
+        """``options`` with the keyword ``settings`` of a call (``build(..., workers=2)``) applied."""
+        known = {field.name for field in dataclasses.fields(cls)}
+        unknown = sorted(set(settings) - known)
+        if unknown:
+            raise TypeError(f"unknown build option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        return dataclasses.replace(options or cls(), **settings)  # type: ignore[arg-type]

@@ -24,7 +24,7 @@ def wikipedia_sentences(limit: int = 20_000) -> list[str]:
     import mwparserfromhell
     from nltk.tokenize.punkt import PunktSentenceTokenizer
 
-    from builder.dump import iter_pages
+    from builder.sources.xml import iter_pages
 
     folder = Path(gensim.__file__).parent / "test" / "test_data"
     dump = folder / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"

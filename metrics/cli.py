@@ -220,15 +220,18 @@ def score_folder(folder: Path, output: Path, arguments: argparse.Namespace) -> d
 
     The configs and their parquet files are those the input's card names (a user's files
     beside them are not pairs). The input is locked while it is read, so no build swaps
-    files under the scorer; the output is written as a build is (:class:`builder.output.Publisher`:
+    files under the scorer; the output is written as a build is (:class:`builder.publish.publisher.Publisher`:
     a folder of the user's is refused, the scored copy is staged and swapped in atomically).
     It holds exactly the configs scored now: those of an earlier scoring that the input
     no longer has go, as their scores would carry another signature. Each config's record
     is carried over, so ``load_dataset(output, "gold")`` works as on the input, and the
     scored file's content-hashed name keeps ``datasets``' cache honest.
     """
-    from builder.output import MARKER, FolderLock, Publisher, card_configs, config_record, file_digest, recover
-    from builder.splits import split_of_file
+    from builder.common import FolderLock
+    from builder.publish.layout import MARKER, card_configs, config_record
+    from builder.publish.publisher import Publisher, recover
+    from builder.publish.splits import split_of_file
+    from builder.publish.writer import file_digest
 
     _apart(folder, output)
     all_results = {}
@@ -365,7 +368,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from builder.output import OutputError
+    from builder.common import OutputError
 
     arguments = parser().parse_args(argv)
     source: Path = arguments.input

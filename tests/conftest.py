@@ -40,7 +40,7 @@ def write_dump(tmp_path: Path) -> Callable[..., Path]:
 @pytest.fixture(scope="session")
 def perceptron_available() -> None:
     """The NLTK perceptron model: CI has it (NLTK_DATA), so under CI its absence is a failure."""
-    from builder.tagging import PerceptronTagger, TaggerUnavailable
+    from builder.filters.tagging import PerceptronTagger, TaggerUnavailable
 
     try:
         PerceptronTagger()

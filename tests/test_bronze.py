@@ -12,7 +12,7 @@ import pytest
 import wikipedia_ipc
 from builder.config import BRONZE, GOLD, PipelineConfig
 from builder.data.make_sample import dump_xml, page_xml
-from builder.local import build
+from builder.engines.local import build
 
 BOATS = "Boats are moored in the old harbour at dawn."
 ANCHORED = "Fishing boats were anchored in the harbour in the early morning."

@@ -16,9 +16,9 @@ import pytest
 import wikipedia_ipc
 from builder.config import GOLD, SILVER
 from builder.data.make_sample import dump_xml, page_xml
-from builder.dump import DumpWarning
-from builder.local import build
-from builder.output import SAMPLE_DUMP
+from builder.engines.local import build
+from builder.publish.card import SAMPLE_DUMP
+from builder.sources.files import DumpWarning
 
 POSTCARD = "Easter Bunny Postcard 1907.jpg"
 FLAG = "Flag of France.svg"

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from builder.captions import classify, has_verb, is_sentence, satisfies, strip_parentheticals, word_count
-from builder.tagging import StanzaTagger, TaggerUnavailable, get_tagger
+from builder.filters.captions import classify, has_verb, is_sentence, satisfies, strip_parentheticals
+from builder.filters.tagging import StanzaTagger, TaggerUnavailable, get_tagger
+from builder.lang.segmenters import word_count
 
 
 @pytest.mark.parametrize(
@@ -113,7 +114,7 @@ def test_textblob_aptagger_model_is_a_working_fallback() -> None:
     """The model file that ships with textblob-aptagger loads into NLTK's perceptron and tags."""
     from nltk.tag.perceptron import PerceptronTagger as NLTKPerceptron
 
-    from builder.tagging import PerceptronTagger
+    from builder.filters.tagging import PerceptronTagger
 
     tagger = PerceptronTagger._textblob_model(NLTKPerceptron)
     assert [tag for _, tag in tagger.tag("Soldiers cleared the rubble .".split())] == ["NNS", "VBD", "DT", "NN", "."]
@@ -129,7 +130,7 @@ def no_nltk_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 def test_perceptron_offline_says_which_model_tags(no_nltk_model: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """Without NLTK's model and without a server to fetch it from, the older model tags, and a warning says so."""
-    from builder import tagging
+    from builder.filters import tagging
 
     monkeypatch.setattr(tagging, "NLTK_INDEX", "http://127.0.0.1:9/index.xml")  # the discard port: refused at once
     started = time.monotonic()
@@ -142,7 +143,7 @@ def test_perceptron_offline_says_which_model_tags(no_nltk_model: None, monkeypat
 
 def test_perceptron_fetch_failure_falls_back(no_nltk_model: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """A server that answers the probe but cannot deliver the model: NLTK's downloader fails, the fallback warns."""
-    from builder import tagging
+    from builder.filters import tagging
 
     class Index(http.server.BaseHTTPRequestHandler):
         def do_HEAD(self) -> None:  # noqa: N802 - the handler's protocol
@@ -172,7 +173,7 @@ def test_perceptron_uses_nltk_model_without_warning(perceptron_available: None) 
     """With NLTK's model on the search path (CI's NLTK_DATA) no fetch is tried and no warning is given."""
     import warnings
 
-    from builder.tagging import PerceptronTagger
+    from builder.filters.tagging import PerceptronTagger
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")

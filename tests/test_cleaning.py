@@ -10,18 +10,9 @@ from mwparserfromhell.parser import ParserError
 from mwparserfromhell.wikicode import Wikicode
 
 from benchmarks.pathological import CLEANING_SHAPES
-from builder import cleaning
-from builder.cleaning import (
-    ALIASES,
-    DROPPED,
-    MAX_DEPTH,
-    RENDERERS,
-    CaptionError,
-    clean_caption,
-    is_known_template,
-    normalize_text,
-    template_key,
-)
+from builder.extract import cleaning
+from builder.extract.cleaning import MAX_DEPTH, CaptionError, clean_caption, normalize_text
+from builder.extract.templates import ALIASES, DROPPED, RENDERERS, is_known_template, template_key
 
 REALISTIC = [
     (

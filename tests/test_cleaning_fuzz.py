@@ -20,7 +20,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from builder.cleaning import clean_caption
+from builder.extract.cleaning import clean_caption
 
 PIECES = [
     "[[",

@@ -368,8 +368,8 @@ def test_bad_config_is_reported(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_a_built_folder_is_read_from_its_own_files_only(tmp_path: Path, perceptron_available: None) -> None:
     """A parquet file of the user's beside a build (``--overwrite``) is not read as pairs."""
     from builder.config import SILVER
-    from builder.local import build
-    from builder.output import SAMPLE_DUMP
+    from builder.engines.local import build
+    from builder.publish.card import SAMPLE_DUMP
 
     report = build([SAMPLE_DUMP], [SILVER], tmp_path / "out", tagger="perceptron", show_progress=False)
     silver = report.output / "silver"

@@ -16,11 +16,11 @@ import pytest
 import yaml
 
 import wikipedia_ipc
-from builder.clusters import Cluster, Reference, build_pairs, count_pairs
 from builder.config import CROSSLINGUAL, GOLD, SILVER, configs_for_languages
-from builder.local import build
-from builder.pipeline import FilterChain
-from builder.tagging import TaggerUnavailable
+from builder.engines.local import build
+from builder.filters.chain import FilterChain
+from builder.filters.clusters import Cluster, Reference, build_pairs, count_pairs
+from builder.filters.tagging import TaggerUnavailable
 
 MINIDUMPS = Path(__file__).parent / "data" / "minidumps"
 # Latin, Cyrillic, Greek, Arabic and Hebrew (right to left), Devanagari, CJK, Georgian
@@ -176,16 +176,6 @@ def test_command_line_language_per_dump(tmp_path: Path, capsys: pytest.CaptureFi
     assert "is not one of the dumps given" in capsys.readouterr().err
 
 
-def test_spark_refuses_several_languages_before_it_starts(tmp_path: Path) -> None:
-    from builder.spark import build_spark
-
-    dumps = berlin_dumps(("de", "en"))
-    config = dataclasses.replace(CROSSLINGUAL, caption_rule="none")
-    with pytest.raises(ValueError, match="Spark engine builds one language at a time"):
-        build_spark(list(dumps), [config], tmp_path / "out", languages=dumps)
-    assert not (tmp_path / "out").exists()
-
-
 def test_image_tables_keep_local_files_apart(tmp_path: Path) -> None:
     """A file in dewiki's own image table is dewiki's upload, not the Commons file of that name."""
     dumps = berlin_dumps(("de", "en"))
@@ -232,7 +222,7 @@ def test_the_datasets_builder_builds_the_crosslingual_config(tmp_path: Path) -> 
 
 def test_vowel_signs_tell_words_apart_in_step_9() -> None:
     """The Hindi words for book and a misspelling differ by a vowel sign, a combining mark ``\\W`` deletes."""
-    from builder.pairs import significant_difference
+    from builder.filters.pairs import significant_difference
 
     one, two = "यह किताब पुस्तकालय में रखी गई है", "यह कताब पुस्तकालय में रखी गई है"
     cluster = Cluster("File:A.jpg", (reference("A", one, "hi"), reference("B", two, "hi", page_id=2)))
@@ -242,8 +232,8 @@ def test_vowel_signs_tell_words_apart_in_step_9() -> None:
 
 
 def test_without_dbname_the_base_url_names_the_wiki(tmp_path: Path) -> None:
-    from builder.dump import SiteInfo
-    from builder.extraction import dump_language
+    from builder.lang.dumps import dump_language
+    from builder.sources.xml import SiteInfo
 
     dump = tmp_path / "old.xml"
     assert dump_language(dump, SiteInfo(base="https://de.wikipedia.org/wiki/Wikipedia:Hauptseite"), None) == (

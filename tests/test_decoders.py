@@ -7,9 +7,10 @@ from pathlib import Path
 import py7zr
 import pytest
 
-import builder.dump
+import builder.sources.compression
 from builder.data.make_sample import page_xml
-from builder.dump import DumpError, iter_pages
+from builder.sources.files import DumpError
+from builder.sources.xml import iter_pages
 
 TEXTS = [f"revision {number} [[File:A.jpg|thumb|A caption]]" for number in range(300)]
 
@@ -25,12 +26,12 @@ def seven_zip(write_dump, tmp_path: Path) -> Path:
 def test_7z_is_read_by_libarchive_when_installed(write_dump, tmp_path: Path, monkeypatch) -> None:
     archive = seven_zip(write_dump, tmp_path)
     by_py7zr = [(page.title, page.revision_id, page.text) for page in iter_pages(archive)]
-    assert builder.dump._libarchive_works()
+    assert builder.sources.compression._libarchive_works()
 
     def no_py7zr(path: Path) -> None:
         raise AssertionError("py7zr was used though libarchive is installed")
 
-    monkeypatch.setattr(builder.dump, "_sevenzip_chunks", no_py7zr)
+    monkeypatch.setattr(builder.sources.compression, "_sevenzip_chunks", no_py7zr)
     by_libarchive = [(page.title, page.revision_id, page.text) for page in iter_pages(archive)]
     assert by_libarchive == by_py7zr
     assert len(by_libarchive) == 303
@@ -42,7 +43,7 @@ def test_a_truncated_7z_is_a_dump_error_from_either_decoder(
 ) -> None:
     archive = seven_zip(write_dump, tmp_path)
     expected = [(page.title, page.revision_id) for page in iter_pages(archive)]
-    monkeypatch.setattr(builder.dump, "_libarchive_works", lambda: libarchive)
+    monkeypatch.setattr(builder.sources.compression, "_libarchive_works", lambda: libarchive)
     assert [(page.title, page.revision_id) for page in iter_pages(archive)] == expected
     data = archive.read_bytes()
     archive.write_bytes(data[: len(data) // 2])

@@ -18,11 +18,13 @@ import pyarrow.parquet as pq
 import pytest
 
 import wikipedia_ipc
+from builder.common import FolderLock
 from builder.config import GOLD
-from builder.download import MANIFEST, manifest_dumps
-from builder.dump import index_path, iter_pages
-from builder.local import build
-from builder.output import SAMPLE_DUMP, FolderLock
+from builder.engines.local import build
+from builder.publish.card import SAMPLE_DUMP
+from builder.sources.download import MANIFEST, manifest_dumps
+from builder.sources.multistream import index_path
+from builder.sources.xml import iter_pages
 
 WIKI = "enwiki"
 DATE = "20240101"

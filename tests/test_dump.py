@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from builder.data.make_sample import page_xml
-from builder.dump import DumpError, DumpReader, DumpWarning, iter_pages, read_siteinfo, split_ranges, stream_offsets
+from builder.sources.files import DumpError, DumpWarning
+from builder.sources.multistream import split_ranges, stream_offsets
+from builder.sources.xml import DumpReader, iter_pages, read_siteinfo
 
 PAGES = [
     page_xml("Alpha", "Alpha text [[File:A.jpg|thumb|An alpha]]", 1),

@@ -24,9 +24,9 @@ import pytest
 import wikipedia_ipc
 from builder.config import BRONZE, GOLD
 from builder.data.make_sample import HEADER, dump_xml, page_xml
-from builder.dump import DumpError, DumpWarning, fingerprint
-from builder.extraction import plan_tasks
-from builder.local import build, extract_references
+from builder.engines.local import build, extract_references
+from builder.extract.tasks import plan_tasks
+from builder.sources.files import DumpError, DumpWarning, fingerprint
 
 ARTICLES = "enwiki-20240101-pages-articles-multistream.xml.bz2"
 
@@ -484,7 +484,7 @@ def test_a_dump_whose_name_does_not_tell_gets_its_kind_from_its_content(tmp_path
 
 
 def test_spark_local_workers_run_the_drivers_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from builder.spark import _session, build_spark
+    from builder.engines.spark import _session, build_spark
 
     monkeypatch.setenv("PYSPARK_PYTHON", "unset below")  # so that the test's end restores the environment
     monkeypatch.delenv("PYSPARK_PYTHON")
@@ -492,7 +492,7 @@ def test_spark_local_workers_run_the_drivers_python(tmp_path: Path, monkeypatch:
     try:
         executables = session.sparkContext.parallelize(range(4), 2).map(lambda _: sys.executable).collect()
         dump = good_dump(tmp_path)
-        report = build_spark([dump], [GOLD], tmp_path / "out", "perceptron", 2, session)
+        report = build_spark([dump], [GOLD], tmp_path / "out", tagger="perceptron", workers=2, spark=session)
     finally:
         session.stop()
     assert set(executables) == {sys.executable}

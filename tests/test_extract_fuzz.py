@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import builder.wikitext
-from builder.wikitext import ExtractStats, extract_images
+import builder.extract.wikitext
+from builder.extract.wikitext import ExtractStats, extract_images
 
 PIECES = [
     "[[", "]]", "{{", "}}", "|", "File:", "thumb", "alt=", "<gallery>", "</gallery>", "<ref>", "</ref>",
@@ -44,17 +44,17 @@ pages = st.lists(st.sampled_from(PIECES) | st.sampled_from(STARTS), max_size=40)
 def handed_to_cleaner() -> Iterator[list[str]]:
     """Record every text extraction passes to the real cleaner."""
     texts: list[str] = []
-    cleaner = builder.wikitext.clean_caption
+    cleaner = builder.extract.wikitext.clean_caption
 
     def recording(wikitext: str) -> str:
         texts.append(wikitext)
         return cleaner(wikitext)
 
-    builder.wikitext.clean_caption = recording
+    builder.extract.wikitext.clean_caption = recording
     try:
         yield texts
     finally:
-        builder.wikitext.clean_caption = cleaner
+        builder.extract.wikitext.clean_caption = cleaner
 
 
 def well_formed(text: str) -> bool:

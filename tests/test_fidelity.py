@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from builder.config import GOLD
-from builder.fidelity import DEVIATIONS, markdown_table
-from builder.local import build
-from builder.output import SAMPLE_DUMP
+from builder.engines.local import build
+from builder.publish.card import SAMPLE_DUMP
+from builder.publish.fidelity import DEVIATIONS, markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 

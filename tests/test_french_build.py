@@ -10,8 +10,8 @@ import datasets
 import pytest
 
 from builder.config import GOLD, SILVER
-from builder.local import build
-from builder.tagging import TaggerUnavailable, get_tagger
+from builder.engines.local import build
+from builder.filters.tagging import TaggerUnavailable, get_tagger
 
 FIXTURE = Path(__file__).parent / "data" / "frwiki-sample-pages-articles.xml.bz2"
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from builder.data.make_sample import page_xml
-from builder.dump import DumpReader
-from builder.extraction import plan_tasks
-from builder.local import extract_references
+from builder.engines.local import extract_references
+from builder.extract.tasks import plan_tasks
+from builder.sources.xml import DumpReader
 
 REVISIONS = 10_500
 

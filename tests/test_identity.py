@@ -13,16 +13,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import builder.sqldump
+import builder.sources.sqldump
 import wikipedia_ipc
 from builder.config import SILVER
 from builder.data import make_sample
 from builder.data.make_sample import IMAGE_FILES, IMAGE_TABLE, page_xml, sample_image_sql
-from builder.dump import DumpReader
-from builder.extraction import plan_tasks
-from builder.identity import IdentityMap, sha1_groups
-from builder.local import build, extract_references
-from builder.sqldump import SqlDumpError, SqlStats, iter_rows
+from builder.engines.local import build, extract_references
+from builder.extract.tasks import plan_tasks
+from builder.filters.identity import IdentityMap, sha1_groups
+from builder.sources.sqldump import SqlDumpError, SqlStats, iter_rows
+from builder.sources.xml import DumpReader
 
 COLUMNS = ("img_name", "img_metadata", "img_sha1")
 
@@ -50,7 +50,7 @@ def test_the_sample_image_table_reads_back_every_value() -> None:
 
 @pytest.mark.parametrize("chunk", [1, 7, 100])
 def test_rows_and_statements_split_across_chunks(chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(builder.sqldump, "CHUNK_SIZE", chunk)
+    monkeypatch.setattr(builder.sources.sqldump, "CHUNK_SIZE", chunk)
     assert list(iter_rows(IMAGE_TABLE, "image", COLUMNS)) == expected_rows()
 
 
@@ -287,7 +287,7 @@ def test_any_blob_reads_back_as_written(blobs: list[bytes], chunk: int, split: i
     path = tmp_path_factory.mktemp("blobs") / "image.sql"
     path.write_bytes(make_sample.IMAGE_TABLE_HEADER.encode() + inserts + make_sample.IMAGE_TABLE_FOOTER.encode())
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(builder.sqldump, "CHUNK_SIZE", chunk)
+        patch.setattr(builder.sources.sqldump, "CHUNK_SIZE", chunk)
         read = [metadata for _, metadata in iter_rows(path, "image", ("img_name", "img_metadata"))]
     assert read == blobs
 

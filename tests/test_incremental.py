@@ -1,6 +1,6 @@
 """Incremental extraction across revisions gives what extraction from scratch gives, revision by revision.
 
-The reference is :func:`builder.wikitext.extract_images` on every revision; the
+The reference is :func:`builder.extract.wikitext.extract_images` on every revision; the
 generated histories are made of what editors and vandals do: edit words anywhere
 (inside captions and markup too), rewrite a caption, move an image, add and remove
 one, revert to an earlier revision, and break the markup (unclosed brackets, stray
@@ -19,10 +19,11 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from builder.data.make_sample import page_xml
-from builder.dump import DumpReader, ReadStats
-from builder.extraction import ExtractResult, ExtractTask, iter_task_references
-from builder.incremental import RevisionExtractor, _edit, markup_spans
-from builder.wikitext import ExtractionError, ExtractStats, extract_images
+from builder.extract.incremental import RevisionExtractor, _edit, markup_spans
+from builder.extract.tasks import ExtractResult, ExtractTask, iter_task_references
+from builder.extract.wikitext import ExtractionError, ExtractStats, extract_images
+from builder.sources.files import ReadStats
+from builder.sources.xml import DumpReader
 
 os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(Path(tempfile.gettempdir()) / "wikipedia-ipc-hypothesis"))
 PHASES = [Phase.explicit, Phase.generate, Phase.shrink]

@@ -57,7 +57,7 @@ def test_auto_tagger_without_stanza_is_the_perceptron(monkeypatch: pytest.Monkey
     """The core install has no stanza: ``auto`` (the quick start's tagger) must not need it."""
     import importlib.util
 
-    from builder import tagging
+    from builder.filters import tagging
 
     real = importlib.util.find_spec
     monkeypatch.delenv("CORENLP_HOME", raising=False)

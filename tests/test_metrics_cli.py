@@ -15,10 +15,12 @@ from random import Random
 import datasets
 import pytest
 
+from builder.common import FolderLock
 from builder.config import GOLD, SILVER
 from builder.data.make_sample import dump_xml, page_xml
-from builder.local import build
-from builder.output import FolderLock, Publisher, card_manifest, published_files, recover
+from builder.engines.local import build
+from builder.publish.layout import card_manifest
+from builder.publish.publisher import Publisher, published_files, recover
 from metrics.cli import SCORE_COLUMNS, main
 
 REPO = Path(__file__).resolve().parent.parent
@@ -116,7 +118,7 @@ def test_a_scored_folder_keeps_each_split(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], perceptron_available: None
 ) -> None:
     """Scoring never moves a pair to another split: each split is scored into a file of its own."""
-    from builder.output import SAMPLE_DUMP
+    from builder.publish.card import SAMPLE_DUMP
 
     built = tmp_path / "sample"
     # at 60/20/20 the sample's silver pairs fall into all three splits (at the default 80/10/10, into two)

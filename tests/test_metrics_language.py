@@ -10,8 +10,8 @@ from rouge_score import tokenize
 
 import metrics
 from benchmarks.corpora import CORPORA, load
-from builder.dump import iter_pages
-from builder.wikitext import extract_images
+from builder.extract.wikitext import extract_images
+from builder.sources.xml import iter_pages
 from metrics import score_pairs
 from metrics.cli import main
 from metrics.language import MIN_FUNCTION_SHARE, LanguageMismatch, check_english, english_evidence

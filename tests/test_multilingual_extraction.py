@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from builder.config import SILVER
-from builder.dump import iter_pages
-from builder.languages import ParameterGroup, language_for, read_parameter_table, template_parameters
-from builder.local import build
-from builder.output import SAMPLE_DUMP
-from builder.wikitext import extract_images
+from builder.engines.local import build
+from builder.extract.parameters import ParameterGroup, read_parameter_table, template_parameters
+from builder.extract.wikitext import extract_images
+from builder.lang.languages import language_for
+from builder.publish.card import SAMPLE_DUMP
+from builder.sources.xml import iter_pages
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from languages import census  # noqa: E402

@@ -5,9 +5,10 @@ from __future__ import annotations
 import bz2
 from pathlib import Path
 
-from builder.dump import DumpReader, ReadStats
-from builder.extraction import ExtractResult, ExtractTask, iter_task_references
-from builder.wikitext import ExtractStats
+from builder.extract.tasks import ExtractResult, ExtractTask, iter_task_references
+from builder.extract.wikitext import ExtractStats
+from builder.sources.files import ReadStats
+from builder.sources.xml import DumpReader
 
 DATA = Path(__file__).parent / "data" / "old_exports"
 EXPORT_03 = DATA / "enwiki-2006-export-0.3.xml"

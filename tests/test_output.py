@@ -22,19 +22,15 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-import builder.local
-import builder.output
+import builder.engines.local
+import builder.publish.publisher
+from builder.common import OutputError
 from builder.config import GOLD, SILVER
 from builder.data.make_sample import dump_xml, page_xml
-from builder.local import build
-from builder.output import (
-    STAGING_PREFIX,
-    OutputError,
-    Publisher,
-    card_manifest,
-    published_files,
-)
-from builder.sqldump import SqlDumpError
+from builder.engines.local import build
+from builder.publish.layout import card_manifest
+from builder.publish.publisher import STAGING_PREFIX, Publisher, published_files
+from builder.sources.sqldump import SqlDumpError
 
 POSTCARD = "Easter Bunny Postcard 1907.jpg"
 
@@ -144,14 +140,14 @@ def test_a_failing_writer_leaves_the_old_build_intact(
     out = tmp_path / "wikipedia_ipc"
     build([dumps[0]], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)
     before = snapshot(out)
-    real_write_rows = builder.output.PairWriter.write_rows
+    real_write_rows = builder.publish.writer.PairWriter.write_rows
 
-    def disk_full_in_silver(self: builder.output.PairWriter, rows) -> None:  # noqa: ANN001
+    def disk_full_in_silver(self: builder.publish.writer.PairWriter, rows) -> None:  # noqa: ANN001
         if self.folder.name == "silver":
             raise OSError(28, "No space left on device")
         real_write_rows(self, rows)
 
-    monkeypatch.setattr(builder.output.PairWriter, "write_rows", disk_full_in_silver)
+    monkeypatch.setattr(builder.publish.writer.PairWriter, "write_rows", disk_full_in_silver)
     with pytest.raises(OSError, match="No space left"):
         build([dumps[1]], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)
     assert snapshot(out) == before  # gold was staged already, but nothing was swapped in
@@ -163,9 +159,9 @@ def test_a_failing_writer_leaves_the_old_build_intact(
 
 KILLED_BUILD = """
 import os, signal, sys
-import builder.output
+import builder.publish.publisher
 from builder.config import GOLD, SILVER
-from builder.local import build
+from builder.engines.local import build
 
 def kill(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)
@@ -188,12 +184,12 @@ def test_a_build_killed_while_writing_leaves_the_old_build(
     build([dumps[0]], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)
     before = snapshot(out)
     patch = """
-    real_flush = builder.output.PairWriter._flush
+    real_flush = builder.publish.writer.PairWriter._flush
     def flush_then_die(self):
         real_flush(self)
         if self.folder.name == "silver" and self.rows:
             kill()
-    builder.output.PairWriter._flush = flush_then_die
+    builder.publish.writer.PairWriter._flush = flush_then_die
     """
     run_killed_build(patch, dumps[1], out)
     assert snapshot(out) == before
@@ -226,14 +222,14 @@ os.replace = counted(os.replace)
 shutil.rmtree = counted(shutil.rmtree)
 for name in ("rename", "unlink", "rmdir"):
     setattr(pathlib.Path, name, counted(getattr(pathlib.Path, name)))
-real_apply = builder.output._apply
+real_apply = builder.publish.publisher._apply
 
 def apply(*args):
     steps["applying"] = True
     real_apply(*args)
     steps["applying"] = False  # the build's own clean-up after the swap is not a step of it
 
-builder.output._apply = apply
+builder.publish.publisher._apply = apply
 """
 
 
@@ -291,7 +287,7 @@ def test_a_second_build_into_a_locked_folder_fails_at_once(
         raise AssertionError("a dump was read")
 
     with Publisher(out, ["gold"]), pytest.MonkeyPatch.context() as patch:
-        patch.setattr(builder.local, "extract_references", no_extraction)
+        patch.setattr(builder.engines.local, "extract_references", no_extraction)
         with pytest.raises(OutputError, match=f"{out}: another build is writing into this folder"):
             build([dumps[0]], [GOLD], out, tagger="perceptron", show_progress=False)
     assert not out.exists()  # the first one made the folder and published nothing: both are gone with it
@@ -338,7 +334,7 @@ def test_an_unwritable_output_fails_before_any_dump_is_read(
         out.write_text("")
         out_path = out
         message = "out: exists and is not a folder"
-    monkeypatch.setattr(builder.local, "extract_references", no_extraction)
+    monkeypatch.setattr(builder.engines.local, "extract_references", no_extraction)
     with pytest.raises(OutputError, match=message):
         build([dumps[0]], [GOLD, SILVER], out_path, tagger="perceptron", show_progress=False)
 
@@ -347,7 +343,7 @@ def test_an_unwritable_output_fails_before_any_dump_is_read(
 def test_a_read_only_output_fails_before_any_dump_is_read(
     dumps: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, perceptron_available: None
 ) -> None:
-    monkeypatch.setattr(builder.local, "extract_references", lambda *a, **k: pytest.fail("a dump was read"))
+    monkeypatch.setattr(builder.engines.local, "extract_references", lambda *a, **k: pytest.fail("a dump was read"))
     out = tmp_path / "out"
     out.mkdir()
     out.chmod(0o555)
@@ -492,7 +488,7 @@ def test_a_path_out_of_the_folder_in_a_manifest_stops_the_build(
     message = f"{out / record}: the (file|config) {re.escape(repr(entry))} is not a plain name inside the output"
     with pytest.raises(OutputError, match=message):
         published_files(out)
-    monkeypatch.setattr(builder.local, "extract_references", lambda *a, **k: pytest.fail("a dump was read"))
+    monkeypatch.setattr(builder.engines.local, "extract_references", lambda *a, **k: pytest.fail("a dump was read"))
     with pytest.raises(OutputError, match=message):
         build([dumps[1]], [GOLD], out, tagger="perceptron", show_progress=False)
     assert victim.read_bytes() == b"precious" and snapshot(out) == before
@@ -562,7 +558,7 @@ def test_a_config_whose_record_names_another_is_refused(
     build([dumps[0]], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)
     _tamper_json(out / "silver" / "funnel.json", lambda record: record.update(config="gold"))
     before = snapshot(out)
-    monkeypatch.setattr(builder.local, "extract_references", lambda *a, **k: pytest.fail("a dump was read"))
+    monkeypatch.setattr(builder.engines.local, "extract_references", lambda *a, **k: pytest.fail("a dump was read"))
     with pytest.raises(OutputError, match="silver/funnel.json: describes config 'gold', not 'silver'"):
         build([dumps[1]], [GOLD], out, tagger="perceptron", show_progress=False)
     assert snapshot(out) == before
@@ -574,13 +570,13 @@ def test_a_card_naming_a_file_that_is_not_there_is_not_published(
     out = tmp_path / "wikipedia_ipc"
     build([dumps[0]], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)
     before = snapshot(out)
-    real_render = builder.output.render_card
+    real_render = builder.publish.card.render_card
 
     def lose_a_file_then_render(records: list[dict]) -> str:
         next(out.glob(f"{STAGING_PREFIX}*/silver/*.parquet")).unlink()  # as if deleted behind the build's back
         return real_render(records)
 
-    monkeypatch.setattr(builder.output, "render_card", lose_a_file_then_render)
+    monkeypatch.setattr(builder.publish.publisher, "render_card", lose_a_file_then_render)
     with pytest.raises(OutputError, match=r"README.md: lists silver/\S+\.parquet, which is neither staged nor kept"):
         build([dumps[1]], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)
     assert snapshot(out) == before and not list(out.glob(STAGING_PREFIX + "*"))

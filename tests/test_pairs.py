@@ -8,12 +8,12 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from builder.captions import has_min_words, word_count
-from builder.clusters import Cluster, Reference, build_pairs, count_pairs
 from builder.config import SILVER
 from builder.data.make_sample import page_xml
-from builder.local import build
-from builder.pairs import (
+from builder.engines.local import build
+from builder.filters.chain import FilterChain
+from builder.filters.clusters import Cluster, Reference, build_pairs, count_pairs
+from builder.filters.pairs import (
     UniqueCandidates,
     candidate_key,
     divergent_captions,
@@ -22,7 +22,7 @@ from builder.pairs import (
     significant_difference,
     skeleton,
 )
-from builder.pipeline import FilterChain
+from builder.lang.segmenters import has_min_words, word_count
 
 
 def ref(page: str, caption: str = "", alt: str = "", page_id: int = 0) -> Reference:

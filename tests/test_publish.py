@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-import builder.output
+import builder.publish.publisher
 import wikipedia_ipc
 from builder.config import GOLD, SILVER
 from builder.data.make_sample import dump_xml, page_xml
-from builder.local import build
-from builder.output import Publisher, published_files
+from builder.engines.local import build
+from builder.publish.publisher import Publisher, published_files
 
 ROOT = Path(wikipedia_ipc.__file__).resolve().parent
 
@@ -111,7 +111,7 @@ def test_push_finishes_a_build_interrupted_while_its_files_moved_in(
             raise OSError(28, "No space left on device")
         real_replace(source, target)
 
-    monkeypatch.setattr(builder.output.os, "replace", no_space_for_the_card)
+    monkeypatch.setattr(builder.publish.publisher.os, "replace", no_space_for_the_card)
     with pytest.raises(OSError, match="No space left"):
         build([dump], [GOLD], out, tagger="perceptron", show_progress=False)
     monkeypatch.undo()

@@ -11,9 +11,9 @@ import mwparserfromhell
 import pytest
 
 from builder.config import GOLD, SILVER
-from builder.dump import DumpReader
-from builder.local import build
-from builder.wikitext import ExtractStats, extract_images, normalize_title
+from builder.engines.local import build
+from builder.extract.wikitext import ExtractStats, extract_images, normalize_title
+from builder.sources.xml import DumpReader
 
 EXCERPT = (
     Path(gensim.__file__).parent

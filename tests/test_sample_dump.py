@@ -49,9 +49,9 @@ import wikipedia_ipc
 from builder.config import GOLD, SILVER, SOURCES
 from builder.data import make_sample
 from builder.data.make_sample import IMAGE_TABLE
-from builder.dump import DumpReader
-from builder.local import build
-from builder.wikitext import ExtractStats, extract_images
+from builder.engines.local import build
+from builder.extract.wikitext import ExtractStats, extract_images
+from builder.sources.xml import DumpReader
 
 SAMPLE = wikipedia_ipc.SAMPLE_DUMP
 POSTCARD = "File:Easter Bunny Postcard 1907.jpg"

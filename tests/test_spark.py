@@ -15,14 +15,15 @@ import pytest
 from test_bronze import HISTORY
 from test_pairs import MOORED, STEP_7_TO_9_PAGES, link
 
-import builder.output
-import builder.pipeline
+import builder.filters.chain
+import builder.publish.writer
 import wikipedia_ipc
 from builder.config import BRONZE, GOLD, SILVER, SOURCES
 from builder.data.make_sample import IMAGE_TABLE, dump_xml, page_xml
-from builder.local import build
-from builder.pipeline import STAGES
-from builder.spark import build_spark
+from builder.engines.core import STAGES
+from builder.engines.local import build
+from builder.engines.spark import build_spark
+from builder.extract.tasks import plan_tasks
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +63,9 @@ def test_sample_gold_and_silver(spark, tmp_path: Path, perceptron_available: Non
     # gold keeps 80/10/10 (all its pairs fall into train); silver at 60/20/20 falls into all three splits
     configs = [GOLD, dataclasses.replace(SILVER, splits=(0.6, 0.2, 0.2))]
     build([wikipedia_ipc.SAMPLE_DUMP], configs, tmp_path / "local", tagger="perceptron", show_progress=False)
-    report = build_spark([wikipedia_ipc.SAMPLE_DUMP], configs, tmp_path / "spark", "perceptron", 2, spark)
+    report = build_spark(
+        [wikipedia_ipc.SAMPLE_DUMP], configs, tmp_path / "spark", tagger="perceptron", workers=2, spark=spark
+    )
     assert report.rows == {"gold": 10, "silver": 20}  # the presets' sources: no galleries
     assert list(report.clock.seconds()) == list(STAGES)  # each stage timed where Spark carries it out
     same_output(tmp_path / "local", tmp_path / "spark", "gold")
@@ -76,7 +79,9 @@ def test_sample_gold_and_silver(spark, tmp_path: Path, perceptron_available: Non
 def test_no_splits_gives_one_train_split(spark, tmp_path: Path, perceptron_available: None) -> None:
     whole = dataclasses.replace(SILVER, splits=())
     build([wikipedia_ipc.SAMPLE_DUMP], [whole], tmp_path / "local", tagger="perceptron", show_progress=False)
-    report = build_spark([wikipedia_ipc.SAMPLE_DUMP], [whole], tmp_path / "spark", "perceptron", 2, spark)
+    report = build_spark(
+        [wikipedia_ipc.SAMPLE_DUMP], [whole], tmp_path / "spark", tagger="perceptron", workers=2, spark=spark
+    )
     assert report.rows == {"silver": 20} and report.splits == {}
     assert [path.name[:6] for path in (tmp_path / "spark" / "silver").glob("*.parquet")] == ["train-"]
     same_output(tmp_path / "local", tmp_path / "spark", "silver")
@@ -95,7 +100,13 @@ def test_sample_with_the_identity_map(spark, tmp_path: Path, perceptron_availabl
         image_tables=[IMAGE_TABLE],
     )
     report = build_spark(
-        [wikipedia_ipc.SAMPLE_DUMP], configs, remote, "perceptron", 2, spark, image_tables=[IMAGE_TABLE]
+        [wikipedia_ipc.SAMPLE_DUMP],
+        configs,
+        remote,
+        tagger="perceptron",
+        workers=2,
+        spark=spark,
+        image_tables=[IMAGE_TABLE],
     )
     assert report.rows == {"gold": 14, "silver": 25}
     for config in ("gold", "silver"):
@@ -109,7 +120,7 @@ def test_bronze_history(spark, tmp_path: Path, perceptron_available: None) -> No
     dump = tmp_path / "enwiki-20240101-pages-meta-history1.xml"
     dump.write_text(dump_xml(HISTORY), encoding="utf-8")
     build([dump], [BRONZE], tmp_path / "local", tagger="perceptron", show_progress=False)
-    build_spark([dump], [BRONZE], tmp_path / "spark", "perceptron", 2, spark)
+    build_spark([dump], [BRONZE], tmp_path / "spark", tagger="perceptron", workers=2, spark=spark)
     same_output(tmp_path / "local", tmp_path / "spark", "bronze")
 
 
@@ -118,7 +129,7 @@ def test_unique_candidates_across_images(spark, tmp_path: Path, perceptron_avail
     dump = tmp_path / "enwiki-20240101-pages-articles.xml"
     dump.write_text(dump_xml(STEP_7_TO_9_PAGES), encoding="utf-8")
     build([dump], [SILVER], tmp_path / "local", tagger="perceptron", show_progress=False)
-    report = build_spark([dump], [SILVER], tmp_path / "spark", "perceptron", 2, spark)
+    report = build_spark([dump], [SILVER], tmp_path / "spark", tagger="perceptron", workers=2, spark=spark)
     assert report.rows == {"silver": 1}
     same_output(tmp_path / "local", tmp_path / "spark", "silver")
 
@@ -136,10 +147,12 @@ def test_executors_write_range_partitioned_shards(
     def not_on_the_driver(*arguments: object) -> None:
         raise AssertionError("the driver made a pair")
 
-    monkeypatch.setattr(builder.pipeline, "build_pairs", not_on_the_driver)
-    monkeypatch.setattr(builder.output, "pair_row", not_on_the_driver)
+    monkeypatch.setattr(builder.filters.chain, "build_pairs", not_on_the_driver)
+    monkeypatch.setattr(builder.publish.writer, "pair_row", not_on_the_driver)
     out = tmp_path / "spark"
-    report = build_spark([wikipedia_ipc.SAMPLE_DUMP], [GOLD, SILVER], out, "perceptron", 2, spark, rows_per_shard=3)
+    report = build_spark(
+        [wikipedia_ipc.SAMPLE_DUMP], [GOLD, SILVER], out, tagger="perceptron", workers=2, spark=spark, rows_per_shard=3
+    )
     assert report.rows == {"gold": 10, "silver": 20}
     assert same_rows(tmp_path / "local", out, "gold") == 10
     assert same_rows(tmp_path / "local", out, "silver") == 20
@@ -159,7 +172,7 @@ def test_no_pair_survives(spark, tmp_path: Path, perceptron_available: None) -> 
     pages = [page_xml(title, "Text.\n" + link("Harbour.jpg", MOORED), number) for number, title in enumerate("AB")]
     dump.write_text(dump_xml(pages), encoding="utf-8")  # one pair, of equal captions: step 8 drops it
     build([dump], [SILVER], tmp_path / "local", tagger="perceptron", show_progress=False)
-    report = build_spark([dump], [SILVER], tmp_path / "spark", "perceptron", 2, spark)
+    report = build_spark([dump], [SILVER], tmp_path / "spark", tagger="perceptron", workers=2, spark=spark)
     assert report.rows == {"silver": 0}
     same_output(tmp_path / "local", tmp_path / "spark", "silver")
 
@@ -188,7 +201,7 @@ def test_a_french_build_tags_in_french_on_the_executors(spark, tmp_path: Path) -
     """The executors rebuild the French tagger (spaCy, UD), not the English one: the rows are the local engine's."""
     from test_french_build import FIXTURE
 
-    from builder.tagging import TaggerUnavailable, get_tagger
+    from builder.filters.tagging import TaggerUnavailable, get_tagger
 
     try:
         get_tagger("auto", "fr")
@@ -197,7 +210,87 @@ def test_a_french_build_tags_in_french_on_the_executors(spark, tmp_path: Path) -
             raise
         pytest.skip(str(error))
     build([FIXTURE], [GOLD, SILVER], tmp_path / "local", show_progress=False)
-    report = build_spark([FIXTURE], [GOLD, SILVER], tmp_path / "spark", "auto", 2, spark)
+    report = build_spark([FIXTURE], [GOLD, SILVER], tmp_path / "spark", tagger="auto", workers=2, spark=spark)
     assert report.rows["gold"] > 0 and report.rows["silver"] > report.rows["gold"]
     for config in ("gold", "silver"):
         same_output(tmp_path / "local", tmp_path / "spark", config)
+
+
+def test_several_languages_and_the_crosslingual_config(spark, tmp_path: Path) -> None:
+    """A build over four editions (per-language silver and cross-lingual pairs) gives the local engine's rows."""
+    from test_crosslingual import CROSSLINGUAL, berlin_dumps
+
+    dumps = berlin_dumps(("de", "fr", "ja", "he"))
+    configs = [replace(config, caption_rule="none") for config in (SILVER, CROSSLINGUAL)]
+    local = build(list(dumps), configs, tmp_path / "local", workers=2, show_progress=False, languages=dumps)
+    remote = build_spark(list(dumps), configs, tmp_path / "spark", workers=2, spark=spark, languages=dumps)
+    assert set(remote.rows) == {"de.silver", "fr.silver", "he.silver", "ja.silver", "crosslingual"}
+    assert remote.rows == local.rows and remote.rows["crosslingual"] > 0
+    for config in remote.rows:
+        same_output(tmp_path / "local", tmp_path / "spark", config)
+    card = [(tmp_path / out / "README.md").read_text(encoding="utf-8") for out in ("local", "spark")]
+    assert card[0].split("## Build")[0] == card[1].split("## Build")[0]
+
+
+def test_crosslingual_pairs_tagged_in_each_language(spark, tmp_path: Path, perceptron_available: None) -> None:
+    """English captions tagged by the perceptron, French ones by spaCy's French pipeline, on the executors."""
+    from test_crosslingual import CROSSLINGUAL, berlin_dumps
+
+    dumps = berlin_dumps(("en", "fr"))
+    configs = [CROSSLINGUAL]
+    local = build(list(dumps), configs, tmp_path / "local", show_progress=False, languages=dumps)
+    remote = build_spark(list(dumps), configs, tmp_path / "spark", workers=2, spark=spark, languages=dumps)
+    assert remote.rows == local.rows
+    for config in remote.rows:
+        same_output(tmp_path / "local", tmp_path / "spark", config)
+    record = json.loads((tmp_path / "spark" / "crosslingual" / "funnel.json").read_text())
+    assert record["tagger"].startswith("en: ") and "; fr: spacy" in record["tagger"]
+    assert record["funnel"][4]["captions"] > 0  # the caption rule judged texts of both languages
+
+
+def test_local_files_kept_apart_on_spark(spark, tmp_path: Path) -> None:
+    """An image table of dewiki's own uploads takes the same references out of the cross-lingual config."""
+    from test_crosslingual import CROSSLINGUAL, berlin_dumps
+
+    dumps = berlin_dumps(("de", "en"))
+    config = replace(CROSSLINGUAL, caption_rule="none", splits=())
+    build(list(dumps), [config], tmp_path / "commons", show_progress=False, languages=dumps)
+    local_file = pq.read_table(next((tmp_path / "commons" / "crosslingual").glob("*.parquet")))["image"][0].as_py()
+    table = tmp_path / "dewiki-20190601-image.sql"
+    name = local_file.removeprefix("File:").replace(" ", "_").replace("'", "\\'")
+    table.write_text(
+        "CREATE TABLE `image` (\n  `img_name` varbinary(255) NOT NULL DEFAULT ''\n) ENGINE=InnoDB;\n"
+        f"INSERT INTO `image` VALUES ('{name}');\n",
+        encoding="utf-8",
+    )
+    settings = {"languages": dumps, "image_tables": [table]}
+    build(list(dumps), [config], tmp_path / "local", show_progress=False, **settings)
+    build_spark(list(dumps), [config], tmp_path / "spark", workers=2, spark=spark, **settings)
+    same_output(tmp_path / "local", tmp_path / "spark", "crosslingual")
+    records = [json.loads((tmp_path / out / "crosslingual" / "funnel.json").read_text()) for out in ("local", "spark")]
+    assert (
+        records[0]["local_files"]
+        == records[1]["local_files"]
+        == {
+            "image_tables": {"dewiki": 1},
+            "references_kept_apart": 1,
+        }
+    )
+
+
+def test_history_pages_split_across_tasks(spark, tmp_path: Path, write_dump, perceptron_available: None) -> None:
+    """A history page of 1,500 revisions, cut into tasks inside the page, gives the local engine's bronze rows."""
+    from test_history_split import long_history
+
+    pages = [
+        page_xml("Pier", ["[[File:Pier.jpg|thumb|The pier is long]]"] * 3, 1),
+        page_xml("Harbour", long_history()[:1500], 2),
+    ]
+    dump = write_dump(pages, name="enwiki-20240101-pages-meta-history1.xml")
+    tasks, _ = plan_tasks([dump], 2, (0,), tmp_path / "plan", history=True)
+    assert len(tasks) > 2
+    local = build([dump], [BRONZE], tmp_path / "local", tagger="perceptron", workers=1, show_progress=False)
+    remote = build_spark([dump], [BRONZE], tmp_path / "spark", tagger="perceptron", workers=2, spark=spark)
+    assert remote.rows == local.rows
+    assert remote.extraction.read == local.extraction.read and remote.extraction.problems == local.extraction.problems
+    same_output(tmp_path / "local", tmp_path / "spark", "bronze")

@@ -15,20 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import wikipedia_ipc
-from builder.config import GOLD, SILVER, SOURCES
+from builder.config import DEFAULT_FRACTIONS, GOLD, SILVER, SOURCES, SPLIT_NAMES, check_fractions, parse_splits
 from builder.data.make_sample import IMAGE_TABLE
-from builder.local import build
-from builder.output import SAMPLE_DUMP
-from builder.pairs import skeleton
-from builder.splits import (
-    DEFAULT_FRACTIONS,
-    SPLIT_NAMES,
-    assign,
-    check_fractions,
-    parse_splits,
-    shared_nodes,
-    split_of_file,
-)
+from builder.engines.local import build
+from builder.filters.pairs import skeleton
+from builder.publish.card import SAMPLE_DUMP
+from builder.publish.splits import assign, shared_nodes, split_of_file
 
 WORDS = ["Harbour", "harbour", "HARBOUR", "Harbour.", "harbour (1907)", "ＨＡＲＢＯＵＲ", "bridge", "Bridge", "tower"]
 WORDS += ["castle", "river", "old", "new", "Straße", "STRASSE"]

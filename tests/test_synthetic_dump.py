@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmarks.synthetic_dump import write_dump
-from builder.dump import DumpReader, stream_offsets
-from builder.wikitext import extract_images
+from builder.extract.wikitext import extract_images
+from builder.sources.multistream import stream_offsets
+from builder.sources.xml import DumpReader
 
 
 def test_same_seed_same_bytes_and_every_placed_reference_is_found(tmp_path: Path) -> None:

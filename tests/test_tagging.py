@@ -18,7 +18,7 @@ from benchmarks.taggers import (
     score,
     table_5_verdicts,
 )
-from builder.tagging import (
+from builder.filters.tagging import (
     CoreNLPTagger,
     PerceptronTagger,
     SentenceSplitter,

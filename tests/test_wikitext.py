@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from builder.config import PRESETS, PipelineConfig, preset
-from builder.wikitext import MAX_SPAN, ExtractStats, extract_images, normalize_title
+from builder.extract.wikitext import MAX_SPAN, ExtractStats, extract_images, normalize_title
 
 
 def refs(wikitext: str, **kwargs) -> list[tuple[str, str, str, str]]:

@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 
 import wikipedia_ipc
+from builder.common import OutputError
 from builder.config import GOLD
-from builder.local import build
-from builder.output import SAMPLE_DUMP, OutputError
-from builder.workdir import MARKER, WorkDir, is_work_folder, remove_orphans
+from builder.engines.local import build
+from builder.publish.card import SAMPLE_DUMP
+from builder.publish.workdir import MARKER, WorkDir, is_work_folder, remove_orphans
 
 REPO = Path(__file__).resolve().parent.parent
 HANG_GUARD = 120  # seconds: a bound on waiting for a subprocess, not a speed threshold

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
-from builder.dump import check_dump_path
+from builder.sources.files import check_dump_path
 
 CHUNK_SIZE = 1 << 20
 MAX_STATEMENT = 16 << 20  # bytes of a statement other than INSERT (CREATE TABLE is a few KB)

@@ -2,7 +2,7 @@
 
 A history dump repeats a page's whole text in every revision, and consecutive
 revisions are nearly identical. :class:`RevisionExtractor` gives, for each revision,
-exactly what :func:`builder.wikitext.extract_images` gives on it from scratch (the
+exactly what :func:`builder.extract.wikitext.extract_images` gives on it from scratch (the
 references, their positions, and the counts added to :class:`ExtractStats`), but
 reuses the previous revision's result when it can prove what the edit changed:
 
@@ -35,7 +35,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Iterable
 
-from builder.wikitext import (
+from builder.extract.wikitext import (
     DEFAULT_FILE_ALIASES,
     ExtractionError,
     ExtractStats,
@@ -84,7 +84,7 @@ class IncrementalStats:
 class RevisionExtractor:
     """Extracts the revisions of a dump in order, reusing what the previous revisions of the same page had.
 
-    Call :meth:`extract` as :func:`~builder.wikitext.extract_images` is called, with the
+    Call :meth:`extract` as :func:`~builder.extract.wikitext.extract_images` is called, with the
     page's id; a new id starts a new page. ``options`` are passed to ``extract_images``.
     """
 

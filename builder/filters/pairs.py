@@ -19,7 +19,7 @@ import unicodedata
 
 import regex
 
-from builder.clusters import Pair
+from builder.filters.clusters import Pair
 
 _PARENTHESIZED = re.compile(r"\(.*?\)")
 _NON_WORD = re.compile(r"\W")

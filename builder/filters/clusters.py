@@ -2,7 +2,7 @@
 
 All references to the same normalized ``File:`` title form one cluster (image
 equivalence by resource identity, paper section 3); an identity map
-(:mod:`builder.identity`) may first give titles of one image a common name. The image filter bounds the
+(:mod:`builder.filters.identity`) may first give titles of one image a common name. The image filter bounds the
 number of references per cluster; paraphrase candidates are all unordered pairs
 of texts of the same caption type within a cluster.
 """

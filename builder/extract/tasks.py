@@ -14,7 +14,6 @@ import dataclasses
 import hashlib
 import json
 import re
-import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -23,32 +22,24 @@ import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
 from builder.config import PipelineConfig
-from builder.dump import (
+from builder.extract.history import FirstSeenPerPage
+from builder.extract.incremental import RevisionExtractor
+from builder.extract.parameters import read_parameter_table, template_parameters
+from builder.extract.wikitext import DEFAULT_FILE_ALIASES, ExtractionError, ExtractStats, normalize_title
+from builder.lang.dumps import dump_language
+from builder.lang.languages import language_for
+from builder.sources.files import (
     MAX_PROBLEMS,
     DumpError,
-    DumpReader,
     Problem,
     ReadStats,
-    SiteInfo,
     check_dump_path,
     dump_compression,
     fingerprint,
-    history_ranges,
     kind_from_name,
-    read_siteinfo,
-    split_ranges,
-    stream_offsets,
 )
-from builder.history import FirstSeenPerPage
-from builder.incremental import RevisionExtractor
-from builder.languages import (
-    language_for,
-    language_from_dbname,
-    read_parameter_table,
-    template_parameters,
-    wiki_dbnames,
-)
-from builder.wikitext import DEFAULT_FILE_ALIASES, ExtractionError, ExtractStats, normalize_title
+from builder.sources.multistream import history_ranges, split_ranges, stream_offsets
+from builder.sources.xml import DumpReader, SiteInfo, read_siteinfo
 
 REFERENCE_SCHEMA = pa.schema(
     [
@@ -84,7 +75,7 @@ class ExtractTask:
     file_redirects: bool = False
     language: str = "en"  # the content language of the dump's wiki
     wiki: str = ""  # its db name (``dewiki``), whose own File namespace names count too; "" if not known
-    template_parameters: str = ""  # a user's table of template parameter names (builder.languages), if any
+    template_parameters: str = ""  # a user's table of template parameter names (builder.lang.languages), if any
     read_ahead: bool = False  # decompress in a thread ahead of the parser: for a build with one worker
 
 
@@ -92,7 +83,7 @@ class ExtractTask:
 class ExtractResult:
     """What one task read, found and skipped; ``error`` says why a task failed.
 
-    ``problems`` are the task's skipped parts (at most :data:`~builder.dump.MAX_PROBLEMS`)
+    ``problems`` are the task's skipped parts (at most :data:`~builder.sources.files.MAX_PROBLEMS`)
     and ``last_good`` its last well-formed page: the build words every problem of a file
     from these, the same way however many tasks the file was cut into. ``redirects`` are the
     task's File redirects as normalized ``(source, target)`` titles; ``redirects_ignored``
@@ -306,12 +297,14 @@ def plan_tasks(
 ) -> tuple[list[ExtractTask], list[dict[str, str]]]:
     """Cut the dumps into tasks: multistream files into ranges, other files whole.
 
-    A shard's name hashes the dump's :func:`~builder.dump.fingerprint`, so a dump that
+    A shard's name hashes the dump's :func:`~builder.sources.files.fingerprint`, so a dump that
     changed since an interrupted build is read again on ``--resume``. Each dump's language
     is ``languages[str(dump)]`` when given, else its wiki's (:func:`dump_language`).
     ``parameter_table`` is a user's table of template parameter names (read before, so a bad one fails early).
     """
-    from builder.download import provenance  # imported here: builder.download reaches this module through output
+    from builder.sources.download import (  # imported here: builder.sources.download reaches this module through output
+        provenance,
+    )
 
     check_dump_kinds(dumps, history)
     if len({Path(dump).resolve() for dump in dumps}) < len(dumps):
@@ -374,90 +367,6 @@ def plan_tasks(
         for description in described:
             del description["language"]
     return tasks, described
-
-
-def language_overrides(dumps: Sequence[str | Path], languages: str | Mapping[str, str] | None) -> dict[str, str]:
-    """``--language`` per dump (as given): one code for every dump, or a code for some of them."""
-    if languages is None:
-        return {}
-    if isinstance(languages, str):
-        return {str(dump): languages for dump in dumps}
-    given = {str(dump): code for dump, code in languages.items()}
-    unknown = sorted(set(given) - {str(dump) for dump in dumps})
-    if unknown:
-        raise ValueError(f"a language is given for {', '.join(unknown)}, which is not among the dumps of the build")
-    return given
-
-
-def dump_languages(dumps: Sequence[str | Path], given: Mapping[str, str]) -> list[str]:
-    """The languages of a build's dumps, sorted, read from their ``<siteinfo>`` before any page is.
-
-    A dump whose start cannot be read counts as English here; its extraction reports why it failed.
-    """
-    languages = set()
-    for dump in dumps:
-        path = check_dump_path(dump)
-        try:
-            siteinfo = read_siteinfo(path)
-        except DumpError:
-            siteinfo = SiteInfo()
-        languages.add(dump_language(path, siteinfo, given.get(str(dump)))[0])
-    return sorted(languages)
-
-
-def dump_language(path: Path, siteinfo: SiteInfo, given: str | None) -> tuple[str, str]:
-    """A dump's content language and its wiki's db name (``""`` when not known).
-
-    ``given`` (``--language``) is a language code (``de``), a wiki's db name (``alswiki``) or
-    its subdomain (``als``, ``simple``); without it the dump's ``<dbname>`` decides, or, in a dump
-    without one, the Wikipedia its ``<base>`` URL names (``https://de.wikipedia.org/…``); a dump
-    with neither is English. A ``<dbname>`` that names no Wikipedia is refused before any reading.
-    """
-    if given:
-        return resolve_language(given)
-    dbname = siteinfo.dbname or _base_dbname(siteinfo.base)
-    if not dbname:
-        return "en", ""
-    if dbname not in wiki_dbnames():
-        raise ValueError(
-            f"{path}: its <dbname> {dbname!r} names no Wikipedia the toolkit knows; "
-            "give the language of its pages with --language CODE"
-        )
-    return language_from_dbname(dbname), dbname
-
-
-def _base_dbname(base: str) -> str:
-    """The db name of the Wikipedia a ``<base>`` URL points into (``https://de.wikipedia.org/wiki/…`` → ``dewiki``)."""
-    host = urllib.parse.urlsplit(base.strip()).hostname or ""
-    subdomain, _, domain = host.partition(".")
-    if domain != "wikipedia.org" or not subdomain:
-        return ""
-    dbname = subdomain.replace("-", "_") + "wiki"
-    return dbname if dbname in wiki_dbnames() else ""
-
-
-def resolve_language(name: str) -> tuple[str, str]:
-    """``(language code, wiki db name)`` for a language code, a db name or a wiki's subdomain."""
-    wikis = wiki_dbnames()
-    if name in wikis:
-        return language_from_dbname(name), name
-    dbname = name.replace("-", "_") + "wiki"
-    if dbname in wikis:
-        return language_from_dbname(dbname), dbname
-    return language_for(name).code, ""  # raises, naming the nearest known codes, for an unknown one
-
-
-def check_one_wiki_per_language(tasks: Sequence[ExtractTask]) -> None:
-    """Two wikis of one language (``enwiki`` and ``simplewiki``) would mix page ids: refuse them together."""
-    wikis: dict[str, set[str]] = {}
-    for task in tasks:
-        wikis.setdefault(task.language, set()).update(filter(None, [task.wiki]))
-    for language, names in wikis.items():
-        if len(names) > 1:
-            raise ValueError(
-                f"dumps of {len(names)} wikis of the language {language!r} ({', '.join(sorted(names))}) in one "
-                "build: their page ids would mix; build them separately"
-            )
 
 
 def dump_kind(name: str, several_revisions: int, history: bool) -> tuple[str, str | None]:
@@ -559,3 +468,32 @@ def check_one_extraction(configs: Sequence[PipelineConfig]) -> None:
 def counts_first_seen(config: PipelineConfig) -> bool:
     """Whether extraction drops the references that an earlier revision of the page had."""
     return config.dump_kind == "history" and config.history_references == "first_seen"
+
+
+def check_one_wiki_per_language(tasks: Sequence[ExtractTask]) -> None:
+    """Two wikis of one language (``enwiki`` and ``simplewiki``) would mix page ids: refuse them together."""
+    wikis: dict[str, set[str]] = {}
+    for task in tasks:
+        wikis.setdefault(task.language, set()).update(filter(None, [task.wiki]))
+    for language, names in wikis.items():
+        if len(names) > 1:
+            raise ValueError(
+                f"dumps of {len(names)} wikis of the language {language!r} ({', '.join(sorted(names))}) in one "
+                "build: their page ids would mix; build them separately"
+            )
+
+
+def dump_languages(dumps: Sequence[str | Path], given: Mapping[str, str]) -> list[str]:
+    """The languages of a build's dumps, sorted, read from their ``<siteinfo>`` before any page is.
+
+    A dump whose start cannot be read counts as English here; its extraction reports why it failed.
+    """
+    languages = set()
+    for dump in dumps:
+        path = check_dump_path(dump)
+        try:
+            siteinfo = read_siteinfo(path)
+        except DumpError:
+            siteinfo = SiteInfo()
+        languages.add(dump_language(path, siteinfo, given.get(str(dump)))[0])
+    return sorted(languages)

@@ -25,7 +25,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from builder.output import FolderLock, OutputError
+from builder.common import FolderLock, OutputError
 
 MARKER = ".wikipedia_ipc-work.json"
 TEMPORARY_PREFIX = "wikipedia-ipc-"

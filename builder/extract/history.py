@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from builder.wikitext import ImageReference
+from builder.extract.wikitext import ImageReference
 
 
 class FirstSeenPerPage:

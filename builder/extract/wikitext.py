@@ -13,7 +13,7 @@ image. One pass over the page's ``[[``, ``]]``, ``{{``, ``}}`` and ``|`` tokens 
 every opener with its closer on a single stack, so every link and template is
 located and split on its top-level pipes in time linear in the page size (vandalised
 pages with thousands of unclosed brackets included). Only the caption and alt texts
-go to mwparserfromhell (in :mod:`builder.cleaning`).
+go to mwparserfromhell (in :mod:`builder.extract.cleaning`).
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ import unicodedata
 from collections.abc import Iterable
 from urllib.parse import unquote
 
-from builder.cleaning import CaptionError, clean_caption
-from builder.languages import ImageOption, Language, ParameterGroup, template_parameters
+from builder.extract.cleaning import CaptionError, clean_caption
+from builder.extract.parameters import ParameterGroup, template_parameters
+from builder.lang.languages import ImageOption, Language
 
 DEFAULT_FILE_ALIASES = ("File", "Image")
 MAX_SPAN = 20_000  # characters; a longer "image" link is an unclosed bracket, not a caption
@@ -643,10 +644,10 @@ def extract_images(
     """All image references of a page, in page order, with cleaned caption and alt text.
 
     ``file_aliases`` are names of the File namespace (``File``, ``Image`` and the dump's
-    own name). ``language`` is the wiki's (:func:`builder.languages.language_for`): its File
+    own name). ``language`` is the wiki's (:func:`builder.lang.languages.language_for`): its File
     namespace names and image options are read too, English's stay valid; None reads a page
     as English, as the paper did. ``parameters`` are the template parameter groups
-    (:func:`builder.languages.template_parameters` of the language by default). ``title``
+    (:func:`builder.extract.parameters.template_parameters` of the language by default). ``title``
     names the page in errors.
     """
     code = language.code if language is not None else "en"

@@ -33,7 +33,7 @@ from typing import Any, TextIO, TypeVar
 
 from tqdm import tqdm
 
-from builder.output import FolderLock, OutputError, plural, write_atomic
+from builder.common import FolderLock, OutputError, plural, write_atomic
 
 DEFAULT_MIRROR = "https://dumps.wikimedia.org"
 MANIFEST = "download.json"

@@ -3,7 +3,7 @@
 Paraphrase corpora leak easily (PAWS shares pairs between its labeled and unlabeled
 sets; QQP repeats dev and test questions in train). Here every pair is a node set:
 its image and its two texts, each text by its skeleton, the form in which step 9
-finds near-duplicates (:func:`builder.pairs.skeleton`: case, punctuation, spacing,
+finds near-duplicates (:func:`builder.filters.pairs.skeleton`: case, punctuation, spacing,
 Unicode form and bracketed parts ignored), so "The bridge over the River Thames" and
 "The bridge over the River Thames." are one text. Step 9 also holds a text that
 contains another for a near-duplicate ("X" and "X, 1941"); containment is no hashable
@@ -31,52 +31,16 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import math
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from builder.pairs import skeleton
+from builder.config import SPLIT_NAMES, check_fractions
+from builder.filters.pairs import DIGEST_BYTES, skeleton
 
-SPLIT_NAMES = ("train", "validation", "test")
-DEFAULT_FRACTIONS = (0.8, 0.1, 0.1)
-DIGEST_BYTES = 16
-_TOLERANCE = 1e-9
 _READ_BATCH = 65_536
-
-
-def check_fractions(fractions: Sequence[float]) -> tuple[float, ...]:
-    """The fractions as a tuple of floats: empty (one ``train`` split) or three positive ones summing to 1."""
-    values = tuple(float(value) for value in fractions)
-    if not values:
-        return values
-    if len(values) != len(SPLIT_NAMES):
-        raise ValueError(f"splits need {len(SPLIT_NAMES)} fractions ({'/'.join(SPLIT_NAMES)}), got {list(values)}")
-    if not all(math.isfinite(value) and value > 0 for value in values):
-        raise ValueError(f"split fractions must be positive numbers, got {list(values)}")
-    if abs(sum(values) - 1) > _TOLERANCE:
-        raise ValueError(f"split fractions must sum to 1, got {list(values)} (sum {sum(values)})")
-    return values
-
-
-def parse_splits(text: str) -> tuple[float, ...]:
-    """The command-line form: ``80/10/10`` (percentages of train/validation/test) or ``none`` (one split)."""
-    if text.strip().lower() == "none":
-        return ()
-    try:
-        percentages = [float(part) for part in text.split("/")]
-    except ValueError:
-        raise ValueError(
-            f"splits {text!r}: give percentages as train/validation/test, e.g. 80/10/10, or none"
-        ) from None
-    if len(percentages) != len(SPLIT_NAMES) or abs(sum(percentages) - 100) > 1e-6:
-        raise ValueError(f"splits {text!r}: give three percentages that sum to 100, e.g. 80/10/10, or none")
-    try:
-        return check_fractions([percentage / 100 for percentage in percentages])
-    except ValueError as error:
-        raise ValueError(f"splits {text!r}: {error}") from None
 
 
 def split_names(fractions: Sequence[float]) -> tuple[str, ...]:

@@ -1,28 +1,28 @@
 """The local engine: drives the stages on one machine with worker processes and DuckDB.
 
-1. extraction – the tasks of :mod:`builder.extraction` go to worker processes; each
+1. extraction – the tasks of :mod:`builder.extract.tasks` go to worker processes; each
    writes its image references to a parquet shard;
 2. grouping – DuckDB sorts the shards by image (spilling to disk), after joining the
-   identity map (:mod:`builder.identity`) when the build merges titles, and the
+   identity map (:mod:`builder.filters.identity`) when the build merges titles, and the
    sorted stream is cut into clusters, one image at a time;
 3. steps 0–4 of Table 3 per cluster; survivors are written as candidates;
 4. tagging – every unique surviving text is POS-tagged once, in batches;
 5. steps 5–9 per cluster, then the pairs go to the dataset folder; with splits
-   (:mod:`builder.splits`) they go to a work file first, are assigned to splits from a
+   (:mod:`builder.publish.splits`) they go to a work file first, are assigned to splits from a
    streamed read of it, and are streamed again into one writer per split, in image order.
 
 Memory stays flat: only one cluster and one batch are held at a time, besides the
 build-wide digests of "unique candidates" and of the split assignment (at most about
-730 bytes per pair while it is computed, see :mod:`builder.splits`).
+730 bytes per pair while it is computed, see :mod:`builder.publish.splits`).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import itertools
 import multiprocessing
 import os
-import re
 import shutil
 import signal
 import sys
@@ -35,57 +35,35 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from builder.captions import rule_verdicts, tag_batch, text_batches, word_counter_signature
-from builder.clusters import SORT_COLUMNS, Cluster, cluster_from_rows, cluster_rows
-from builder.config import PipelineConfig, configs_for_languages
-from builder.dump import DumpError, DumpWarning, check_dump_path
-from builder.extraction import (
+from builder.config import BuildOptions, PipelineConfig
+from builder.engines.core import BuildPlan, BuildReport, Selected, Written, run
+from builder.extract.tasks import (
     BATCH_ROWS,
     REFERENCE_SCHEMA,
     Extraction,
     ExtractResult,
     ExtractTask,
-    check_dump_kinds,
-    check_one_extraction,
     combine_redirects,
     combine_results,
-    counts_first_seen,
-    dump_languages,
-    language_overrides,
     plan_tasks,
     run_extract_task,
 )
-from builder.identity import (
-    IdentityMap,
-    build_identity,
-    check_identities,
-    local_files,
-    pairs_per_identity,
-    read_image_tables,
-)
-from builder.languages import read_parameter_table
-from builder.output import PairWriter, Publisher
-from builder.pipeline import (
-    BuildReport,
-    FilterChain,
-    StageClock,
-    config_languages,
-    funnel_record,
-    tagger_signature,
-    tagger_tagset,
-    taggers_for,
-)
+from builder.filters.captions import rule_verdicts, tag_batch, text_batches
+from builder.filters.chain import FilterChain
+from builder.filters.clusters import SORT_COLUMNS, Cluster, cluster_from_rows, cluster_rows
+from builder.filters.identity import Identity, IdentityMap
+from builder.filters.tagging import Tagger, get_tagger
 from builder.progress import progress_bar
-from builder.splits import assign_files, check_files, split_record
-from builder.tagging import Tagger, get_tagger
-from builder.workdir import WorkDir
+from builder.publish.publisher import Publisher
+from builder.publish.splits import assign_files, check_files, split_record
+from builder.publish.workdir import WorkDir
+from builder.publish.writer import PairWriter
+from builder.sources.files import DumpError, DumpWarning
 
 # the references of the candidates: the title each used, and where its File redirects lead
 CANDIDATE_SCHEMA = REFERENCE_SCHEMA.append(pa.field("file", pa.string())).append(pa.field("redirect", pa.string()))
 TAG_SCHEMA = pa.schema([("language", pa.string()), ("text", pa.string()), ("tags", pa.list_(pa.list_(pa.string())))])
 SORT_KEY = ", ".join(SORT_COLUMNS)
-DUCKDB_MEMORY = "512MB"  # DuckDB's default is 80% of the machine's memory
-_MEMORY_SIZE = re.compile(r"\d+(?:\.\d+)?\s*(?:[KMGT]i?B|bytes)", re.IGNORECASE)
 
 
 def quiet_interrupt() -> None:
@@ -140,7 +118,7 @@ def extract_references(
     """Stage 1–3 over all dumps: pages → image references with cleaned texts, as parquet shards.
 
     ``history``: the dumps are edit histories (every revision of a page); ``first_seen``:
-    a reference repeated by later revisions of its page counts once (:mod:`builder.history`);
+    a reference repeated by later revisions of its page counts once (:mod:`builder.extract.history`);
     ``file_redirects``: the File-namespace redirects are collected too (:attr:`Extraction.redirects`).
     Skipped parts of the dumps are reported as :class:`DumpWarning` and kept in
     :attr:`Extraction.problems`.
@@ -199,7 +177,7 @@ def select_candidates(
     """Steps 0–4 for one config over the image-sorted references; survivors go to ``out``.
 
     The identity map is joined before the sort: a reference's cluster is its title's canonical image.
-    ``local`` lists the files uploaded locally to a wiki (:func:`builder.identity.local_files`): a
+    ``local`` lists the files uploaded locally to a wiki (:func:`builder.filters.identity.local_files`): a
     cross-lingual config leaves their references out, as they are not the Commons file of the same
     name. Returns how many references that left out.
     """
@@ -346,161 +324,108 @@ def build(
     dumps: Sequence[str | Path],
     configs: Sequence[PipelineConfig],
     output: str | Path,
-    tagger: str | Tagger = "auto",
-    workers: int = 1,
-    work_dir: str | Path | None = None,
-    show_progress: bool = True,
-    resume: bool = False,
-    overwrite: bool = False,
-    memory_limit: str = DUCKDB_MEMORY,
-    image_tables: Sequence[str | Path] = (),
-    languages: str | Mapping[str, str] | None = None,
-    template_parameters: str | Path | None = None,
+    options: BuildOptions | None = None,
+    **settings: object,
 ) -> BuildReport:
-    """Build the given configs from the given dumps into a Hub-ready dataset folder.
+    """Build the given configs from the given dumps into a Hub-ready dataset folder, on this machine.
 
-    ``memory_limit`` bounds DuckDB's grouping and tagging queries (e.g. ``"512MB"``,
-    ``"4GB"``); past it they spill to the work folder, so memory stays flat as dumps grow.
-
-    With ``work_dir`` and ``resume``, the reference shards that an interrupted build
-    finished are used as they are, and only the rest of the dumps is read again.
-    The output is published as :class:`builder.output.Publisher` describes; ``overwrite``
-    allows a non-empty folder that holds no earlier build. ``image_tables`` are the MySQL
-    dumps of ``image`` tables that the ``sha1`` identity reads (:mod:`builder.identity`).
-
-    ``languages`` tells the language of the dumps' pages: one code for all, or a code per dump
-    (keyed by the dump as given); without it each dump's ``<dbname>`` decides. A build over
-    dumps of several languages names its configs per language (``de.gold``) and may add the
-    ``crosslingual`` config (:func:`builder.config.configs_for_languages`). ``template_parameters``
-    is a table of template parameter names that extends or replaces the shipped one per language
-    (``builder/data/template_parameters.json`` shows the shape).
+    ``options`` (:class:`builder.config.BuildOptions`) are the build's settings; keyword
+    ``settings`` override them one by one (``build(dumps, [GOLD], out, workers=2)``).
     """
-    if resume and not work_dir:
-        raise ValueError("resume needs the work_dir of the interrupted build")
-    if workers < 1:
-        raise ValueError(f"workers must be 1 or more, not {workers}")
-    if not dumps:
-        raise ValueError("no dump files given")
-    check_one_extraction(configs)
-    for dump in dumps:
-        check_dump_path(dump)
-    check_dump_kinds(dumps, configs[0].dump_kind == "history")
-    check_memory_limit(memory_limit)
-    identities = configs[0].identities
-    crosslingual = any(config.crosslingual for config in configs)
-    check_identities(identities, image_tables, crosslingual)
-    given = language_overrides(dumps, languages)
-    build_languages = dump_languages(dumps, given)
-    configs = configs_for_languages(configs, build_languages)
-    taggers = taggers_for(configs, build_languages, tagger)  # fail early, before hours of extraction
-    if template_parameters:
-        read_parameter_table(template_parameters)
-    for language in build_languages:
-        word_counter_signature(language)  # a language written without spaces needs its segmenter: fail early too
-    recorded = build_languages != ["en"]
-    output = Path(output)
-    publisher = Publisher(output, [config.name for config in configs], overwrite)
-    clock = StageClock()
-    owned: WorkDir | None = None
-    try:
-        publisher.open()  # locked and writable before any dump is read, or the work folder touched
-        owned = WorkDir.claim(work_dir, resume) if work_dir else WorkDir.temporary()
-        work = owned.path
-        if not resume:
-            owned.clear("references")
-        with clock.stage("extraction"):
-            groups, tables = read_image_tables(identities, image_tables, work / "identity", memory_limit)
-            extraction = extract_references(
-                dumps,
-                work / "references",
-                workers,
-                configs[0].namespaces,
-                show_progress,
-                history=configs[0].dump_kind == "history",
-                first_seen=counts_first_seen(configs[0]),
-                file_redirects="redirect" in identities,
-                languages=given,
-                parameter_table=template_parameters,
-            )
-            identity = build_identity(identities, extraction, groups, tables)
-            local = work / "local-files.parquet"
-            wiki_files = local_files(image_tables, extraction.wikis, local) if crosslingual else {}
-        connection = duckdb.connect()
-        connection.execute(f"SET temp_directory = '{work / 'duckdb'}'")
-        connection.execute(f"SET threads = {max(1, workers)}")
-        connection.execute(f"SET memory_limit = '{memory_limit}'")
-        chains = {config.name: FilterChain(config) for config in configs}
-        candidates = {name: work / f"candidates-{name}.parquet" for name in chains}
-        titles, merged, kept_apart = {}, {}, {}
-        with clock.stage("grouping"):
-            for name, chain in chains.items():
-                apart = local if chain.config.crosslingual and wiki_files else None
-                kept_apart[name] = select_candidates(
-                    connection, extraction.shards, chain, candidates[name], identity.map, apart
-                )
-                titles[name] = count_titles(connection, extraction.shards, chain) if identity.map.image else None
-        tags = work / "tags.parquet"
-        with clock.stage("tagging"):
-            tag_texts(
-                connection,
-                [candidates[name] for name, chain in chains.items() if chain.config.caption_rule != "none"],
-                tags,
-                taggers,
-                isinstance(tagger, str),
-                workers,
-                show_progress,
-            )
-        tagsets = {language: tagger_tagset(tagger) for language, tagger in taggers.items()}
-        rows = {}
-        splits = {}
-        for name, chain in chains.items():
-            fractions = chain.config.splits
-            with clock.stage("pair filters"):
-                across = chain.config.crosslingual
-                if fractions:
-                    writer = PairWriter(work / f"pairs-{name}", languages=across)
-                else:
-                    writer = publisher.writer(name, languages=across)
-                write_pairs(connection, candidates[name], tags, chain, writer, tagsets)
-                writers = [writer]
-                if fractions:
-                    folder = publisher.config_folder(name)
-                    writers, splits[name] = write_splits(writer.finish(), fractions, folder, across)
-                    shutil.rmtree(work / f"pairs-{name}")
-                else:
-                    writer.close()
-            routed = sum(done.seconds for done in writers) if fractions else 0.0
-            clock.move(writer.seconds + routed, "pair filters", "writing")
-            rows[name] = writer.rows
-            files = [file for done in writers for file in done.files]
-            merged[name] = identity.record(titles[name], chain.funnel.rows[0].images, pairs_per_identity(files))
-            signature = tagger_signature(chain.config, taggers, build_languages)
-            recorded_languages = config_languages(chain.config, build_languages) if recorded else []
-            record = funnel_record(
-                chain, writer.rows, extraction, signature, merged[name], splits.get(name), recorded_languages
-            )
-            if chain.config.crosslingual and wiki_files:
-                record["local_files"] = {"image_tables": wiki_files, "references_kept_apart": kept_apart[name]}
-            publisher.add_config(name, record, files)
-        connection.close()
-        with clock.stage("writing"):
-            publisher.publish()
-    finally:
-        publisher.close()
-        if owned is not None:
-            owned.close()
-    return BuildReport(output, rows, chains, extraction, clock, merged, splits)
+    return run(LocalEngine(), dumps, configs, output, BuildOptions.of(options, settings))
 
 
-def check_memory_limit(memory_limit: str) -> None:
-    """A DuckDB memory size such as ``512MB``, checked before any dump is read."""
-    if not _MEMORY_SIZE.fullmatch(memory_limit):
-        raise ValueError(f"memory limit {memory_limit!r} is not a size such as 512MB or 4GB")
-    with duckdb.connect() as connection:
+class LocalEngine:
+    """The stages on one machine: worker processes read the dumps, DuckDB groups and joins on disk."""
+
+    def __init__(self) -> None:
+        self.work = Path()
+        self.connection: duckdb.DuckDBPyConnection | None = None
+        self.extraction: Extraction | None = None
+        self.candidates: dict[str, Path] = {}
+
+    @contextlib.contextmanager
+    def open(self, plan: BuildPlan) -> Iterator[Path]:
+        options = plan.options
+        owned = WorkDir.claim(options.work_dir, options.resume) if options.work_dir else WorkDir.temporary()
         try:
-            connection.execute(f"SET memory_limit = '{memory_limit}'")
-        except duckdb.Error as error:
-            raise ValueError(f"memory limit {memory_limit!r} is not a size such as 512MB or 4GB ({error})") from None
+            if not options.resume:
+                owned.clear("references")
+            self.work = owned.path
+            yield owned.path
+        finally:
+            if self.connection is not None:
+                self.connection.close()
+                self.connection = None
+            owned.close()
+
+    def extract(self, plan: BuildPlan, work: Path) -> Extraction:
+        settings, options = plan.settings, plan.options
+        self.extraction = extract_references(
+            plan.dumps,
+            work / "references",
+            options.workers,
+            settings.namespaces,
+            options.show_progress,
+            history=settings.history,
+            first_seen=settings.first_seen,
+            file_redirects=settings.file_redirects,
+            languages=plan.given,
+            parameter_table=options.template_parameters,
+        )
+        return self.extraction
+
+    def _connect(self, plan: BuildPlan) -> duckdb.DuckDBPyConnection:
+        """One DuckDB connection for the stages after extraction (opened after the workers are gone)."""
+        if self.connection is None:
+            self.connection = duckdb.connect()
+            self.connection.execute(f"SET temp_directory = '{self.work / 'duckdb'}'")
+            self.connection.execute(f"SET threads = {max(1, plan.options.workers)}")
+            self.connection.execute(f"SET memory_limit = '{plan.options.memory_limit}'")
+        return self.connection
+
+    def select(
+        self, plan: BuildPlan, chains: Mapping[str, FilterChain], identity: Identity, local: Path | None
+    ) -> dict[str, Selected]:
+        assert self.extraction is not None
+        connection = self._connect(plan)
+        shards = self.extraction.shards
+        selected = {}
+        for name, chain in chains.items():
+            self.candidates[name] = self.work / f"candidates-{name}.parquet"
+            apart = local if chain.config.crosslingual else None
+            kept_apart = select_candidates(connection, shards, chain, self.candidates[name], identity.map, apart)
+            titles = count_titles(connection, shards, chain) if identity.map.image else None
+            selected[name] = Selected(titles, kept_apart)
+        return selected
+
+    def tag(self, plan: BuildPlan, chains: Mapping[str, FilterChain]) -> None:
+        ruled = [self.candidates[name] for name, chain in chains.items() if chain.config.caption_rule != "none"]
+        options = plan.options
+        tag_texts(
+            self._connect(plan),
+            ruled,
+            self.work / "tags.parquet",
+            plan.taggers,
+            plan.tagger_name is not None,
+            options.workers,
+            options.show_progress,
+        )
+
+    def write(self, plan: BuildPlan, chain: FilterChain, publisher: Publisher) -> Written:
+        name, fractions, across = chain.config.name, chain.config.splits, chain.config.crosslingual
+        folder = self.work / f"pairs-{name}"
+        writer = PairWriter(folder, languages=across) if fractions else publisher.writer(name, languages=across)
+        tags = self.work / "tags.parquet"
+        write_pairs(self._connect(plan), self.candidates[name], tags, chain, writer, plan.tagsets())
+        if not fractions:
+            writer.close()
+            return Written(writer.rows, list(writer.files), None, writer.seconds)
+        writers, record = write_splits(writer.finish(), fractions, publisher.config_folder(name), across)
+        shutil.rmtree(folder)
+        files = [file for done in writers for file in done.files]
+        seconds = writer.seconds + sum(done.seconds for done in writers)
+        return Written(writer.rows, files, record, seconds)
 
 
 def default_workers() -> int:

@@ -16,7 +16,7 @@ on the order of its input: a title first follows its redirects; the canonical im
 a SHA-1 group is the smallest of its members' redirect targets. Engines apply it before
 grouping, so that step 0 of Table 3 already counts merged clusters.
 
-Memory: the image table is streamed row by row (:mod:`builder.sqldump`) into a parquet
+Memory: the image table is streamed row by row (:mod:`builder.sources.sqldump`) into a parquet
 file in the work folder; DuckDB groups it by SHA-1 under the build's memory limit
 (spilling to disk) and only the groups of two or more titles come back. The map then
 holds the File redirects and the titles of those groups: on Commons (about 100 M files)
@@ -33,9 +33,9 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from builder.extraction import Extraction
-from builder.sqldump import SqlStats, iter_rows
-from builder.wikitext import DEFAULT_FILE_ALIASES, normalize_title
+from builder.extract.tasks import Extraction
+from builder.extract.wikitext import DEFAULT_FILE_ALIASES, normalize_title
+from builder.sources.sqldump import SqlStats, iter_rows
 
 IMAGE_TABLE = "image"
 IMAGE_COLUMNS = ("img_name", "img_sha1")

@@ -1,0 +1,118 @@
+"""Generic helpers every stage may use, and that use no other module of the toolkit:
+an atomic text write, the lock of a folder, the error of a folder that cannot be written, plurals,
+and where the package's data files are.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent
+DATA = PACKAGE / "data"  # the shipped tables and the sample dump
+LOCK_FILE = ".wikipedia_ipc.lock"  # where a folder cannot be locked itself (Windows)
+
+
+class OutputError(Exception):
+    """The output folder cannot be written (or pushed) safely; the message names the path and why."""
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a small file under a unique temporary name, flush it to disk, and rename it into place."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    try:
+        with temporary.open("x", encoding="utf-8") as stream:  # "x": a new file, with the umask's permissions
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def plural(number: int, word: str) -> str:
+    """``1 pair``, ``2 pairs``: a count with its noun, for the card and the build's summary."""
+    return f"{number:,} {word if number == 1 else word + 's'}"
+
+
+_HELD_LOCKS: set[int] = set()
+
+
+def _close_locks_in_child() -> None:
+    """Forked workers drop their copy of the lock: orphans of a killed build must not keep the folder locked."""
+    for descriptor in _HELD_LOCKS:
+        os.close(descriptor)
+    _HELD_LOCKS.clear()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX; Windows starts workers fresh, with no copy of the lock
+    os.register_at_fork(after_in_child=_close_locks_in_child)
+
+
+class FolderLock:
+    """An exclusive, non-blocking ``flock`` on the output folder itself: no lock file to leave behind.
+
+    Where ``fcntl`` does not exist (Windows), the lock is ``msvcrt``'s on a file
+    :data:`LOCK_FILE` inside the folder, which the operating system releases when the process ends.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._descriptor: int | None = None
+
+    def __enter__(self) -> FolderLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exception: object) -> None:
+        self.release()
+
+    def acquire(self) -> None:
+        try:
+            import fcntl  # POSIX only: imported here so that the toolkit imports on every platform
+        except ImportError:
+            self._acquire_with_a_file()
+            return
+        try:
+            descriptor = os.open(self.folder, os.O_RDONLY)
+        except OSError as error:
+            raise OutputError(f"{self.folder}: cannot open the folder to lock it ({error.strerror})") from None
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(descriptor)
+            raise self._busy() from None
+        self._descriptor = descriptor
+        _HELD_LOCKS.add(descriptor)
+
+    def _acquire_with_a_file(self) -> None:
+        try:
+            import msvcrt
+        except ImportError:
+            raise OutputError(
+                f"{self.folder}: this platform has neither fcntl nor msvcrt, so the folder cannot be locked"
+            ) from None
+        try:
+            descriptor = os.open(self.folder / LOCK_FILE, os.O_RDWR | os.O_CREAT)
+        except OSError as error:
+            raise OutputError(f"{self.folder}: cannot create its lock file ({error.strerror})") from None
+        try:
+            msvcrt.locking(descriptor, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            os.close(descriptor)
+            raise self._busy() from None
+        self._descriptor = descriptor
+
+    def _busy(self) -> OutputError:
+        return OutputError(
+            f"{self.folder}: another build is writing into this folder (it holds the folder's lock); "
+            "wait for it to finish or choose another output folder"
+        )
+
+    def release(self) -> None:
+        if self._descriptor is not None:
+            _HELD_LOCKS.discard(self._descriptor)
+            os.close(self._descriptor)  # closing the last descriptor of the lock releases it
+            self._descriptor = None

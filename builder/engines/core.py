@@ -1,0 +1,357 @@
+"""The core of every build, whatever engine runs it: prepare, extract, group, tag, filter, publish.
+
+:func:`run` is the one way a build happens. It checks everything that can be checked before any
+dump is read (:func:`prepare`: the dumps, the options, the languages and their taggers and word
+segmenters, the image tables), opens the output folder, and then asks an :class:`Engine` to carry
+out the stages in order, timing each: extract the references of every dump, group them by image
+and run steps 0–4 of Table 3 per config, tag the surviving texts, run steps 5–9 and write the
+pairs. What a config's ``funnel.json`` records, and the publishing of the folder, happen here, so
+that every engine gives the same rows and the same records. An engine only decides *how* a stage
+runs: :class:`builder.engines.local.LocalEngine` with worker processes and DuckDB,
+:class:`builder.engines.spark.SparkEngine` on a Spark cluster.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib.metadata
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from builder.config import BuildOptions, ExtractionSettings, PipelineConfig, configs_for_languages
+from builder.extract.parameters import read_parameter_table
+from builder.extract.tasks import Extraction, check_dump_kinds, dump_languages
+from builder.filters.chain import FilterChain
+from builder.filters.identity import (
+    Identity,
+    build_identity,
+    check_identities,
+    local_files,
+    pairs_per_identity,
+    read_image_tables,
+)
+from builder.filters.tagging import Tagger, get_tagger
+from builder.lang.dumps import language_overrides
+from builder.lang.segmenters import word_counter_signature
+from builder.publish.publisher import Publisher
+from builder.sources.files import check_dump_path
+
+STAGES = ("extraction", "grouping", "tagging", "pair filters", "writing")
+
+
+@dataclasses.dataclass
+class StageClock:
+    """Where a build's time goes, stage by stage, for the summary and the scale benchmark.
+
+    ``spans`` keeps each run of a stage as wall-clock ``(start, end)`` (``time.time()``), so
+    that a memory sampler outside the process can tell the stages apart. Writing happens
+    inside the pair-filter pass, cluster by cluster: the writer's own time is moved from
+    that stage to ``writing`` with :meth:`move`.
+    """
+
+    spans: list[tuple[str, float, float]] = dataclasses.field(default_factory=list)
+    moved: dict[str, float] = dataclasses.field(default_factory=dict)
+
+    @contextlib.contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        started = time.time()
+        try:
+            yield
+        finally:
+            self.spans.append((name, started, time.time()))
+
+    def move(self, seconds: float, source: str, target: str) -> None:
+        self.moved[source] = self.moved.get(source, 0.0) - seconds
+        self.moved[target] = self.moved.get(target, 0.0) + seconds
+
+    def seconds(self) -> dict[str, float]:
+        """Time per stage, in :data:`STAGES` order."""
+        spent = dict(self.moved)
+        for name, start, end in self.spans:
+            spent[name] = spent.get(name, 0.0) + end - start
+        return {name: spent[name] for name in STAGES if name in spent}
+
+
+def library_versions() -> dict[str, str]:
+    """Versions of the libraries that shape the output, for the dataset card."""
+    versions = {"python": sys.version.split()[0]}
+    for package in ("mwparserfromhell", "nltk", "stanza", "duckdb", "pyarrow", "datasets"):
+        try:
+            versions[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+@dataclasses.dataclass
+class BuildReport:
+    """What a build produced, per config."""
+
+    output: Path
+    rows: dict[str, int]
+    funnels: dict[str, FilterChain]
+    extraction: Extraction
+    clock: StageClock = dataclasses.field(default_factory=StageClock)
+    identities: dict[str, dict] = dataclasses.field(default_factory=dict)  # funnel.json's identity, per config
+    splits: dict[str, dict[str, object]] = dataclasses.field(default_factory=dict)  # per config, as in funnel.json
+
+
+def config_languages(config: PipelineConfig, languages: Sequence[str]) -> list[str]:
+    """The languages whose references a config reads: its own, or every language of the build."""
+    return [config.language] if config.language else list(languages)
+
+
+def taggers_for(configs: Sequence[PipelineConfig], languages: Sequence[str], spec: str | Tagger) -> dict[str, Tagger]:
+    """One tagger per language that a config's caption rule needs, built before any dump is read.
+
+    A language no installed tagger covers stops the build here, with what would cover it
+    (:class:`builder.filters.tagging.TaggerUnavailable`); configs without a caption rule need none.
+    """
+    needed = {
+        language
+        for config in configs
+        if config.caption_rule != "none"
+        for language in config_languages(config, languages)
+    }
+    return {language: get_tagger(spec, language) for language in sorted(needed)}
+
+
+def tagger_tagset(tagger: Tagger) -> str:
+    """The tag set a tagger writes: ``ud`` or ``ptb`` (a tagger object that does not say tags in PTB, as before)."""
+    return getattr(tagger, "tagset", "ptb")
+
+
+def tagger_signature(config: PipelineConfig, taggers: Mapping[str, Tagger], languages: Sequence[str]) -> str:
+    """The tagger line of a config's card: its language's tagger, or each language's."""
+    if config.caption_rule == "none":
+        return "none: the config has no caption rule"
+    chosen = config_languages(config, languages)
+    if len(chosen) == 1:
+        return taggers[chosen[0]].signature()
+    return "; ".join(f"{language}: {taggers[language].signature()}" for language in chosen)
+
+
+def funnel_record(
+    chain: FilterChain,
+    rows: int,
+    extraction: Extraction,
+    tagger: str,
+    identity: dict[str, object],
+    splits: dict[str, object] | None,
+    languages: Sequence[str] = (),
+) -> dict[str, object]:
+    """A config's ``funnel.json`` content: its Table 3 counts and everything that shaped them.
+
+    ``tagger`` is its :func:`tagger_signature`; ``identity`` is :meth:`builder.filters.identity.Identity.record`
+    for the config; ``splits`` is
+    :func:`builder.publish.splits.split_record`, or None for a config written as one ``train`` split.
+    ``languages`` are the config's languages, recorded with how their words were counted,
+    in every build but an English one (whose record stays as it was).
+    """
+    skipped = {
+        "redirects": extraction.read.skipped_redirect,
+        "redirect_revisions": extraction.read.redirect_revisions,
+        "other_namespaces": extraction.read.skipped_namespace,
+        "invalid_utf8_bytes": extraction.read.invalid_utf8_bytes,
+        "unclosed_image_markup": extraction.extract.unclosed,
+        "unparsable_image_references": extraction.extract.unparsed,
+        "pages_that_failed_to_parse": extraction.extract.failed_pages,
+        "captions_the_cleaner_could_not_render": extraction.extract.captions_dropped,
+        "captions_with_invalid_utf8": extraction.extract.invalid_utf8_captions,
+        "references_repeated_by_later_revisions": extraction.extract.repeated_in_history,
+        "malformed_pages": extraction.read.malformed_pages,
+        "malformed_revisions": extraction.read.malformed_revisions,
+        "pages_whose_ns_contradicts_their_title": extraction.read.namespace_mismatches,
+        "content_outside_pages": extraction.read.content_outside_pages,
+        "xml_entities_left_out": extraction.read.entities_left_out,
+        "dumps_with_a_wrong_root_element": extraction.read.wrong_root_element,
+        "dumps_that_failed": len(extraction.failures),
+    }
+    record: dict[str, object] = {
+        "config": chain.config.name,
+        "rows": rows,
+        "parameters": chain.config.parameters(),
+        "dumps": extraction.dumps,
+        "tagger": tagger,
+        "versions": library_versions(),
+        "failures": extraction.failures,
+        "problems": extraction.problems,
+        "pages": extraction.read.pages,
+        "revisions": extraction.read.revisions,
+        "skipped": skipped,
+        "identity": identity,
+        "funnel": chain.funnel.to_list(),
+    }
+    if splits is not None:
+        record["splits"] = splits
+    if languages:
+        record["languages"] = {language: word_counter_signature(language) for language in languages}
+    return record
+
+
+@dataclasses.dataclass
+class BuildPlan:
+    """A build as checked before any dump is read: its dumps, configs per language, options and taggers."""
+
+    dumps: list[str | Path]
+    configs: list[PipelineConfig]  # per language in a build over several (``de.gold``)
+    options: BuildOptions
+    settings: ExtractionSettings
+    languages: list[str]  # of the dumps, sorted
+    given: dict[str, str]  # the language given per dump (``--language``), by the dump as given
+    taggers: dict[str, Tagger]  # one per language a caption rule needs
+
+    @property
+    def crosslingual(self) -> bool:
+        return any(config.crosslingual for config in self.configs)
+
+    @property
+    def tagger_name(self) -> str | None:
+        """The tagger as a name that a worker process or executor can build again (None: an object was given)."""
+        return self.options.tagger if isinstance(self.options.tagger, str) else None
+
+    def tagsets(self) -> dict[str, str]:
+        return {language: tagger_tagset(tagger) for language, tagger in self.taggers.items()}
+
+
+def prepare(dumps: Sequence[str | Path], configs: Sequence[PipelineConfig], options: BuildOptions) -> BuildPlan:
+    """Every check a build can make before it reads a page, so that it fails in seconds, not after hours."""
+    if not dumps:
+        raise ValueError("no dump files given")
+    settings = ExtractionSettings.of(configs)
+    for dump in dumps:
+        check_dump_path(dump)
+    check_dump_kinds(dumps, settings.history)
+    check_memory_limit(options.memory_limit)
+    crosslingual = any(config.crosslingual for config in configs)
+    check_identities(settings.identities, options.image_tables, crosslingual)
+    given = language_overrides(dumps, options.languages)
+    languages = dump_languages(dumps, given)
+    expanded = configs_for_languages(configs, languages)
+    taggers = taggers_for(expanded, languages, options.tagger)
+    if options.template_parameters:
+        read_parameter_table(options.template_parameters)
+    for language in languages:
+        word_counter_signature(language)  # a language written without spaces needs its segmenter
+    return BuildPlan(list(dumps), expanded, options, settings, languages, given, taggers)
+
+
+def check_memory_limit(memory_limit: str) -> None:
+    """A memory size DuckDB accepts, such as ``512MB``, checked before any dump is read."""
+    import duckdb  # imported where it is used: a plan needs it only for this check
+
+    with duckdb.connect() as connection:
+        try:
+            connection.execute(f"SET memory_limit = '{memory_limit}'")
+        except duckdb.Error as error:
+            raise ValueError(f"memory limit {memory_limit!r} is not a size such as 512MB or 4GB ({error})") from None
+
+
+@dataclasses.dataclass
+class Selected:
+    """What steps 0–4 of one config left, as the core records it."""
+
+    titles: int | None = None  # distinct titles before the identity map (None: the map changes no title)
+    kept_apart: int = 0  # references to files local to a wiki, left out of a cross-lingual config
+
+
+@dataclasses.dataclass
+class Written:
+    """A config's pairs as written into its staging folder."""
+
+    rows: int
+    files: list[Path]
+    splits: dict[str, object] | None = None  # :func:`builder.publish.splits.split_record`; None without splits
+    writing_seconds: float = 0.0  # of the pair-filter stage, spent writing
+
+
+class Engine(Protocol):
+    """What runs the stages of a build; :func:`run` calls them in this order, once per build."""
+
+    def open(self, plan: BuildPlan) -> contextlib.AbstractContextManager[Path]:
+        """The engine's resources for the build (a work folder, a session); yields the work folder."""
+        ...
+
+    def extract(self, plan: BuildPlan, work: Path) -> Extraction:
+        """Every dump's image references, kept by the engine for the stages after."""
+        ...
+
+    def select(
+        self, plan: BuildPlan, chains: Mapping[str, FilterChain], identity: Identity, local: Path | None
+    ) -> dict[str, Selected]:
+        """Group each config's references by image (after the identity map) and run steps 0–4."""
+        ...
+
+    def tag(self, plan: BuildPlan, chains: Mapping[str, FilterChain]) -> None:
+        """Tag every text that survived step 4 once per language, for the caption rule of step 5."""
+        ...
+
+    def write(self, plan: BuildPlan, chain: FilterChain, publisher: Publisher) -> Written:
+        """Steps 5–9 of one config, its pairs written (split when the config asks) into the publisher."""
+        ...
+
+
+def run(
+    engine: Engine,
+    dumps: Sequence[str | Path],
+    configs: Sequence[PipelineConfig],
+    output: str | Path,
+    options: BuildOptions,
+) -> BuildReport:
+    """Build ``configs`` from ``dumps`` into the dataset folder ``output`` with ``engine``.
+
+    The output is published as :class:`builder.publish.publisher.Publisher` describes: locked and
+    checked before any dump is read, written to the side, and switched in one step at the end.
+    """
+    plan = prepare(dumps, configs, options)
+    output = Path(output)
+    publisher = Publisher(output, [config.name for config in plan.configs], options.overwrite)
+    clock = StageClock()
+    try:
+        publisher.open()  # locked and writable before any dump is read, or the work folder touched
+        with engine.open(plan) as work:
+            with clock.stage("extraction"):
+                identities, image_tables = plan.settings.identities, options.image_tables
+                groups, tables = read_image_tables(identities, image_tables, work / "identity", options.memory_limit)
+                extraction = engine.extract(plan, work)
+                identity = build_identity(identities, extraction, groups, tables)
+                local = work / "local-files.parquet"
+                wiki_files = local_files(image_tables, extraction.wikis, local) if plan.crosslingual else {}
+            chains = {config.name: FilterChain(config) for config in plan.configs}
+            with clock.stage("grouping"):
+                selected = engine.select(plan, chains, identity, local if wiki_files else None)
+            with clock.stage("tagging"):
+                engine.tag(plan, chains)
+            rows, merged, splits = {}, {}, {}
+            for name, chain in chains.items():
+                with clock.stage("pair filters"):
+                    written = engine.write(plan, chain, publisher)
+                clock.move(written.writing_seconds, "pair filters", "writing")
+                rows[name] = written.rows
+                pairs = pairs_per_identity(written.files)
+                merged[name] = identity.record(selected[name].titles, chain.funnel.rows[0].images, pairs)
+                if written.splits is not None:
+                    splits[name] = written.splits
+                record = config_record(plan, chain, written, extraction, merged[name])
+                if chain.config.crosslingual and wiki_files:
+                    kept_apart = selected[name].kept_apart
+                    record["local_files"] = {"image_tables": wiki_files, "references_kept_apart": kept_apart}
+                publisher.add_config(name, record, written.files)
+        with clock.stage("writing"):  # the engine's work folder and session are gone: only the staged files are left
+            publisher.publish()
+    finally:
+        publisher.close()
+    return BuildReport(output, rows, chains, extraction, clock, merged, splits)
+
+
+def config_record(
+    plan: BuildPlan, chain: FilterChain, written: Written, extraction: Extraction, identity: dict[str, object]
+) -> dict[str, object]:
+    """A config's ``funnel.json``: its counts, its tagger's signature and, beyond English, its languages."""
+    signature = tagger_signature(chain.config, plan.taggers, plan.languages)
+    recorded = config_languages(chain.config, plan.languages) if plan.languages != ["en"] else []
+    return funnel_record(chain, written.rows, extraction, signature, identity, written.splits, recorded)

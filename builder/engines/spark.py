@@ -1,0 +1,415 @@
+"""The Spark engine: carries out the stages of :func:`builder.engines.core.run` on RDDs, with PySpark.
+
+It builds whatever the local engine builds (several languages, the cross-lingual config,
+history dumps cut inside pages) with the local engine's rows:
+
+* extraction – dump files and multistream byte ranges are the partitions of an RDD;
+  each runs :func:`builder.extract.tasks.iter_task_references`;
+* grouping by image – Spark's shuffle, after each reference went through a broadcast
+  of the build's identity map (:mod:`builder.filters.identity`), the references of one image
+  sorted as the local engine sorts them;
+* steps 0–4 and 5–6 – :class:`builder.filters.chain.FilterChain` per cluster; each
+  partition's funnel is collected and added up on the driver;
+* tagging – each unique text of every config once per language, one tagger per partition,
+  joined back by (language, text);
+* step 7 – build-wide: every candidate pair gets its order key (image, index in the
+  cluster's pairs), and a shuffle by the pair's digest keeps the smallest key, which is
+  the pair the local engine keeps (the first in image order);
+* steps 8–9 – per cluster on the executors, counted per image as the local engine counts;
+* splits – the executors reduce each pair to its three 16-byte node digests
+  (:func:`builder.publish.splits.node_keys`); the driver streams them in, a partition at a time,
+  into the local engine's :func:`builder.publish.splits.assign_nodes`, then broadcasts the
+  image → split map it returns. Driver memory: the union-find (a peak of at most about
+  730 bytes per pair, see :mod:`builder.publish.splits`); after the write, the driver reads the
+  written files' image and text columns in batches for the overlap check;
+* output – each split's pairs are range-partitioned by their order key, and each executor
+  writes its partition as parquet shards into the config's staging folder; the driver
+  only names the shards (content hashes, in partition order) and publishes them. No
+  whole pair passes through the driver.
+
+The staging folder lies inside the output folder, so on a cluster the output must be on
+a file system that every executor sees at the same path (as the dumps must be).
+Default master ``local[N]``; pass a ``SparkSession`` (or use ``spark-submit``) for a cluster.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from builder.config import BuildOptions, PipelineConfig
+from builder.engines.core import BuildPlan, BuildReport, Selected, Written, run
+from builder.extract.tasks import (
+    Extraction,
+    ExtractResult,
+    ExtractTask,
+    combine_redirects,
+    combine_results,
+    iter_task_references,
+    plan_tasks,
+    task_failure,
+)
+from builder.extract.wikitext import ExtractStats
+from builder.filters.captions import rule_verdicts, tag_batch, text_batches
+from builder.filters.chain import FilterChain
+from builder.filters.clusters import Cluster, Pair, build_pairs, cluster_from_rows, cluster_rows, sort_key
+from builder.filters.funnel import Funnel
+from builder.filters.identity import Identity
+from builder.filters.pairs import candidate_key
+from builder.filters.tagging import get_tagger
+from builder.publish.publisher import Publisher
+from builder.publish.splits import SplitAssignment, assign_nodes, check_files, node_keys, split_record
+from builder.publish.workdir import temporary_work_folder
+from builder.publish.writer import PairWriter, finalize_parts, pair_row
+from builder.sources.files import DumpError, DumpWarning, ReadStats
+
+
+def _spill():  # noqa: ANN202 - a pyspark.StorageLevel
+    """Cached RDDs that do not fit the executors' memory go to their disks, not recomputed."""
+    from pyspark import StorageLevel
+
+    return StorageLevel.MEMORY_AND_DISK
+
+
+def _extract_partition(tasks: Iterable[tuple[int, ExtractTask]]) -> Iterator[tuple[str, object]]:
+    """Rows tagged ``("row", (dump, row))``, then one ``("stats", (task number, result))`` per task."""
+    for number, task in tasks:
+        result = ExtractResult(ReadStats(), ExtractStats())
+        try:
+            rows = list(iter_task_references(task, result))
+        except (DumpError, OSError) as error:  # a bad dump fails alone; the others go on
+            rows = []
+            result.error = task_failure(task, error)
+        for row in rows:
+            yield "row", (task.dump, row)
+        yield "stats", (number, result)
+
+
+def _before_rule(config: PipelineConfig, groups: Iterable[tuple[str, Iterable[dict]]]) -> Iterator[tuple[str, object]]:
+    chain = FilterChain(config)
+    for image, rows in groups:
+        survivor = chain.before_rule(cluster_from_rows(image, sorted(rows, key=sort_key)))
+        if survivor is not None:
+            for row in cluster_rows(survivor):
+                yield "row", row
+    yield "funnel", chain.funnel.to_list()
+
+
+def _tag_partition(tagger_name: str, language: str, texts: Iterable[str]) -> Iterator[tuple[str, list]]:
+    """One tagger per partition that has texts (a model loads in seconds), texts tagged in batches."""
+    tagger = None
+    for batch in text_batches(texts):
+        tagger = tagger or get_tagger(tagger_name, language)
+        yield from zip(batch, tag_batch(batch, tagger), strict=True)
+
+
+def _apply_rule(
+    config: PipelineConfig, tagsets: dict[str, str], groups: Iterable[tuple[str, Iterable[dict]]]
+) -> Iterator[tuple[str, object]]:
+    """Steps 5–6 per cluster; the surviving clusters go on to steps 7–9, keyed by image."""
+    chain = FilterChain(config)
+    for image, rows in groups:
+        ordered = sorted(rows, key=sort_key)
+        survivor = chain.apply_rule(
+            cluster_from_rows(image, ordered), rule_verdicts(ordered, config.caption_rule, tagsets)
+        )
+        if survivor is not None:
+            yield "cluster", (image, survivor)
+    yield "funnel", chain.funnel.to_list()
+
+
+def _candidates(across: bool, item: tuple[str, Cluster]) -> Iterator[tuple[bytes, tuple[str, int]]]:
+    """Each candidate pair of a cluster as (digest, order key): the key orders pairs as the local engine meets them."""
+    image, cluster = item
+    for index, pair in enumerate(build_pairs(cluster, across)):
+        yield candidate_key(pair), (image, index)
+
+
+def _first_in_build(firsts: frozenset[int]) -> Callable[[list[Pair]], list[Pair]]:
+    """Step 7 for one cluster: the pairs (by their index in the cluster) that are first of their candidate."""
+
+    def keep(pairs: list[Pair]) -> list[Pair]:
+        return [pair for index, pair in enumerate(pairs) if index in firsts]
+
+    return keep
+
+
+def _filter_pairs(
+    config: PipelineConfig, groups: Iterable[tuple[str, tuple[Cluster, Iterable[int]]]]
+) -> Iterator[tuple[str, object]]:
+    """Steps 7–9 per cluster, step 7 from the build-wide firsts; pair rows keyed by (image, rank), then the funnel."""
+    chain = FilterChain(config)
+    for image, (cluster, firsts) in groups:
+        pairs = chain.filter_pairs(cluster, _first_in_build(frozenset(firsts)))
+        for rank, pair in enumerate(pairs):
+            yield "pair", ((image, rank), pair_row(pair, config.crosslingual))
+    yield "funnel", chain.funnel.to_list()
+
+
+def _write_partition(
+    folder: str,
+    rows_per_shard: int,
+    split: str,
+    languages: bool,
+    partition: int,
+    rows: Iterable[tuple[tuple[str, int], dict]],
+) -> Iterator[tuple[int, list[str]]]:
+    """Write one range partition of a split's sorted pairs as parquet parts named after the split and partition.
+
+    The parts are written under names of this task attempt and renamed when complete,
+    so that a retried or speculative attempt never leaves a half-written part under the
+    name the driver will read.
+    """
+    from pyspark import TaskContext
+
+    attempt = TaskContext.get().attemptNumber()
+    prefix = f"attempt-{split}-{partition:05d}-{attempt}"
+    writer = PairWriter(Path(folder), rows_per_shard, prefix=prefix, languages=languages)
+    writer.write_rows(row for _, row in rows)
+    parts = []
+    for index, part in enumerate(writer.finish()):
+        final = part.with_name(f"{split}-part-{partition:05d}-{index:05d}.tmp")
+        os.replace(part, final)
+        parts.append(str(final))
+    yield writer.rows, parts
+
+
+def _with_tags(rows, tags, column: str):  # noqa: ANN001, ANN202 - RDDs
+    """Attach the tags of each row's ``column`` text in its language (empty texts get none)."""
+    keyed = rows.keyBy(lambda row: (row["language"], row[column]))
+    joined = keyed.leftOuterJoin(tags)
+    return joined.map(lambda item: {**item[1][0], f"{column}_tags": item[1][1]})
+
+
+def _write_split(  # noqa: ANN001 - rows: an RDD
+    rows, folder: Path, rows_per_shard: int, split: str, languages: bool
+) -> tuple[int, list[Path]]:
+    """One split's pairs (an RDD keyed by order key), range-partitioned and written by the executors."""
+    total = rows.count()
+    if not total:
+        return 0, []
+    ordered = rows.sortByKey(numPartitions=math.ceil(total / rows_per_shard))
+    written = ordered.mapPartitionsWithIndex(
+        lambda partition, part, where=str(folder), size=rows_per_shard: _write_partition(
+            where, size, split, languages, partition, part
+        )
+    ).collect()
+    return sum(count for count, _ in written), [Path(part) for _, names in written for part in names]
+
+
+def _write_pairs(  # noqa: ANN001 - clusters: an RDD of (image, Cluster)
+    clusters, config: PipelineConfig, chain: FilterChain, folder: Path, rows_per_shard: int
+) -> tuple[int, dict[str, list[Path]], SplitAssignment | None]:
+    """Steps 7–9 and the output on the executors.
+
+    The driver gets the funnels, the row count, each split's part names and (with splits) the assignment.
+    """
+    across = config.crosslingual
+    firsts = clusters.flatMap(lambda item, a=across: _candidates(a, item)).reduceByKey(min).values().groupByKey()
+    pairs = clusters.join(firsts).mapPartitions(lambda part, c=config: _filter_pairs(c, part)).cache()
+    for funnel in pairs.filter(lambda item: item[0] == "funnel").values().collect():
+        chain.funnel.add(Funnel.from_list(funnel))
+    rows = pairs.filter(lambda item: item[0] == "pair").values()
+    if not config.splits:
+        written, parts = _write_split(rows, folder, rows_per_shard, "train", across)
+        pairs.unpersist()
+        return written, {"train": parts}, None
+    # streamed to the driver partition by partition: the driver holds the union-find, not a list of all digests
+    assignment = assign_nodes(rows.map(lambda item: node_keys(item[1])).toLocalIterator(), config.splits)
+    routes = rows.context.broadcast(assignment)
+    written, parts_of = 0, {}
+    for split in assignment.names:
+        chosen = rows.filter(lambda item, r=routes, s=split: r.value.split_of(item[1]) == s)
+        count, parts_of[split] = _write_split(chosen, folder, rows_per_shard, split, across)
+        written += count
+    routes.unpersist()
+    pairs.unpersist()
+    return written, parts_of, assignment
+
+
+def _session(workers: int):  # noqa: ANN202 - a pyspark.sql.SparkSession
+    """A session on the configured master (spark-submit sets it), else ``local[workers]``."""
+    from pyspark import SparkConf
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName("wikipedia-ipc")
+    configured = SparkConf()
+    if not configured.contains("spark.master"):
+        builder = builder.master(f"local[{workers}]")
+    if configured.get("spark.master", "local").startswith("local") and not configured.contains("spark.pyspark.python"):
+        # local workers run on this machine: give them this interpreter (and its packages),
+        # not whatever ``python3`` is first on the PATH
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    return builder.getOrCreate()
+
+
+def build_spark(
+    dumps: Sequence[str | Path],
+    configs: Sequence[PipelineConfig],
+    output: str | Path,
+    options: BuildOptions | None = None,
+    spark=None,  # noqa: ANN001 - a pyspark.sql.SparkSession
+    **settings: object,
+) -> BuildReport:
+    """Build configs with Spark into the same dataset folder as :func:`builder.engines.local.build`.
+
+    ``options`` and keyword ``settings`` as for the local engine (``workers`` is the ``local[N]``
+    master's N; ``work_dir`` and ``resume`` are the local engine's). ``spark`` is a session to run
+    on; without it one is made on the configured master (``spark-submit`` sets it), else
+    ``local[workers]``, and stopped at the end.
+
+    The image tables of the ``sha1`` identity are read on the driver (grouped by DuckDB under
+    ``memory_limit``); the identity map then goes to the executors as a broadcast. The pairs of a
+    config are range-partitioned into about ``rows_per_shard`` rows per executor task and parquet
+    file; a config with fewer pairs gives the local engine's single, byte-identical file.
+    """
+    options = BuildOptions.of(options, {"workers": 2, **settings} if options is None else settings)
+    return run(SparkEngine(spark), dumps, configs, output, options)
+
+
+class SparkEngine:
+    """The stages on RDDs: every step runs on the executors; the driver adds up funnels and names files."""
+
+    def __init__(self, spark=None) -> None:  # noqa: ANN001 - a pyspark.sql.SparkSession
+        self.given = spark
+        self.session = spark
+        self.references = None  # an RDD of the reference rows of the dumps that were read whole
+        self.survivors: dict[str, object] = {}  # per config, an RDD of the rows that passed steps 0–4
+        self.tags = None  # an RDD of ((language, text), tags)
+
+    @contextlib.contextmanager
+    def open(self, plan: BuildPlan) -> Iterator[Path]:
+        self.session = self.given if self.given is not None else _session(plan.options.workers)
+        try:
+            with temporary_work_folder("wikipedia-ipc-spark-") as scratch:
+                yield Path(scratch)
+        finally:
+            if self.given is None:
+                self.session.stop()
+
+    def extract(self, plan: BuildPlan, work: Path) -> Extraction:
+        settings, options = plan.settings, plan.options
+        tasks, described = plan_tasks(
+            plan.dumps,
+            options.workers,
+            settings.namespaces,
+            work,
+            settings.history,
+            settings.first_seen,
+            settings.file_redirects,
+            plan.given,
+            options.template_parameters,
+        )
+        started = time.perf_counter()
+        context = self.session.sparkContext
+        extracted = context.parallelize(list(enumerate(tasks)), len(tasks)).mapPartitions(_extract_partition).cache()
+        stats = dict(extracted.filter(lambda item: item[0] == "stats").values().collect())
+        seconds = time.perf_counter() - started
+        results = [stats[number] for number in range(len(tasks))]
+        read, extract, failures, problems, failed = combine_results(tasks, results, described, settings.history)
+        for problem in problems:
+            warnings.warn(problem, DumpWarning, stacklevel=2)
+        if len(failed) == len(described):
+            raise DumpError("no dump could be read: " + "; ".join(failures))
+        rows_of = extracted.filter(lambda item: item[0] == "row").values()
+        self.references = rows_of.filter(lambda item, bad=frozenset(failed): item[0] not in bad).values()
+        redirects, ignored = combine_redirects(tasks, results, failed)
+        wikis = {task.wiki: task.language for task in tasks if task.wiki}
+        return Extraction([], read, extract, described, seconds, failures, problems, redirects, ignored, wikis)
+
+    def select(
+        self, plan: BuildPlan, chains: Mapping[str, FilterChain], identity: Identity, local: Path | None
+    ) -> dict[str, Selected]:
+        context = self.session.sparkContext
+        identity_map = context.broadcast(identity.map)
+        apart = context.broadcast(_local_files(local)) if local is not None else None
+        selected = {}
+        for name, chain in chains.items():
+            config = chain.config
+            used = self.references.filter(lambda row, c=config: _selects(c, row))
+            titles = used.map(lambda row: row["image"]).distinct().count() if identity.map.image else None
+            kept_apart = 0
+            if apart is not None and config.crosslingual:
+                local_file = _is_local_file(apart)
+                kept_apart = used.filter(local_file).count()
+                used = used.filter(lambda row, f=local_file: not f(row))
+            mapped = used.map(lambda row, m=identity_map: m.value.apply(row))
+            grouped = mapped.groupBy(lambda row: row["image"])
+            before = grouped.mapPartitions(lambda part, c=config: _before_rule(c, part)).persist(_spill())
+            for funnel in before.filter(lambda item: item[0] == "funnel").values().collect():
+                chain.funnel.add(Funnel.from_list(funnel))
+            self.survivors[name] = before.filter(lambda item: item[0] == "row").values()
+            selected[name] = Selected(titles, kept_apart)
+        return selected
+
+    def tag(self, plan: BuildPlan, chains: Mapping[str, FilterChain]) -> None:
+        ruled = [self.survivors[name] for name, chain in chains.items() if chain.config.caption_rule != "none"]
+        if not ruled:
+            return
+        context = self.session.sparkContext
+        texts = (
+            context.union(ruled)
+            .flatMap(lambda row: [(row["language"], row["caption"]), (row["language"], row["alt"])])
+            .filter(lambda item: bool(item[1]))
+            .distinct()
+        )
+        tagged = []
+        for language, tagger in sorted(plan.taggers.items()):
+            name = plan.tagger_name or tagger.name
+            own = texts.filter(lambda item, code=language: item[0] == code).values().coalesce(plan.options.workers)
+            tags = own.mapPartitions(lambda part, n=name, code=language: _tag_partition(n, code, part))
+            tagged.append(tags.map(lambda item, code=language: ((code, item[0]), item[1])))
+        self.tags = context.union(tagged).persist(_spill())
+        self.tags.count()  # tag here, in the tagging stage, not lazily inside the next one
+
+    def write(self, plan: BuildPlan, chain: FilterChain, publisher: Publisher) -> Written:
+        config = chain.config
+        survivors = self.survivors[config.name]
+        if config.caption_rule == "none":
+            tagged = survivors.map(lambda row: {**row, "caption_tags": None, "alt_tags": None})
+        else:
+            tagged = _with_tags(_with_tags(survivors, self.tags, "caption"), self.tags, "alt")
+        tagsets = plan.tagsets()
+        after = tagged.groupBy(lambda row: row["image"]).mapPartitions(
+            lambda part, c=config, t=tagsets: _apply_rule(c, t, part)
+        )
+        after = after.cache()
+        for funnel in after.filter(lambda item: item[0] == "funnel").values().collect():
+            chain.funnel.add(Funnel.from_list(funnel))
+        clusters = after.filter(lambda item: item[0] == "cluster").values()
+        folder = publisher.config_folder(config.name)
+        written, parts, assignment = _write_pairs(clusters, config, chain, folder, plan.options.rows_per_shard)
+        files: list[Path] = []
+        for split, names in parts.items():
+            files += finalize_parts(folder, names, split) if names else []
+        if not files:  # no pair survived: one shard with no rows, as the local engine writes
+            files = publisher.writer(config.name, languages=config.crosslingual).close()
+        after.unpersist()
+        record = split_record(assignment, config.splits, check_files(files)) if assignment is not None else None
+        return Written(written, files, record)
+
+
+def _selects(config: PipelineConfig, row: dict) -> bool:
+    """Whether a config reads a reference: its sources and, in a build over several languages, its language."""
+    return row["source"] in config.sources and (not config.language or row["language"] == config.language)
+
+
+def _local_files(path: Path) -> frozenset[tuple[str, str]]:
+    """The ``(language, File:title)`` of the files local to the build's wikis (from ``local_files``)."""
+    table = pq.read_table(path, columns=["language", "image"])
+    return frozenset(zip(table.column("language").to_pylist(), table.column("image").to_pylist(), strict=True))
+
+
+def _is_local_file(apart) -> Callable[[dict], bool]:  # noqa: ANN001 - a broadcast
+    def local_file(row: dict) -> bool:
+        return (row["language"], row["image"]) in apart.value
+
+    return local_file

@@ -1,0 +1,102 @@
+"""The funnel of Table 3: what remains after each step (images, references, captions, pairs),
+added up over clusters and partitions, and printed in the paper's layout.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from builder.filters.clusters import (
+    Cluster,
+    Pair,
+    count_pairs,
+)
+
+
+@dataclasses.dataclass
+class FunnelRow:
+    """What remains after one step (the columns of Table 3)."""
+
+    step: int
+    name: str
+    images: int = 0
+    references: int = 0
+    captions: int = 0
+    pairs: int = 0
+    images_refs_ge2: int = 0
+    images_refs_ge5: int = 0
+
+    def count_cluster(self, cluster: Cluster, across_languages: bool = False) -> None:
+        n = len(cluster.references)
+        self.images += 1
+        self.references += n
+        self.captions += sum(len(reference.texts()) for reference in cluster.references)
+        self.pairs += count_pairs(cluster, across_languages)
+        self.images_refs_ge2 += n >= 2
+        self.images_refs_ge5 += n >= 5
+
+    def count_pairs(self, pairs: list[Pair]) -> None:
+        """After pair filters, an image, reference or text counts while some pair still uses it."""
+        if not pairs:
+            return
+        references = {id(pair.first) for pair in pairs} | {id(pair.second) for pair in pairs}
+        texts = {(id(p.first), p.caption_type) for p in pairs} | {(id(p.second), p.caption_type) for p in pairs}
+        self.images += 1
+        self.references += len(references)
+        self.captions += len(texts)
+        self.pairs += len(pairs)
+        self.images_refs_ge2 += len(references) >= 2
+        self.images_refs_ge5 += len(references) >= 5
+
+    def add(self, other: FunnelRow) -> None:
+        for field in ("images", "references", "captions", "pairs", "images_refs_ge2", "images_refs_ge5"):
+            setattr(self, field, getattr(self, field) + getattr(other, field))
+
+
+class Funnel:
+    """The rows of Table 3 for one build."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.rows = [FunnelRow(step, name) for step, name in enumerate(names)]
+
+    def add(self, other: Funnel) -> None:
+        for mine, theirs in zip(self.rows, other.rows, strict=True):
+            mine.add(theirs)
+
+    def to_list(self) -> list[dict[str, object]]:
+        return [dataclasses.asdict(row) for row in self.rows]
+
+    @classmethod
+    def from_list(cls, rows: list[dict[str, object]]) -> Funnel:
+        funnel = cls([str(row["name"]) for row in rows])
+        funnel.rows = [FunnelRow(**row) for row in rows]  # type: ignore[arg-type]
+        return funnel
+
+    def markdown(self) -> str:
+        """Table 3's layout: remaining counts and the change against the previous step."""
+        header = (
+            "| Step | Filter | Images | Δ | Refs. ≥ 2 | Refs. ≥ 5 | References | Δ | μ_img "
+            "| Captions | Δ | Pairs | Δ |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        )
+        lines = []
+        previous: FunnelRow | None = None
+        for row in self.rows:
+            mean = f"{row.references / row.images:.2f}" if row.images else "–"
+            lines.append(
+                f"| {row.step} | {row.name} | {row.images:,} | {_change(previous, row, 'images')} "
+                f"| {row.images_refs_ge2:,} | {row.images_refs_ge5:,} "
+                f"| {row.references:,} | {_change(previous, row, 'references')} | {mean} "
+                f"| {row.captions:,} | {_change(previous, row, 'captions')} "
+                f"| {row.pairs:,} | {_change(previous, row, 'pairs')} |"
+            )
+            previous = row
+        return header + "\n".join(lines) + "\n"
+
+
+def _change(previous: FunnelRow | None, row: FunnelRow, field: str) -> str:
+    if previous is None:
+        return "–"
+    before = getattr(previous, field)
+    if before == 0:
+        return "0%"
+    return f"{(getattr(row, field) - before) / before:+.0%}"

@@ -1,0 +1,251 @@
+"""The dataset card (``README.md``) of a built folder: the YAML ``configs:`` that ``load_dataset``
+reads, and per config its Table 3 funnel, provenance, splits and the fidelity table.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Iterable
+from pathlib import Path
+
+import yaml
+
+from builder.common import DATA, PACKAGE, plural
+from builder.config import SPLIT_NAMES
+from builder.filters.funnel import Funnel
+from builder.publish.fidelity import markdown_table
+from builder.publish.layout import CONFIG_ORDER, FORMAT, MARKER
+from builder.publish.splits import split_of_file
+
+CARD_TEMPLATE = PACKAGE.parent / "dataset_card.md"
+SAMPLE_DUMP = DATA / "enwiki-20240101-sample-pages-articles.xml.bz2"
+
+
+def _is_sample(dump: dict[str, str]) -> bool:
+    return dump["name"] == SAMPLE_DUMP.name
+
+
+def _dump_line(dump: dict[str, object]) -> str:
+    language = f", language: {dump['language']}" if "language" in dump else ""
+    line = (
+        f"  - `{dump['name']}` ({dump['dbname']}, dump date {dump['date']}, kind: {dump.get('kind', 'unknown')}"
+        f"{language})"
+    )
+    if "failed" in dump:
+        return line + f": **failed**, none of its pages are in this config ({dump['failed']})"
+    source = dump.get("download")
+    if isinstance(source, dict):
+        line += (
+            f": downloaded from {source['mirror']} ({source['wiki']} dump run {source['run']}), "
+            f"SHA-1 `{source['sha1']}` verified {source['verified']}"
+        )
+    if _is_sample(dump):
+        line += (
+            ": the toolkit's embedded sample, pages written for the project to exercise the pipeline "
+            "(synthetic, not real Wikipedia content)"
+        )
+    return line
+
+
+def _build_section(record: dict[str, object]) -> str:
+    parameters = record["parameters"]
+    assert isinstance(parameters, dict)
+    dumps = record["dumps"]
+    assert isinstance(dumps, list)
+    versions = record["versions"]
+    assert isinstance(versions, dict)
+    dump_lines = "\n".join(_dump_line(dump) for dump in dumps)
+    parameter_lines = "\n".join(f"  - `{key}`: `{value}`" for key, value in parameters.items())
+    version_lines = ", ".join(f"{name} {version}" for name, version in versions.items())
+    skipped = record["skipped"]
+    assert isinstance(skipped, dict)
+    skipped_lines = ", ".join(f"{key.replace('_', ' ')}: {value:,}" for key, value in skipped.items())
+    empty = (
+        "No pair survived the filters: this config's parquet file has no rows, and the config is not in the "
+        "card's `configs:` (`datasets` cannot load a split with no rows).\n\n"
+        if not record["rows"]
+        else ""
+    )
+    return (
+        f"### `{record['config']}` – {record['rows']:,} pairs\n\n"
+        f"{empty}"
+        f"- Dumps:\n{dump_lines}\n"
+        f"{_language_lines(record)}"
+        f"- Tagger: `{record['tagger']}`\n"
+        f"- Parameters:\n{parameter_lines}\n"
+        f"- Library versions: {version_lines}\n"
+        f"- Skipped while reading: {skipped_lines}\n"
+        f"{_identity_line(record.get('identity'))}"
+        f"- Splits: {_splits_line(record)}\n\n"
+        f"{Funnel.from_list(record['funnel']).markdown()}"  # type: ignore[arg-type]
+    )
+
+
+def _language_lines(record: dict) -> str:
+    """What the card says of languages: nothing for an English build, as before; else each language's counting."""
+    languages = record.get("languages") or {}
+    lines = ""
+    if languages:
+        counted = "; ".join(f"`{code}`: {words}" for code, words in languages.items())
+        lines += f"- Languages: {', '.join(f'`{code}`' for code in languages)}; words of step 4 counted as {counted}\n"
+    if record["parameters"].get("crosslingual"):
+        lines += (
+            "- Cross-lingual: each pair joins captions of one image written in two language editions (`language1` "
+            "< `language2`); the bounds of steps 1, 2 and 6 are read across languages (references in at least two "
+            f"languages, at most the upper bound in each). {_local_files_note(record.get('local_files'))}\n"
+        )
+    if record["parameters"]["caption_rule"] == "none":
+        lines += (
+            "- Caption rule: none. Step 5 keeps every caption (no tagger judged them): the pairs are not filtered "
+            "for sentences or verbs as the paper's levels are.\n"
+        )
+    return lines
+
+
+def _local_files_note(local: object) -> str:
+    """How the cross-lingual config told files uploaded to one wiki from the Commons files of the same name."""
+    if not isinstance(local, dict):
+        return (
+            "Every file is taken for the Commons file of its name (no image table was given): a file uploaded "
+            "locally to one wiki under the name of a Commons file is paired with it."
+        )
+    tables = ", ".join(f"{wiki} ({files:,} files)" for wiki, files in local["image_tables"].items())
+    return (
+        f"Files uploaded locally to one wiki are kept apart, as the image tables of {tables} list them: "
+        f"{plural(local['references_kept_apart'], 'reference')} to them left out before step 0."
+    )
+
+
+def _identity_line(identity: object) -> str:
+    """The card's account of the identity map: what it merged and how many pairs each kind added."""
+    if not isinstance(identity, dict) or identity["identities"] == ["title"]:
+        return "- Image identity: the normalized `File:` title (as in the paper)\n"
+    pairs = identity["pairs"]
+    return (
+        f"- Image identity: {', '.join(identity['identities'])} (beyond the paper). "
+        f"File redirects read: {identity['file_redirects']:,} ({identity['file_redirects_ignored']:,} ignored, "
+        f"{identity['redirect_cycles']:,} cycles); image table rows: {identity['image_table_rows']:,} "
+        f"({identity['image_table_rows_without_sha1']:,} without SHA-1, "
+        f"{identity['image_table_rows_with_unusable_names']:,} with unusable names); titles merged by redirect: "
+        f"{identity['titles_merged_by_redirect']:,}, by SHA-1: {identity['titles_merged_by_sha1']:,}; images "
+        f"{identity['images_before']:,} → {identity['images_after']:,} ({identity['images_merged']:,} merged); "
+        f"pairs added by redirect: {pairs['redirect']:,}, by SHA-1: {pairs['sha1']:,} "
+        f"(of {sum(pairs.values()):,})\n"
+    )
+
+
+def _split_rows(record: dict) -> dict[str, int]:
+    """Pairs per split; a config built without splits (or by an earlier version) has one ``train`` split."""
+    splits = record.get("splits")
+    return dict(splits["pairs"]) if splits else {"train": record["rows"]}
+
+
+def _splits_line(record: dict) -> str:
+    """Each split's size, the components, and the overlap check as the build computed it on the written pairs."""
+    splits = record.get("splits")
+    if not splits:
+        return "none; every pair is in `train` (the paper's single set)"
+    sizes = "; ".join(
+        f"`{name}` {plural(pairs, 'pair')}, {plural(splits['images'][name], 'image')}, "
+        f"{plural(splits['texts'][name], 'text')}"
+        for name, pairs in splits["pairs"].items()
+    )
+    percentages = "/".join(f"{fraction * 100:g}" for fraction in splits["fractions"])
+    line = (
+        f"{sizes} (fractions {percentages} of the components; {plural(splits['components'], 'component')} "
+        f"of pairs linked by a shared image or text, the largest with "
+        f"{plural(splits['largest_component'], 'pair')}). {splits['shared_images']:,} images and "
+        f"{splits['shared_texts']:,} texts are shared by two splits (checked on the written pairs; texts with "
+        "equal skeletons are one text)."
+    )
+    empty = [name for name, pairs in splits["pairs"].items() if not pairs]
+    if empty and record["rows"]:
+        line += (
+            f" No pair fell into {', '.join(f'`{name}`' for name in empty)}: left out of `configs:` "
+            "(`datasets` cannot load a split with no rows)."
+        )
+    return line
+
+
+def _splits_note(records: list[dict]) -> str:
+    """How the configs are split, for the card's introduction."""
+    whole = [f"`{record['config']}`" for record in records if not record.get("splits")]
+    if len(whole) == len(records):
+        return "Every config is one `train` split (built with `--splits none`): the paper's single set of pairs."
+    note = (
+        "The configs are split into `train`, `validation` and `test` so that no image and no text occurs in two "
+        "splits. Texts are compared by their skeleton, as the near-duplicate step (9) compares them: case, "
+        "punctuation, spacing, Unicode form and bracketed parts ignored, so 'The bridge over the River Thames' and "
+        "'The bridge over the River Thames.' are one text (a text that only contains another, 'X' and 'X, 1941', "
+        "may be in another split). Pairs that share an image or a text form one component, and each "
+        "component goes whole to one split, chosen by a stable hash of its content. A split that got no pair is "
+        "left out of its config. Each config's section below gives the split sizes, the largest component and the "
+        "overlap check computed on the written pairs."
+    )
+    if whole:
+        note += f" Built without splits, as one `train` split: {', '.join(whole)}."
+    return note
+
+
+def _data_files(record: dict) -> list[dict[str, object]]:
+    """One ``data_files`` entry per split with rows, its files picked by their name."""
+    rows = _split_rows(record)
+    entries = []
+    for split in SPLIT_NAMES:
+        files = [f"{record['config']}/{name}" for name in record[MARKER]["files"] if split_of_file(name) == split]
+        if rows.get(split) and files:
+            entries.append({"split": split, "path": files})
+    return entries
+
+
+def _front_matter(records: list[dict]) -> str:
+    """The card's YAML: ``configs:`` with each loadable config's files by name, and the toolkit's manifest."""
+    configs = [
+        {"config_name": record["config"], "data_files": _data_files(record)} for record in records if record["rows"]
+    ]
+    manifest = {
+        "format": FORMAT,
+        "configs": {record["config"]: {"rows": record["rows"], "files": record[MARKER]["files"]} for record in records},
+    }
+    front: dict[str, object] = {"configs": configs} if configs else {}
+    front[MARKER] = manifest
+    return yaml.safe_dump(front, sort_keys=False, allow_unicode=True).rstrip("\n")
+
+
+def build_languages(records: Iterable[dict]) -> list[str]:
+    """The languages of a build's dumps (a build whose dumps say none is English)."""
+    codes = {dump["language"] for record in records for dump in record["dumps"] if "language" in dump}
+    return sorted(codes) or ["en"]
+
+
+def _languages_yaml(records: list[dict]) -> str:
+    """The card's ``language:`` codes, and ``multilinguality:`` when the build has more than one language."""
+    languages = build_languages(records)
+    front: dict[str, object] = {"language": languages}
+    if len(languages) > 1:
+        front["multilinguality"] = ["multilingual"]
+    return yaml.safe_dump(front, sort_keys=False, allow_unicode=True).rstrip("\n")
+
+
+def render_card(records: Iterable[dict], template: Path = CARD_TEMPLATE) -> str:
+    """The dataset card for the given funnel records (as :func:`write_funnel` returns them)."""
+    ordered = sorted(records, key=lambda record: (CONFIG_ORDER.get(record["config"], 3), record["config"]))
+    if not ordered:
+        raise ValueError("no built config to describe")
+    samples = sorted({dump["name"] for record in ordered for dump in record["dumps"] if _is_sample(dump)})
+    notice = (
+        f"> **Sample build.** The pairs come from `{samples[0]}`, the small synthetic dump that ships with the "
+        "toolkit to show how the pipeline works; its pages were written for the project and are not Wikipedia "
+        "articles. Build from a real dump for real data.\n\n"
+        if samples
+        else ""
+    )
+    return string.Template(template.read_text(encoding="utf-8")).substitute(
+        languages=_languages_yaml(ordered),
+        front_matter=_front_matter(ordered),
+        sample_notice=notice,
+        config_list=", ".join(f"`{record['config']}`" for record in ordered),
+        builds="\n".join(_build_section(record) for record in ordered),
+        splits_note=_splits_note(ordered),
+        fidelity=markdown_table(),
+    )

@@ -1,0 +1,117 @@
+"""The layout of a built folder, and its one reader: which files a build writes (card,
+``funnel.json``, the marker), where a config's files are, and which files a reader may load.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+from huggingface_hub.repocard import metadata_load
+
+from builder.common import OutputError
+
+MARKER = "wikipedia_ipc"
+FORMAT = 1
+CARD = "README.md"
+FUNNEL = "funnel.json"
+CONFIG_ORDER = {"gold": 0, "silver": 1, "bronze": 2}
+
+
+def funnel_manifest(path: Path) -> dict | None:
+    """The ``wikipedia_ipc`` entry of a funnel.json, or None if the toolkit did not write it."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    manifest = record.get(MARKER) if isinstance(record, dict) else None
+    return manifest if isinstance(manifest, dict) else None
+
+
+def card_manifest(path: Path) -> dict | None:
+    """The ``wikipedia_ipc`` entry of a dataset card's YAML, or None if the toolkit did not write it."""
+    if not path.is_file():
+        return None
+    try:
+        metadata = metadata_load(path)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, ValueError):
+        return None
+    manifest = metadata.get(MARKER) if isinstance(metadata, dict) else None
+    return manifest if isinstance(manifest, dict) else None
+
+
+def _plain(entry: object) -> bool:
+    """One path component the toolkit could have written: no separator, no ``..``, not hidden."""
+    return isinstance(entry, str) and bool(entry) and not entry.startswith(".") and not set(entry) & set("/\\\x00")
+
+
+def _refuse(record: Path, what: str, entry: object) -> OutputError:
+    return OutputError(
+        f"{record}: the {what} {entry!r} is not a plain name inside the output folder; refusing to move or "
+        "delete any file by this record (it was not written this way by the toolkit)"
+    )
+
+
+def manifest_files(manifest: dict, record: Path) -> list[str]:
+    """The parquet files a ``wikipedia_ipc`` entry lists, each a plain ``*.parquet`` name, else an OutputError."""
+    files = manifest.get("files")
+    if not isinstance(files, list):
+        raise OutputError(f"{record}: the `wikipedia_ipc` entry has no list of files")
+    for entry in files:
+        if not _plain(entry) or not entry.endswith(".parquet"):
+            raise _refuse(record, "file", entry)
+    return files
+
+
+def config_folder(output: Path, name: object, record: Path) -> Path:
+    """The folder of a config a record names: a plain name whose folder resolves inside the output folder."""
+    if not _plain(name):
+        raise _refuse(record, "config", name)
+    folder = output / str(name)
+    if not folder.resolve().is_relative_to(output.resolve()):
+        raise OutputError(
+            f"{record}: the config {name!r} leads out of the output folder ({folder} is a link to "
+            f"{folder.resolve()}); refusing to write or delete there"
+        )
+    return folder
+
+
+def card_configs(output: Path) -> dict[str, list[str]] | None:
+    """The configs of the build in the folder, as its card names them, each with its parquet files.
+
+    The card is the build's record: a folder holding a ``funnel.json`` is no config unless
+    the card names it (a user's copy ``gold-backup/`` is not one). None if the card is not ours.
+    """
+    card = output / CARD
+    manifest = card_manifest(card)
+    if manifest is None:
+        return None
+    configs = manifest.get("configs")
+    if not isinstance(configs, dict):
+        raise OutputError(f"{card}: the `wikipedia_ipc` entry has no `configs`")
+    checked = {}
+    for name, entry in configs.items():
+        config_folder(output, name, card)
+        if not isinstance(entry, dict):
+            raise OutputError(f"{card}: the `wikipedia_ipc` entry of config {name!r} lists no files")
+        checked[name] = manifest_files(entry, card)
+    return checked
+
+
+def config_record(output: Path, name: str, files: Sequence[str]) -> dict:
+    """The ``funnel.json`` record of a config the card names: the toolkit's, of this config, with the card's files."""
+    funnel = config_folder(output, name, output / CARD) / FUNNEL
+    manifest = funnel_manifest(funnel)
+    if manifest is None:
+        raise OutputError(f"{funnel}: missing or not written by the toolkit, but the card lists config {name!r}")
+    record = json.loads(funnel.read_text(encoding="utf-8"))
+    if record.get("config") != name:
+        raise OutputError(
+            f"{funnel}: describes config {record.get('config')!r}, not {name!r}, the folder it is in and the name "
+            "the card gives it"
+        )
+    if manifest_files(manifest, funnel) != list(files):
+        raise OutputError(f"{funnel}: lists other parquet files than the card; the build is incomplete")
+    return record

@@ -1,0 +1,187 @@
+"""Pair rows as the dataset folder stores them: the parquet schema, the row of a pair, and a
+writer that cuts a config's pairs into content-named shards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from builder.filters.clusters import Pair
+
+PAIR_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("image", pa.string()),
+        ("caption_type", pa.string()),
+        ("sentence1", pa.string()),
+        ("sentence2", pa.string()),
+        ("page1", pa.string()),
+        ("page2", pa.string()),
+        ("source1", pa.string()),
+        ("source2", pa.string()),
+        ("revision1", pa.int64()),
+        ("revision2", pa.int64()),
+        ("same_page", pa.bool_()),
+        # which titles the two references used, and what made them one image (builder.filters.identity)
+        ("file1", pa.string()),
+        ("file2", pa.string()),
+        ("identity", pa.string()),
+    ]
+)
+# a cross-lingual config's pairs also say the language of each text (its wiki's content language)
+CROSSLINGUAL_PAIR_SCHEMA = PAIR_SCHEMA.append(pa.field("language1", pa.string())).append(
+    pa.field("language2", pa.string())
+)
+ROWS_PER_SHARD = 500_000
+
+
+def pair_id(pair: Pair) -> str:
+    """A stable id: the same image and texts give the same id in every build.
+
+    A pair of one title keeps the id it has without an identity map, whatever its cluster merged with.
+    """
+    image = pair.first.file if pair.identity == "title" else pair.image
+    key = "\x1f".join((image, pair.caption_type, pair.sentence1, pair.sentence2))
+    return hashlib.blake2b(key.encode("utf-8"), digest_size=8).hexdigest()
+
+
+def pair_row(pair: Pair, languages: bool = False) -> dict[str, object]:
+    """A pair as an output row; ``languages`` adds the two texts' languages (cross-lingual configs)."""
+    row: dict[str, object] = {
+        "id": pair_id(pair),
+        "image": pair.image,
+        "caption_type": pair.caption_type,
+        "sentence1": pair.sentence1,
+        "sentence2": pair.sentence2,
+        "page1": pair.first.page,
+        "page2": pair.second.page,
+        "source1": pair.first.source,
+        "source2": pair.second.source,
+        "revision1": pair.first.revision_id,
+        "revision2": pair.second.revision_id,
+        "same_page": pair.first.page_key == pair.second.page_key,
+        "file1": pair.first.file,
+        "file2": pair.second.file,
+        "identity": pair.identity,
+    }
+    if languages:
+        row["language1"] = pair.first.language
+        row["language2"] = pair.second.language
+    return row
+
+
+def file_digest(path: Path) -> str:
+    """16 hex digits of the file's content hash, read in chunks."""
+    digest = hashlib.blake2b(digest_size=8)
+    with path.open("rb") as stream:
+        while chunk := stream.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def finalize_parts(folder: Path, parts: Sequence[Path], split: str = "train") -> list[Path]:
+    """Give one split's written part files, in output order, their names ``{split}-XXXXX-of-YYYYY-<hash>.parquet``."""
+    files = []
+    for index, part in enumerate(parts):
+        name = folder / f"{split}-{index:05d}-of-{len(parts):05d}-{file_digest(part)}.parquet"
+        part.rename(name)
+        files.append(name)
+    return files
+
+
+class PairWriter:
+    """Write one split's pairs into ``{split}-XXXXX-of-YYYYY-<hash>.parquet`` shards of a (staging) config folder.
+
+    Shards are written as ``<prefix>-*.tmp`` and get their final, content-hashed names on
+    :meth:`close`. A config without pairs gets one shard with no rows (the schema, for
+    parquet readers); the card leaves it out of ``configs:``, as ``datasets`` cannot load it.
+    A writer that holds one slice of the output (a Spark partition) stops at :meth:`finish`
+    instead, under a ``prefix`` of its own, and the parts of all slices are named together
+    by :func:`finalize_parts`. ``languages`` writes :data:`CROSSLINGUAL_PAIR_SCHEMA`.
+    """
+
+    def __init__(
+        self,
+        folder: Path,
+        rows_per_shard: int = ROWS_PER_SHARD,
+        batch_size: int = 10_000,
+        prefix: str = "part",
+        split: str = "train",
+        languages: bool = False,
+    ) -> None:
+        self.folder = folder
+        self.languages = languages
+        self.schema = CROSSLINGUAL_PAIR_SCHEMA if languages else PAIR_SCHEMA
+        self.split = split
+        self.rows_per_shard = rows_per_shard
+        self.batch_size = batch_size
+        self.prefix = prefix
+        self.rows = 0
+        self.seconds = 0.0  # spent encoding and writing parquet, for the build's stage times
+        self.files: list[Path] = []
+        self._batch: list[dict[str, object]] = []
+        self._parts: list[Path] = []
+        self._writer: pq.ParquetWriter | None = None
+        self._in_part = 0
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def write(self, pairs: Iterable[Pair]) -> None:
+        self.write_rows(pair_row(pair, self.languages) for pair in pairs)
+
+    def write_rows(self, rows: Iterable[dict[str, object]]) -> None:
+        """Rows already made by :func:`pair_row` (engines that build them on workers)."""
+        for row in rows:
+            self._batch.append(row)
+            if len(self._batch) >= self.batch_size:
+                self._flush()
+
+    def _flush(self) -> None:
+        started = time.perf_counter()
+        self._write_batch()
+        self.seconds += time.perf_counter() - started
+
+    def _write_batch(self) -> None:
+        while self._batch:
+            if self._writer is None or self._in_part >= self.rows_per_shard:
+                self._open_part()
+            room = self.rows_per_shard - self._in_part
+            chunk, self._batch = self._batch[:room], self._batch[room:]
+            self._writer.write_table(pa.Table.from_pylist(chunk, schema=self.schema))  # type: ignore[union-attr]
+            self._in_part += len(chunk)
+            self.rows += len(chunk)
+
+    def _open_part(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+        part = self.folder / f"{self.prefix}-{len(self._parts):05d}.tmp"
+        self._parts.append(part)
+        self._writer = pq.ParquetWriter(part, self.schema, compression="zstd")
+        self._in_part = 0
+
+    def finish(self) -> list[Path]:
+        """Write what is left and close the last part; the parts written, none if no row came."""
+        self._flush()
+        started = time.perf_counter()
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        self.seconds += time.perf_counter() - started
+        return list(self._parts)
+
+    def close(self) -> list[Path]:
+        """Finish the last shard and give the shards their final names."""
+        self.finish()
+        started = time.perf_counter()
+        if not self._parts:
+            self._open_part()
+            self._writer.close()  # type: ignore[union-attr]
+            self._writer = None
+        self.files = finalize_parts(self.folder, self._parts, self.split)
+        self.seconds += time.perf_counter() - started
+        return self.files
