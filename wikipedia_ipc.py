@@ -47,8 +47,9 @@ from builder.filters.tagging import TAGGER_NAMES, TaggerUnavailable
 from builder.lang.segmenters import WordCounterUnavailable
 from builder.publish.card import SAMPLE_DUMP
 from builder.publish.hub import HubError, push_to_hub
+from builder.publish.layout import read_built
 from builder.publish.publisher import published_files, recover
-from builder.publish.splits import split_of_file
+from builder.publish.released import RELEASED_COLUMNS, released_row
 from builder.publish.workdir import temporary_work_folder
 from builder.sources.download import (
     DEFAULT_MIRROR,
@@ -173,11 +174,10 @@ class WikipediaIPC(datasets.GeneratorBasedBuilder):
             )
         if not report.rows[pipeline.name]:  # datasets cannot make a split with no rows; say why, not "no data"
             raise ValueError(f"{pipeline.name}: no pair survived the filters in {', '.join(dumps)}; nothing to load")
-        files = sorted((output / pipeline.name).glob("*.parquet"))
         generators = []
-        for split in (datasets.Split.TRAIN, datasets.Split.VALIDATION, datasets.Split.TEST):
-            chosen = [str(path) for path in files if split_of_file(path) == str(split)]
-            if chosen and sum(pq.read_metadata(path).num_rows for path in chosen):  # a split without rows is left out
+        for split, files in read_built(output)[pipeline.name].splits().items():
+            chosen = [str(path) for path in files]
+            if sum(pq.read_metadata(path).num_rows for path in chosen):  # a split without rows is left out
                 generators.append(datasets.SplitGenerator(name=split, gen_kwargs={"files": chosen}))
         return generators
 
@@ -187,35 +187,9 @@ class WikipediaIPC(datasets.GeneratorBasedBuilder):
                 yield row["id"], row
 
 
-_RELEASED_COLUMNS = ("id", "image", "caption_type", "sentence1", "sentence2", "page1", "page2", "same_page")
 _RELEASED_FEATURES = datasets.Features(
-    {**{name: _FEATURES[name] for name in _RELEASED_COLUMNS}, "cluster_id": datasets.Value("int64")}
+    {**{name: _FEATURES[name] for name in RELEASED_COLUMNS}, "cluster_id": datasets.Value("int64")}
 )
-
-
-def released_row(record: dict) -> dict[str, object]:
-    """One record of the authors' released JSONL in this toolkit's columns (those the release has).
-
-    The release writes a pair as ``{"id", "cluster-id", "image", "first": {"caption-text",
-    "caption-type", "page"}, "second": {…}, "similarities"}``; each side has its own caption type,
-    so a pair of a caption and an alternative text gets ``caption_type`` ``caption/alt``.
-    """
-    try:
-        first, second = record["first"], record["second"]
-        types = [str(side["caption-type"]).lower() for side in (first, second)]
-        return {
-            "id": str(record["id"]),
-            "image": record["image"],
-            "caption_type": types[0] if types[0] == types[1] else "/".join(types),
-            "sentence1": first["caption-text"],
-            "sentence2": second["caption-text"],
-            "page1": first["page"],
-            "page2": second["page"],
-            "same_page": first["page"] == second["page"],
-            "cluster_id": record["cluster-id"],
-        }
-    except (KeyError, TypeError) as error:
-        raise ValueError(f"record {record.get('id')!r} is not a pair of the released corpus (no {error})") from None
 
 
 def released_pairs(path: str | Path, cache_dir: str | None = None) -> datasets.Dataset:

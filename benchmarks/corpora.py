@@ -24,7 +24,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from builder.publish.layout import funnel_manifest
+from builder.publish.layout import read_config
+from builder.publish.released import released_row
 
 
 class CorpusError(ValueError):
@@ -246,8 +247,7 @@ def read_wikipedia_ipc(path: Path, report: ReadReport) -> Iterator[PairRecord]:
     """A config folder built by this toolkit, or the authors' released JSONL."""
     if path.is_dir():
         rows: list[dict] = []
-        manifest = funnel_manifest(path / "funnel.json")  # the build's own files, not others in the folder
-        files = [path / name for name in manifest["files"]] if manifest else sorted(path.glob("*.parquet"))
+        files = read_config(path).files  # the build's own files, not others in the folder
         if not files:
             configs = sorted(p.parent.name for p in path.glob("*/funnel.json"))
             hint = f"; name a config folder, e.g. {path / configs[0]}" if configs else ""
@@ -267,17 +267,14 @@ def read_wikipedia_ipc(path: Path, report: ReadReport) -> Iterator[PairRecord]:
             continue
         try:
             record = json.loads(line)
-            yield PairRecord(
-                str(record["id"]),
-                record["first"]["caption-text"],
-                record["second"]["caption-text"],
-                None,
-                str(record.get("cluster-id", record.get("image", ""))),
-            )
-        except (json.JSONDecodeError, KeyError, TypeError) as error:
+            if not isinstance(record, dict):
+                raise TypeError(f"a JSON {type(record).__name__}, not an object")
+            row = released_row(record)
+        except (json.JSONDecodeError, ValueError, TypeError) as error:
             raise CorpusError(
                 f"{path}:{number}: not a Wikipedia-IPC record ({type(error).__name__}: {error})"
             ) from None
+        yield PairRecord(row["id"], row["sentence1"], row["sentence2"], None, str(row["cluster_id"]))
         report.read += 1
 
 

@@ -227,10 +227,9 @@ def score_folder(folder: Path, output: Path, arguments: argparse.Namespace) -> d
     is carried over, so ``load_dataset(output, "gold")`` works as on the input, and the
     scored file's content-hashed name keeps ``datasets``' cache honest.
     """
-    from builder.common import FolderLock
-    from builder.publish.layout import MARKER, card_configs, config_record
+    from builder.common import FolderLock, OutputError
+    from builder.publish.layout import MARKER, read_built, split_of_file
     from builder.publish.publisher import Publisher, recover
-    from builder.publish.splits import split_of_file
     from builder.publish.writer import file_digest
 
     _apart(folder, output)
@@ -238,20 +237,15 @@ def score_folder(folder: Path, output: Path, arguments: argparse.Namespace) -> d
     with FolderLock(folder):
         for note in recover(folder):  # a build killed while it moved its files in: finish it, then read
             print(f"warning: {note}", file=sys.stderr)
-        configs = card_configs(folder)
-        if not configs:
-            raise InputError(f"{folder}: not a Wikipedia-IPC folder (no README.md with a `wikipedia_ipc` entry)")
+        try:
+            built = read_built(folder)
+        except OutputError as error:
+            raise InputError(str(error)) from None
         sources = {}  # every config's record and files, checked before the output is touched
-        for name in sorted(configs):
-            record = config_record(folder, name, configs[name])
+        for name in sorted(built):
+            record = dict(built[name].record)
             record.pop(MARKER)
-            files = [folder / name / file for file in configs[name]]
-            missing = [str(file) for file in files if not file.is_file()]
-            if missing:
-                raise InputError(
-                    f"{folder / name}: the card lists parquet files that are missing: {', '.join(missing)}"
-                )
-            sources[name] = record, files
+            sources[name] = record, list(built[name].files)
         with Publisher(output, list(sources), overwrite=arguments.overwrite, keep_earlier=False) as publisher:
             for name, (record, files) in sources.items():
                 table = pq.read_table(files)

@@ -20,7 +20,8 @@ from builder.data.make_sample import IMAGE_TABLE
 from builder.engines.local import build
 from builder.filters.pairs import skeleton
 from builder.publish.card import SAMPLE_DUMP
-from builder.publish.splits import assign, shared_nodes, split_of_file
+from builder.publish.layout import split_of_file
+from builder.publish.splits import assign, shared_nodes
 
 WORDS = ["Harbour", "harbour", "HARBOUR", "Harbour.", "harbour (1907)", "ＨＡＲＢＯＵＲ", "bridge", "Bridge", "tower"]
 WORDS += ["castle", "river", "old", "new", "Straße", "STRASSE"]

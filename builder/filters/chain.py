@@ -2,7 +2,9 @@
 
 Steps 0–4 and 6 act on image clusters, step 5 applies the caption rule (whose
 verdicts come from a batch tagging pass over the unique texts), and steps 7–9
-act on the paraphrase candidates built from each cluster. Engines call
+act on the paraphrase candidates built from each cluster. Each step is a :class:`Step`
+under its Table 3 number and name, with its own counter (a row of the :class:`Funnel`);
+a new step goes into the list in :class:`FilterChain` at its place. Engines call
 :meth:`FilterChain.before_rule`, :meth:`FilterChain.apply_rule` and
 :meth:`FilterChain.filter_pairs` per cluster; the :class:`Funnel` adds up what
 remains after every step. Step 7 keeps state across clusters (a candidate is
@@ -12,6 +14,7 @@ clusters of a build in image order, in one chain.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from builder.config import PipelineConfig
@@ -26,19 +29,34 @@ from builder.filters.clusters import (
     max_references_per_language,
     min_references,
 )
-from builder.filters.funnel import Funnel
+from builder.filters.funnel import Funnel, FunnelRow
 from builder.filters.pairs import UniqueCandidates, divergent_captions, significant_difference
 from builder.lang.segmenters import has_min_words
 
 ClusterStep = Callable[[Cluster], Cluster | None]
 PairStep = Callable[[list[Pair]], list[Pair]]
 
-
 RULE_NAMES = {"sentence": "Caption is sentence", "verb": "Caption has verb", "none": "No caption rule"}
+# Table 3's step numbers by what they act on: clusters before the tagger, the caption rule and the
+# bound after it, and the candidate pairs. Engines call the chain's methods in this order.
+BEFORE_RULE = (0, 1, 2, 3, 4)
+CAPTION_RULE = 5
+BOUND_AFTER_RULE = 6
+PAIR_FILTERS = (7, 8, 9)
+
+
+@dataclasses.dataclass
+class Step:
+    """One row of Table 3: its number, its name as the paper prints it, what it does, and its counter."""
+
+    number: int
+    name: str
+    run: Callable
+    row: FunnelRow
 
 
 class FilterChain:
-    """Table 3's steps for one config, each under its paper name, each counted.
+    """Table 3's steps for one config, each under its paper name and number, each counted.
 
     A cross-lingual config runs the same funnel with its image bounds read across
     languages: references in at least two languages (before and after the caption rule),
@@ -49,9 +67,8 @@ class FilterChain:
     def __init__(self, config: PipelineConfig) -> None:
         self.config = config
         self.across_languages = config.crosslingual
-        rule_name = RULE_NAMES[config.caption_rule]
         if config.crosslingual:
-            self._lower_bound: tuple[str, ClusterStep] = (
+            lower: tuple[str, ClusterStep] = (
                 f"References in ≥ {config.min_references} languages",
                 languages_at_least(config.min_references),
             )
@@ -60,50 +77,49 @@ class FilterChain:
                 max_references_per_language(config.max_references),
             )
         else:
-            self._lower_bound = (f"References ≥ {config.min_references}", min_references(config.min_references))
+            lower = (f"References ≥ {config.min_references}", min_references(config.min_references))
             upper = (f"References ≤ {config.max_references}", max_references(config.max_references))
-        self.cluster_steps: list[tuple[str, ClusterStep]] = [
-            ("No filter", lambda cluster: cluster),
-            self._lower_bound,
-            upper,
-            ("Has caption", has_caption),
-            (f"Caption words ≥ {config.min_words}", self._min_words),
+        steps: list[tuple[str, Callable]] = [
+            ("No filter", lambda cluster: cluster),  # 0
+            lower,  # 1
+            upper,  # 2
+            ("Has caption", has_caption),  # 3
+            (f"Caption words ≥ {config.min_words}", self._min_words),  # 4
+            (RULE_NAMES[config.caption_rule], filter_texts),  # 5: with the verdicts of the tagged texts
+            lower,  # 6
+            ("Unique candidates", UniqueCandidates()),  # 7
+            ("Divergent captions", divergent_captions),  # 8
+            ("Significant caption diff", significant_difference),  # 9
         ]
-        self.pair_steps: list[tuple[str, PairStep]] = [
-            ("Unique candidates", UniqueCandidates()),
-            ("Divergent captions", divergent_captions),
-            ("Significant caption diff", significant_difference),
-        ]
-        names = [name for name, _ in self.cluster_steps]
-        names += [rule_name, self._lower_bound[0]]
-        names += [name for name, _ in self.pair_steps]
-        self.funnel = Funnel(names)
+        self.funnel = Funnel([name for name, _ in steps])
+        self.steps = {
+            number: Step(number, name, run, row)
+            for (number, (name, run)), row in zip(enumerate(steps), self.funnel.rows, strict=True)
+        }
 
     def _min_words(self, cluster: Cluster) -> Cluster | None:
         return filter_texts(cluster, lambda text, language: has_min_words(text, self.config.min_words, language))
 
+    def _cluster_step(self, number: int, cluster: Cluster, *arguments: object) -> Cluster | None:
+        step = self.steps[number]
+        survivor = step.run(cluster, *arguments)
+        if survivor is not None:
+            step.row.count_cluster(survivor, self.across_languages)
+        return survivor
+
     def before_rule(self, cluster: Cluster) -> Cluster | None:
         """Steps 0–4; the surviving texts then go to the tagger."""
         current: Cluster | None = cluster
-        for row, (_, step) in zip(self.funnel.rows, self.cluster_steps, strict=False):
-            current = step(current)  # type: ignore[arg-type]
+        for number in BEFORE_RULE:
+            current = self._cluster_step(number, current)  # type: ignore[arg-type]
             if current is None:
                 return None
-            row.count_cluster(current, self.across_languages)
         return current
 
     def apply_rule(self, cluster: Cluster, passes_rule: Callable[[str, str], bool]) -> Cluster | None:
         """Steps 5–6: the caption rule (``passes_rule(text, language)``), then the lower references bound again."""
-        rule_row, bound_row = self.funnel.rows[len(self.cluster_steps) : len(self.cluster_steps) + 2]
-        current = filter_texts(cluster, passes_rule)
-        if current is None:
-            return None
-        rule_row.count_cluster(current, self.across_languages)
-        current = self._lower_bound[1](current)
-        if current is None:
-            return None
-        bound_row.count_cluster(current, self.across_languages)
-        return current
+        current = self._cluster_step(CAPTION_RULE, cluster, passes_rule)
+        return self._cluster_step(BOUND_AFTER_RULE, current) if current is not None else None
 
     def filter_pairs(self, cluster: Cluster, unique: PairStep | None = None) -> list[Pair]:
         """Steps 7–9 on the cluster's candidate pairs; call in image order (step 7 remembers pairs).
@@ -112,14 +128,12 @@ class FilterChain:
         candidate elsewhere: it gets the cluster's pairs in :func:`build_pairs` order and
         returns those that are first; clusters may then come in any order.
         """
-        pair_rows = self.funnel.rows[len(self.cluster_steps) + 2 :]
-        steps = [step for _, step in self.pair_steps]
-        if unique is not None:
-            steps[0] = unique
         pairs = build_pairs(cluster, self.across_languages)
-        for row, step in zip(pair_rows, steps, strict=True):
-            pairs = step(pairs)
-            row.count_pairs(pairs)
+        for number in PAIR_FILTERS:
+            step = self.steps[number]
+            run = unique if unique is not None and number == PAIR_FILTERS[0] else step.run
+            pairs = run(pairs)
+            step.row.count_pairs(pairs)
         return pairs
 
     def after_rule(self, cluster: Cluster, passes_rule: Callable[[str, str], bool]) -> list[Pair]:

@@ -43,7 +43,7 @@ import shutil
 import socket
 import urllib.request
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -635,6 +635,16 @@ def check_language(language: str, rule: str, tagger: str = "auto") -> None:
         raise _uncovered(language)
 
 
+# The taggers by name, each built for a language; a new backend is one entry here (and its coverage above).
+BACKENDS: dict[str, Callable[[str], Tagger]] = {
+    "corenlp": lambda language: CoreNLPTagger(),
+    "stanza": lambda language: StanzaTagger(language=language),
+    "spacy": lambda language: SpacyTagger(language=language),
+    "perceptron": lambda language: PerceptronTagger(),
+}
+ENGLISH_ONLY = frozenset({"corenlp", "perceptron"})
+
+
 def get_tagger(spec: str | Tagger = "auto", language: str = "en") -> Tagger:
     """A tagger by name (one of :data:`TAGGER_NAMES`) for ``language``, or the object given.
 
@@ -648,34 +658,19 @@ def get_tagger(spec: str | Tagger = "auto", language: str = "en") -> Tagger:
         raise ValueError(f"unknown tagger {spec!r}; choose one of {choices}")
     if language == "simple":
         language = "en"
-    if language != "en":
-        return _foreign_tagger(spec, language)
-    if spec == "auto":
-        spec = auto_backend()
-    if spec == "corenlp":
-        return CoreNLPTagger()
-    if spec == "stanza":
-        return StanzaTagger()
-    if spec == "spacy":
-        return SpacyTagger()
-    return PerceptronTagger()
-
-
-def _foreign_tagger(spec: str, language: str) -> Tagger:
-    """A UD tagger of a language other than English."""
+    if language == "en":
+        return BACKENDS[auto_backend() if spec == "auto" else spec](language)
     coverage = {c.backend: c for c in tagger_coverage(language)}
     if spec == "auto":
         installed = [backend for backend, c in coverage.items() if c.installed]
         if not installed:
             raise _uncovered(language)
         spec = installed[0]
-    if spec in ("corenlp", "perceptron"):
+    if spec in ENGLISH_ONLY:
         others = ", ".join(coverage) or "none"
         raise TaggerUnavailable(
             f"the {spec} tagger tags English only; for {language_name(language)} ({language}) choose one of: {others}"
         )
     if spec not in coverage:
         raise _uncovered(language)
-    if spec == "stanza":
-        return StanzaTagger(language=language)
-    return SpacyTagger(language=language)
+    return BACKENDS[spec](language)

@@ -14,8 +14,7 @@ from builder.common import DATA, PACKAGE, plural
 from builder.config import SPLIT_NAMES
 from builder.filters.funnel import Funnel
 from builder.publish.fidelity import markdown_table
-from builder.publish.layout import CONFIG_ORDER, FORMAT, MARKER
-from builder.publish.splits import split_of_file
+from builder.publish.layout import CONFIG_ORDER, FORMAT, MARKER, split_of_file
 
 CARD_TEMPLATE = PACKAGE.parent / "dataset_card.md"
 SAMPLE_DUMP = DATA / "enwiki-20240101-sample-pages-articles.xml.bz2"

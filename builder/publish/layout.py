@@ -1,9 +1,14 @@
 """The layout of a built folder, and its one reader: which files a build writes (card,
 ``funnel.json``, the marker), where a config's files are, and which files a reader may load.
+
+:func:`read_built` (a whole folder, by its card) and :func:`read_config` (one config folder, by
+its ``funnel.json``) are how every reader of a build finds its pairs: the ``datasets`` loader,
+the scorer (``python -m metrics score``) and the corpus comparison.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +23,7 @@ FORMAT = 1
 CARD = "README.md"
 FUNNEL = "funnel.json"
 CONFIG_ORDER = {"gold": 0, "silver": 1, "bronze": 2}
+SPLIT_ORDER = ("train", "validation", "test")
 
 
 def funnel_manifest(path: Path) -> dict | None:
@@ -115,3 +121,61 @@ def config_record(output: Path, name: str, files: Sequence[str]) -> dict:
     if manifest_files(manifest, funnel) != list(files):
         raise OutputError(f"{funnel}: lists other parquet files than the card; the build is incomplete")
     return record
+
+
+def split_of_file(file: Path | str) -> str:
+    """The split of a file named ``{split}-XXXXX-of-YYYYY-<hash>.parquet``."""
+    return Path(file).name.split("-", 1)[0]
+
+
+@dataclasses.dataclass(frozen=True)
+class BuiltConfig:
+    """One config of a built folder as a reader sees it: its ``funnel.json`` record and the files the build wrote."""
+
+    name: str
+    folder: Path
+    record: dict
+    files: tuple[Path, ...]
+
+    def splits(self) -> dict[str, list[Path]]:
+        """The config's files per split, in ``train``, ``validation``, ``test`` order; splits without files left out."""
+        ordered = sorted(self.files, key=lambda file: (_split_rank(split_of_file(file)), file.name))
+        found: dict[str, list[Path]] = {}
+        for file in ordered:
+            found.setdefault(split_of_file(file), []).append(file)
+        return found
+
+
+def _split_rank(split: str) -> int:
+    return SPLIT_ORDER.index(split) if split in SPLIT_ORDER else len(SPLIT_ORDER)
+
+
+def read_built(output: Path) -> dict[str, BuiltConfig]:
+    """Every config of the build in ``output``, as its card names them; OutputError if the folder holds none.
+
+    Only the files the card lists are the build's (a user's files beside them are not pairs); a
+    missing one is an error, not a smaller corpus.
+    """
+    configs = card_configs(output)
+    if configs is None:
+        raise OutputError(f"{output}: not a Wikipedia-IPC folder (no {CARD} with a `{MARKER}` entry)")
+    built = {}
+    for name, names in configs.items():
+        record = config_record(output, name, names)
+        files = tuple(output / name / file for file in names)
+        missing = [str(file) for file in files if not file.is_file()]
+        if missing:
+            raise OutputError(f"{output / name}: the card lists parquet files that are missing: {', '.join(missing)}")
+        built[name] = BuiltConfig(name, output / name, record, files)
+    return built
+
+
+def read_config(folder: Path) -> BuiltConfig:
+    """One config folder on its own: the parquet files its ``funnel.json`` names, else every ``*.parquet`` in it."""
+    funnel = folder / FUNNEL
+    manifest = funnel_manifest(funnel)
+    if manifest is None:
+        return BuiltConfig(folder.name, folder, {}, tuple(sorted(folder.glob("*.parquet"))))
+    files = tuple(folder / name for name in manifest_files(manifest, funnel))
+    record = json.loads(funnel.read_text(encoding="utf-8"))
+    return BuiltConfig(str(record.get("config", folder.name)), folder, record, files)

@@ -39,6 +39,7 @@ import pyarrow.parquet as pq
 
 from builder.config import SPLIT_NAMES, check_fractions
 from builder.filters.pairs import DIGEST_BYTES, skeleton
+from builder.publish.layout import split_of_file
 
 _READ_BATCH = 65_536
 
@@ -234,11 +235,6 @@ def _in_several(splits_of: dict[bytes, int]) -> int:
 def check_files(files: Sequence[Path]) -> OverlapCheck:
     """:func:`shared_nodes` over written parquet files, the split read from each file's name."""
     return shared_nodes((split_of_file(file), row) for file in files for row in _file_rows([file]))
-
-
-def split_of_file(file: Path | str) -> str:
-    """The split of a file named ``{split}-XXXXX-of-YYYYY-<hash>.parquet``."""
-    return Path(file).name.split("-", 1)[0]
 
 
 def split_record(assignment: SplitAssignment, fractions: Sequence[float], check: OverlapCheck) -> dict[str, object]:
