@@ -25,7 +25,7 @@
 refuses them for texts of another language, and ``multilingual`` serves any.
 
 Each profile also carries the ST threshold of Table 7's subset (:class:`StThreshold`),
-chosen on MSRPC's labels as the paper chose 0.8 (see ``benchmarks/calibration.py``).
+chosen on MSRPC's labels as the paper chose 0.8 (see :mod:`metrics.calibration`).
 
 Before a library is asked for a model that is not on disk, :func:`ensure_available`
 checks whether it could be downloaded at all (offline mode, a 3-second probe of the

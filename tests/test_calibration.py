@@ -13,11 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks import calibration
-from benchmarks.calibration import choose, shortest_between, sweep
-from benchmarks.compare import main, resolve_threshold
-from benchmarks.corpora import CorpusError, load
-from metrics import score_pairs
+from metrics import calibration, score_pairs
+from metrics.calibration import choose, shortest_between, sweep
+from metrics.compare import main, resolve_threshold
+from metrics.corpora import CorpusError, load
 
 ROOT = Path(__file__).resolve().parent.parent
 MSRPC = ROOT / "tests" / "data" / "corpora" / "msrpc"
@@ -108,8 +107,8 @@ def test_choice_leaves_out_nan_and_breaks_ties_toward_the_higher_threshold(monke
     best = min(distance(*precision_recall(list(scores[:5]), list(labels[:5]), t)) for t in (0.1, 0.2, 0.4, 0.6))
     assert distance(calibration.precision, calibration.recall) == best
     # aiming at (1, 1): ST > 0.1 gives (0.5, 1) and ST > 0.4 gives (1, 0.5), both at distance 0.5; others are farther
-    monkeypatch.setattr("benchmarks.calibration.TARGET_PRECISION", 1.0)
-    monkeypatch.setattr("benchmarks.calibration.TARGET_RECALL", 1.0)
+    monkeypatch.setattr("metrics.calibration.TARGET_PRECISION", 1.0)
+    monkeypatch.setattr("metrics.calibration.TARGET_RECALL", 1.0)
     tie = choose(np.array([0.1, 0.2, 0.3, 0.4, 0.5]), np.array([0, 1, 0, 0, 1]), "tie.txt")
     assert (tie.threshold, tie.precision, tie.recall) == (0.4, 1.0, 0.5)
 

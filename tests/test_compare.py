@@ -16,7 +16,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from benchmarks.compare import (
+from metrics import score_pairs
+from metrics.compare import (
     BIN_LABELS,
     MEASURES,
     characteristic_map,
@@ -28,7 +29,7 @@ from benchmarks.compare import (
     scatter_figure,
     summary_rows,
 )
-from benchmarks.corpora import (
+from metrics.corpora import (
     CORPORA,
     HUB_COPIES,
     CorpusError,
@@ -40,7 +41,6 @@ from benchmarks.corpora import (
     read_pairs_file,
     sample,
 )
-from metrics import score_pairs
 from metrics.profiles import StThreshold, get_profile
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,11 +9,11 @@ import pytest
 from rouge_score import tokenize
 
 import metrics
-from benchmarks.corpora import CORPORA, load
 from builder.extract.wikitext import extract_images
 from builder.sources.xml import iter_pages
 from metrics import score_pairs
 from metrics.cli import main
+from metrics.corpora import CORPORA, load
 from metrics.language import MIN_FUNCTION_SHARE, LanguageMismatch, check_english, english_evidence
 from metrics.syntactic import SyntacticScorer
 

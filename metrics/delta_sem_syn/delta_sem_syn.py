@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 
 import datasets
 import evaluate
 
 from metrics.scoring import check_pairs, encodable, score_pairs
+
+# score_pairs' keyword options, read from its signature: the metric takes exactly these
+SCORE_OPTIONS = tuple(
+    name for name in inspect.signature(score_pairs).parameters if name not in ("predictions", "references")
+)
 
 _CITATION = """\
 @inproceedings{gohsen-etal-2023-paraphrase,
@@ -130,44 +136,19 @@ class DeltaSemSyn(evaluate.Metric):
         added = predictions if predictions is not None else references
         self._rows += len(added) if added is not None else 0
 
-    def _compute(
-        self,
-        predictions: list[str],
-        references: list[str],
-        profile: str = "minilm",
-        measures: list[str] | None = None,
-        batch_size: int = 64,
-        device: str | None = None,
-        sentence_model: str | None = None,
-        bert_model: str | None = None,
-        word_vectors: str | None = None,
-        tokenize: str = "auto",
-        fp16: bool = False,
-        runtime: str = "auto",
-        language: str = "en",
-        check_language: bool = True,
-    ) -> dict[str, object]:
+    def _compute(self, predictions: list[str], references: list[str], **options: object) -> dict[str, object]:
+        """:func:`metrics.scoring.score_pairs` with the options of its signature (the one list of them)."""
+        unknown = sorted(set(options) - set(SCORE_OPTIONS))
+        if unknown:
+            raise TypeError(
+                f"unknown option(s) {', '.join(unknown)} of delta_sem_syn; known: {', '.join(SCORE_OPTIONS)}"
+            )
         predictions, references = list(predictions), list(references)
         for (name, row), text in self._invalid.items():
             (predictions if name == "predictions" else references)[row] = text
         self._invalid.clear()
         self._rows = 0
-        return score_pairs(
-            predictions,
-            references,
-            profile=profile,
-            measures=measures,
-            batch_size=batch_size,
-            device=device,
-            sentence_model=sentence_model,
-            bert_model=bert_model,
-            word_vectors=word_vectors,
-            tokenize=tokenize,
-            fp16=fp16,
-            runtime=runtime,
-            language=language,
-            check_language=check_language,
-        )
+        return score_pairs(predictions, references, **options)  # type: ignore[arg-type]
 
 
 def _unstorable(text: object) -> bool:
