@@ -14,7 +14,16 @@ Two ways in:
 
       WikipediaIPC(config_name="gold", dump_paths=[...]).download_and_prepare()
 
-With no dump given, both use the small sample dump that ships with the package.
+* Python: :func:`build` (or :func:`build_spark`) with :class:`PipelineConfig` presets
+  (:data:`GOLD`, :data:`SILVER`, :data:`BRONZE`, :data:`CROSSLINGUAL`) and :class:`BuildOptions`::
+
+      from wikipedia_ipc import GOLD, SILVER, BuildOptions, build
+      report = build(["enwiki-…-pages-articles.xml.bz2"], [GOLD, SILVER], "wikipedia_ipc", BuildOptions(workers=4))
+
+  and :func:`released_pairs` for the authors' released corpus.
+
+With no dump given, the command line and the builder use the small sample dump that ships with the package.
+Scoring is :mod:`metrics` (``evaluate.load("delta_sem_syn")``).
 """
 
 from __future__ import annotations
@@ -31,18 +40,24 @@ from datasets.utils.logging import is_progress_bar_enabled
 
 from builder.common import FolderLock, OutputError, plural
 from builder.config import (
+    BRONZE,
     CAPTION_RULES,
+    CROSSLINGUAL,
     DEFAULT_FRACTIONS,
     DEFAULT_MEMORY_LIMIT,
+    GOLD,
     IDENTITIES,
     PRESETS,
+    SILVER,
     SOURCES,
     BuildOptions,
     PipelineConfig,
     parse_splits,
     preset,
 )
-from builder.engines.local import BuildReport, build, default_workers
+from builder.engines.core import BuildReport
+from builder.engines.local import build, default_workers
+from builder.engines.spark import build_spark
 from builder.filters.tagging import TAGGER_NAMES, TaggerUnavailable
 from builder.lang.segmenters import WordCounterUnavailable
 from builder.publish.card import SAMPLE_DUMP
@@ -65,7 +80,25 @@ from builder.sources.download import (
 from builder.sources.files import DumpError
 from builder.sources.sqldump import SqlDumpError
 
-__all__ = ["SAMPLE_DUMP", "WikipediaIPC", "WikipediaIPCConfig", "main", "released_pairs"]
+__all__ = [
+    "BRONZE",
+    "CROSSLINGUAL",
+    "GOLD",
+    "PRESETS",
+    "SAMPLE_DUMP",
+    "SILVER",
+    "BuildOptions",
+    "BuildReport",
+    "PipelineConfig",
+    "WikipediaIPC",
+    "WikipediaIPCConfig",
+    "build",
+    "build_spark",
+    "download",
+    "main",
+    "preset",
+    "released_pairs",
+]
 
 _FEATURES = datasets.Features(
     {
@@ -491,8 +524,6 @@ def _build(arguments: argparse.Namespace) -> int:
             show_progress=not arguments.quiet,
         )
         if arguments.engine == "spark":
-            from builder.engines.spark import build_spark
-
             report = build_spark(dumps, configs, arguments.output, options)
         else:
             report = build(dumps, configs, arguments.output, options)

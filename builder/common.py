@@ -9,6 +9,8 @@ import os
 import secrets
 from pathlib import Path
 
+__all__ = ["DATA", "FolderLock", "OutputError", "PACKAGE", "plural", "write_atomic"]
+
 PACKAGE = Path(__file__).resolve().parent
 DATA = PACKAGE / "data"  # the shipped tables and the sample dump
 LOCK_FILE = ".wikipedia_ipc.lock"  # where a folder cannot be locked itself (Windows)

@@ -22,6 +22,28 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+__all__ = [
+    "BRONZE",
+    "BuildOptions",
+    "CAPTION_RULES",
+    "CROSSLINGUAL",
+    "DEFAULT_FRACTIONS",
+    "DEFAULT_MEMORY_LIMIT",
+    "DumpKind",
+    "ExtractionSettings",
+    "GOLD",
+    "IDENTITIES",
+    "PRESETS",
+    "PipelineConfig",
+    "SILVER",
+    "SOURCES",
+    "SPLIT_NAMES",
+    "check_fractions",
+    "configs_for_languages",
+    "parse_splits",
+    "preset",
+]
+
 if TYPE_CHECKING:
     from builder.filters.tagging import Tagger
 

@@ -12,6 +12,8 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+__all__ = ["progress_bar"]
+
 LOG_SECONDS = 30.0
 
 

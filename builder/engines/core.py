@@ -40,6 +40,8 @@ from builder.lang.segmenters import word_counter_signature
 from builder.publish.publisher import Publisher
 from builder.sources.files import check_dump_path
 
+__all__ = ["BuildPlan", "BuildReport", "STAGES", "Selected", "Written", "run"]
+
 STAGES = ("extraction", "grouping", "tagging", "pair filters", "writing")
 
 

@@ -60,6 +60,8 @@ from builder.publish.workdir import WorkDir
 from builder.publish.writer import PairWriter
 from builder.sources.files import DumpError, DumpWarning
 
+__all__ = ["build", "default_workers", "extract_references"]
+
 # the references of the candidates: the title each used, and where its File redirects lead
 CANDIDATE_SCHEMA = REFERENCE_SCHEMA.append(pa.field("file", pa.string())).append(pa.field("redirect", pa.string()))
 TAG_SCHEMA = pa.schema([("language", pa.string()), ("text", pa.string()), ("tags", pa.list_(pa.list_(pa.string())))])

@@ -71,6 +71,8 @@ from builder.publish.workdir import temporary_work_folder
 from builder.publish.writer import PairWriter, finalize_parts, pair_row
 from builder.sources.files import DumpError, DumpWarning, ReadStats
 
+__all__ = ["build_spark"]
+
 
 def _spill():  # noqa: ANN202 - a pyspark.StorageLevel
     """Cached RDDs that do not fit the executors' memory go to their disks, not recomputed."""

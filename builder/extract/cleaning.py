@@ -47,6 +47,8 @@ from mwparserfromhell.wikicode import Wikicode
 
 from builder.extract.templates import Arguments, _renderer, _resolve
 
+__all__ = ["CaptionError", "clean_caption"]
+
 # Nesting levels of templates and links a caption may have. MediaWiki shows an error in place of templates
 # nested past its expansion depth; we drop such a caption (CaptionError, counted by extraction).
 # mwparserfromhell stops nesting templates at about 33 levels (it leaves the inner ones as text) and

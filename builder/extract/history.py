@@ -21,6 +21,8 @@ from collections.abc import Iterable
 
 from builder.extract.wikitext import ImageReference
 
+__all__ = ["FirstSeenPerPage"]
+
 
 class FirstSeenPerPage:
     """Passes each page's references through, dropping those an earlier revision already had."""

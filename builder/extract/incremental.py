@@ -46,6 +46,8 @@ from builder.extract.wikitext import (
     extract_images,
 )
 
+__all__ = ["RevisionExtractor"]
+
 TEXTS_KEPT = 16  # earlier texts of a page whose results are kept, for reverts
 TRIAL_EDITS = 32  # while few edits qualify, one edit in this many is tried still
 SUCCESS_WEIGHT = 0.05  # the weight of the latest try in the moving average of successes

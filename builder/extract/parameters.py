@@ -12,6 +12,8 @@ from pathlib import Path
 
 from builder.common import DATA
 
+__all__ = ["ParameterGroup", "read_parameter_table", "template_parameters"]
+
 PARAMETER_TABLE = DATA / "template_parameters.json"
 _ROLES = ("image", "caption", "alt")
 

@@ -41,6 +41,22 @@ from builder.sources.files import (
 from builder.sources.multistream import history_ranges, split_ranges, stream_offsets
 from builder.sources.xml import DumpReader, SiteInfo, read_siteinfo
 
+__all__ = [
+    "BATCH_ROWS",
+    "ExtractResult",
+    "ExtractTask",
+    "Extraction",
+    "REFERENCE_SCHEMA",
+    "check_dump_kinds",
+    "combine_redirects",
+    "combine_results",
+    "dump_languages",
+    "iter_task_references",
+    "plan_tasks",
+    "run_extract_task",
+    "task_failure",
+]
+
 REFERENCE_SCHEMA = pa.schema(
     [
         ("image", pa.string()),

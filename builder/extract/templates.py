@@ -13,6 +13,8 @@ import dataclasses
 import re
 from collections.abc import Callable
 
+__all__ = ["Arguments"]
+
 _MONTHS = "January February March April May June July August September October November December".split()
 _YES = frozenset({"y", "yes", "true", "on", "1"})
 _NUMBER = re.compile(r"[-+−]?[\d.,]+")

@@ -31,6 +31,15 @@ from builder.extract.cleaning import CaptionError, clean_caption
 from builder.extract.parameters import ParameterGroup, template_parameters
 from builder.lang.languages import ImageOption, Language
 
+__all__ = [
+    "DEFAULT_FILE_ALIASES",
+    "ExtractStats",
+    "ExtractionError",
+    "ImageReference",
+    "extract_images",
+    "normalize_title",
+]
+
 DEFAULT_FILE_ALIASES = ("File", "Image")
 MAX_SPAN = 20_000  # characters; a longer "image" link is an unclosed bracket, not a caption
 MAX_TEMPLATE_NAME = 200  # characters kept of a template's name

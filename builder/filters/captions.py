@@ -39,6 +39,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from builder.config import CAPTION_RULES
 from builder.filters.tagging import TaggedText, Tagger, get_tagger
 
+__all__ = ["rule_verdicts", "satisfies", "tag_batch", "tag_captions", "tag_sequences", "text_batches"]
+
 INFLECTED_VERBS = frozenset({"VBP", "VBZ", "VBD"})
 WH_WORDS = frozenset({"WDT", "WP", "WRB"})
 TAG_BATCH = 512

@@ -33,6 +33,8 @@ from builder.filters.funnel import Funnel, FunnelRow
 from builder.filters.pairs import UniqueCandidates, divergent_captions, significant_difference
 from builder.lang.segmenters import has_min_words
 
+__all__ = ["FilterChain"]
+
 ClusterStep = Callable[[Cluster], Cluster | None]
 PairStep = Callable[[list[Pair]], list[Pair]]
 

@@ -14,6 +14,23 @@ import dataclasses
 import itertools
 from collections.abc import Callable, Iterable
 
+__all__ = [
+    "Cluster",
+    "Pair",
+    "SORT_COLUMNS",
+    "build_pairs",
+    "cluster_from_rows",
+    "cluster_rows",
+    "count_pairs",
+    "filter_texts",
+    "has_caption",
+    "languages_at_least",
+    "max_references",
+    "max_references_per_language",
+    "min_references",
+    "sort_key",
+]
+
 CAPTION_TYPES = ("caption", "alt")
 # the order of references within a cluster (and of clusters: by image first), in every engine
 SORT_COLUMNS = ("image", "page_id", "revision_id", "position", "file", "language")

@@ -12,6 +12,8 @@ from builder.filters.clusters import (
     count_pairs,
 )
 
+__all__ = ["Funnel", "FunnelRow"]
+
 
 @dataclasses.dataclass
 class FunnelRow:

@@ -37,6 +37,16 @@ from builder.extract.tasks import Extraction
 from builder.extract.wikitext import DEFAULT_FILE_ALIASES, normalize_title
 from builder.sources.sqldump import SqlStats, iter_rows
 
+__all__ = [
+    "Identity",
+    "IdentityMap",
+    "build_identity",
+    "check_identities",
+    "local_files",
+    "pairs_per_identity",
+    "read_image_tables",
+]
+
 IMAGE_TABLE = "image"
 IMAGE_COLUMNS = ("img_name", "img_sha1")
 MAP_SCHEMA = pa.schema([("file", pa.string()), ("redirect", pa.string()), ("image", pa.string())])

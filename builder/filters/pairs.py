@@ -21,6 +21,15 @@ import regex
 
 from builder.filters.clusters import Pair
 
+__all__ = [
+    "DIGEST_BYTES",
+    "UniqueCandidates",
+    "candidate_key",
+    "divergent_captions",
+    "significant_difference",
+    "skeleton",
+]
+
 _PARENTHESIZED = re.compile(r"\(.*?\)")
 _NON_WORD = re.compile(r"\W")
 # the regex module's \w also holds combining marks: Devanagari and Thai vowel signs are parts of words

@@ -47,6 +47,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
+__all__ = [
+    "CoreNLPTagger",
+    "PerceptronTagger",
+    "SpacyTagger",
+    "StanzaTagger",
+    "TAGGER_NAMES",
+    "TaggedText",
+    "Tagger",
+    "TaggerUnavailable",
+    "get_tagger",
+]
+
 TaggedSentence = list[tuple[str, str]]
 TaggedText = list[TaggedSentence]
 

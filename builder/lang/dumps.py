@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 from builder.lang.languages import language_for, language_from_dbname, wiki_dbnames
 
+__all__ = ["dump_language", "language_overrides"]
+
 if TYPE_CHECKING:
     from builder.sources.xml import SiteInfo
 

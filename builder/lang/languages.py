@@ -18,6 +18,8 @@ from typing import NamedTuple
 
 from builder.common import DATA
 
+__all__ = ["ImageOption", "Language", "language_for", "language_from_dbname", "wiki_dbnames"]
+
 TABLE = DATA / "languages.json"
 CANONICAL_FILE_NAMES = ("File", "Image")  # valid on every wiki: the canonical name and English's alias
 # The order in which Parser::getImageParams tries the options: literal options before those taking a

@@ -12,6 +12,8 @@ from collections.abc import Callable
 import regex
 from nltk.tokenize import NLTKWordTokenizer
 
+__all__ = ["WordCounterUnavailable", "has_min_words", "word_counter_signature"]
+
 _WORDS = NLTKWordTokenizer()
 
 

@@ -16,6 +16,8 @@ from builder.filters.funnel import Funnel
 from builder.publish.fidelity import markdown_table
 from builder.publish.layout import CONFIG_ORDER, FORMAT, MARKER, split_of_file
 
+__all__ = ["SAMPLE_DUMP", "render_card"]
+
 CARD_TEMPLATE = PACKAGE.parent / "dataset_card.md"
 SAMPLE_DUMP = DATA / "enwiki-20240101-sample-pages-articles.xml.bz2"
 

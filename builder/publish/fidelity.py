@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 
+__all__ = ["markdown_table"]
+
 
 @dataclasses.dataclass(frozen=True)
 class Deviation:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+__all__ = ["HubError", "push_to_hub"]
+
 
 class HubError(Exception):
     """Pushing to the Hub failed; the message names the repository and the reason."""

@@ -18,6 +18,23 @@ from huggingface_hub.repocard import metadata_load
 
 from builder.common import OutputError
 
+__all__ = [
+    "CARD",
+    "CONFIG_ORDER",
+    "FORMAT",
+    "FUNNEL",
+    "MARKER",
+    "card_configs",
+    "card_manifest",
+    "config_folder",
+    "config_record",
+    "funnel_manifest",
+    "manifest_files",
+    "read_built",
+    "read_config",
+    "split_of_file",
+]
+
 MARKER = "wikipedia_ipc"
 FORMAT = 1
 CARD = "README.md"

@@ -69,6 +69,8 @@ from builder.publish.layout import (
 )
 from builder.publish.writer import PairWriter
 
+__all__ = ["Publisher", "published_files", "recover"]
+
 STAGING_PREFIX = ".wikipedia_ipc-staging-"
 COMMIT_RECORD = "publish.json"
 COMMIT_KEYS = ("configs", "aside", "obsolete")

@@ -4,6 +4,8 @@ columns: its one reader, for the ``datasets`` loader (``wikipedia_ipc.released_p
 
 from __future__ import annotations
 
+__all__ = ["RELEASED_COLUMNS", "released_row"]
+
 # the columns of a build that the release has too (it has no revisions, sources or files)
 RELEASED_COLUMNS = ("id", "image", "caption_type", "sentence1", "sentence2", "page1", "page2", "same_page")
 

@@ -41,6 +41,8 @@ from builder.config import SPLIT_NAMES, check_fractions
 from builder.filters.pairs import DIGEST_BYTES, skeleton
 from builder.publish.layout import split_of_file
 
+__all__ = ["SplitAssignment", "assign_files", "assign_nodes", "check_files", "node_keys", "split_record"]
+
 _READ_BATCH = 65_536
 
 

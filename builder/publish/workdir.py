@@ -27,6 +27,8 @@ from pathlib import Path
 
 from builder.common import FolderLock, OutputError
 
+__all__ = ["WorkDir", "temporary_work_folder"]
+
 MARKER = ".wikipedia_ipc-work.json"
 TEMPORARY_PREFIX = "wikipedia-ipc-"
 FORMAT = 1

@@ -14,6 +14,8 @@ import pyarrow.parquet as pq
 
 from builder.filters.clusters import Pair
 
+__all__ = ["PairWriter", "file_digest", "finalize_parts", "pair_row"]
+
 PAIR_SCHEMA = pa.schema(
     [
         ("id", pa.string()),

@@ -11,6 +11,8 @@ from typing import BinaryIO
 
 from builder.sources.files import _STREAM_HEADER, _TITLE, DumpError, _open_binary
 
+__all__ = ["MAX_BLOCK_BYTES", "MAX_FAILED_CUTS", "check_bz2_end"]
+
 TAIL_SCAN_BYTES = 16 << 20
 MAX_FAILED_CUTS = 64
 _END_OF_STREAM = 0x177245385090  # the 48-bit marker that ends every bz2 stream (bit-aligned)

@@ -35,6 +35,19 @@ from tqdm import tqdm
 
 from builder.common import FolderLock, OutputError, plural, write_atomic
 
+__all__ = [
+    "DEFAULT_MIRROR",
+    "DEFAULT_PARALLEL",
+    "DownloadError",
+    "MAX_PARALLEL",
+    "Network",
+    "download",
+    "expand_dumps",
+    "human_size",
+    "plan_download",
+    "provenance",
+]
+
 DEFAULT_MIRROR = "https://dumps.wikimedia.org"
 MANIFEST = "download.json"
 MANIFEST_FORMAT = 1

@@ -13,6 +13,20 @@ from typing import BinaryIO, Literal
 
 from builder.config import DumpKind
 
+__all__ = [
+    "CHUNK_SIZE",
+    "Compression",
+    "DumpError",
+    "DumpWarning",
+    "MAX_PROBLEMS",
+    "Problem",
+    "ReadStats",
+    "check_dump_path",
+    "dump_compression",
+    "fingerprint",
+    "kind_from_name",
+]
+
 CHUNK_SIZE = 1 << 20
 FINGERPRINT_BYTES = 1 << 20
 MAX_PROBLEMS = 100

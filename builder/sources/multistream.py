@@ -16,6 +16,16 @@ from typing import BinaryIO
 from builder.sources.damage import MAX_FAILED_CUTS
 from builder.sources.files import _STREAM_MAGIC, CHUNK_SIZE, DumpError, DumpWarning, _open_binary, dump_compression
 
+__all__ = [
+    "header_text",
+    "history_ranges",
+    "lines_before",
+    "page_opening",
+    "plain_header",
+    "split_ranges",
+    "stream_offsets",
+]
+
 _PAGE_START = re.compile(r"\s*<page[\s>/]")
 _FIRST_PAGE = re.compile(r"<page[\s>/]")
 _PAGE_OR_REVISION = re.compile(rb"<(?:page|revision)[\s>/]")

@@ -24,6 +24,8 @@ from typing import BinaryIO
 
 from builder.sources.files import check_dump_path
 
+__all__ = ["SqlDumpError", "SqlStats", "iter_rows"]
+
 CHUNK_SIZE = 1 << 20
 MAX_STATEMENT = 16 << 20  # bytes of a statement other than INSERT (CREATE TABLE is a few KB)
 MAX_ROW = 64 << 20  # a row longer than this (a blob is at most 16 MB, 32 MB escaped) is read value by value

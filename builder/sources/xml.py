@@ -38,6 +38,8 @@ from builder.sources.files import (
 )
 from builder.sources.multistream import header_text, lines_before, page_opening, plain_header
 
+__all__ = ["DumpReader", "Page", "SiteInfo", "iter_pages", "read_siteinfo"]
+
 FILE_NAMESPACE = 6
 REDIRECT_ELEMENT_VERSION = (0, 4)  # export formats before 0.4 have no <redirect>: a redirect is told by its text
 
