@@ -117,7 +117,7 @@ def extract_references(
     languages: Mapping[str, str] | None = None,
     parameter_table: str | Path | None = None,
 ) -> Extraction:
-    """Stage 1–3 over all dumps: pages → image references with cleaned texts, as parquet shards.
+    """Extraction over all dumps: pages → image references with cleaned texts, as parquet shards.
 
     ``history``: the dumps are edit histories (every revision of a page); ``first_seen``:
     a reference repeated by later revisions of its page counts once (:mod:`builder.extract.history`);

@@ -1,11 +1,11 @@
-"""Stage 3 of the pipeline: caption cleaning – caption wikitext to the plain text a reader sees.
+"""Caption cleaning (before Table 3's step 0): caption wikitext to the plain text a reader sees.
 
 The paper's pre-processing: cleansing of Wikitext markup, removal of line
 breaks and non-printable characters, whitespace normalization. Links become
 their labels, formatting and references disappear, and the templates whose text
 matters in captions (ship names, unit conversions, language wrappers, dates…)
 are rendered; every other template is dropped. Nested ``[[File:…]]`` links are
-image references of their own (stage 2 finds them), not caption text.
+image references of their own (:mod:`builder.extract.wikitext` finds them), not caption text.
 
 Cleaning takes time linear in the caption's length, whatever the markup. A
 single left-to-right scan (:class:`_Scanner`) first does what MediaWiki's

@@ -1,4 +1,4 @@
-"""Stages 1–3 as units of work: dumps cut into tasks, each task's pages → image reference rows.
+"""Extraction as units of work: dumps cut into tasks, each task's pages → image reference rows.
 
 Both engines run the same tasks: a dump file, or a byte range of a multistream dump
 (:func:`plan_tasks`). A task yields its references as rows of :data:`REFERENCE_SCHEMA`
@@ -173,7 +173,7 @@ def _reference_rows(page_title: str, page_id: int, revision_id: int, references:
 
 
 def iter_task_references(task: ExtractTask, result: ExtractResult, progress: tqdm | None = None) -> Iterator[dict]:
-    """Stages 1–3 for one task: its pages' image references as rows; ``result`` counts as it goes."""
+    """Extraction for one task: its pages' image references as rows; ``result`` counts as it goes."""
     reader = DumpReader(
         task.dump,
         task.namespaces,

@@ -1,4 +1,4 @@
-"""Stage 2: find the image references in a page's wikitext.
+"""Find the image references in a page's wikitext: the input of Table 3's step 0.
 
 Three kinds of reference are recognised (the ``source`` of a reference):
 

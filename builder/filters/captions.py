@@ -1,4 +1,4 @@
-"""Stage 4–5: the caption filters – minimum length and the caption rule (Table 4).
+"""Table 3's step 5: the caption rule (Table 4), read from the tags of each caption.
 
 The gold level keeps captions that are (sequences of) grammatical sentences,
 decided by the POS-pattern rules of Table 4; the silver and bronze levels keep

@@ -1,4 +1,4 @@
-"""Stage 5a: part-of-speech tagging, behind one small interface.
+"""Part-of-speech tagging for step 5's caption rule, behind one small interface.
 
 The caption rules of Table 4 read Penn Treebank tags in English and Universal
 Dependencies tags (UPOS plus FEATS, see :func:`ud_tag`) in every other language.
