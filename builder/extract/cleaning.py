@@ -45,9 +45,10 @@ from mwparserfromhell.nodes import (
 from mwparserfromhell.parser import ParserError
 from mwparserfromhell.wikicode import Wikicode
 
-from builder.extract.templates import Arguments, _renderer, _resolve
+from builder.extract.templates import Arguments, renderer_of, resolve_template
 
 __all__ = ["CaptionError", "clean_caption"]
+
 
 # Nesting levels of templates and links a caption may have. MediaWiki shows an error in place of templates
 # nested past its expansion depth; we drop such a caption (CaptionError, counted by extraction).
@@ -476,7 +477,7 @@ def _render_argument(node: Argument) -> str:
 
 @_render_node.register
 def _render_template(node: Template) -> str:
-    renderer = _renderer(_resolve(_template_name(node)))
+    renderer = renderer_of(resolve_template(_template_name(node)))
     if renderer is None:
         return ""
     return renderer(_arguments(node))

@@ -13,7 +13,8 @@ import dataclasses
 import re
 from collections.abc import Callable
 
-__all__ = ["Arguments"]
+__all__ = ["Arguments", "renderer_of", "resolve_template"]
+
 
 _MONTHS = "January February March April May June July August September October November December".split()
 _YES = frozenset({"y", "yes", "true", "on", "1"})
@@ -48,12 +49,12 @@ def template_key(name: str) -> str:
     return title[:1].upper() + title[1:]
 
 
-def _resolve(name: str) -> str:
+def resolve_template(name: str) -> str:
     key = template_key(name)
     return ALIASES.get(key, key)
 
 
-def _renderer(key: str) -> Renderer | None:
+def renderer_of(key: str) -> Renderer | None:
     if key in RENDERERS:
         return RENDERERS[key]
     if key.startswith("Lang-"):
@@ -63,8 +64,8 @@ def _renderer(key: str) -> Renderer | None:
 
 def is_known_template(name: str) -> bool:
     """Whether a template is rendered or deliberately dropped, as opposed to dropped for being unknown."""
-    key = _resolve(name)
-    return _renderer(key) is not None or key in DROPPED or key.startswith("Cite ")
+    key = resolve_template(name)
+    return renderer_of(key) is not None or key in DROPPED or key.startswith("Cite ")
 
 
 @dataclasses.dataclass(frozen=True)

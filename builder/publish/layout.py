@@ -29,11 +29,14 @@ __all__ = [
     "config_folder",
     "config_record",
     "funnel_manifest",
+    "is_plain_name",
     "manifest_files",
     "read_built",
     "read_config",
+    "refusal",
     "split_of_file",
 ]
+
 
 MARKER = "wikipedia_ipc"
 FORMAT = 1
@@ -65,12 +68,12 @@ def card_manifest(path: Path) -> dict | None:
     return manifest if isinstance(manifest, dict) else None
 
 
-def _plain(entry: object) -> bool:
+def is_plain_name(entry: object) -> bool:
     """One path component the toolkit could have written: no separator, no ``..``, not hidden."""
     return isinstance(entry, str) and bool(entry) and not entry.startswith(".") and not set(entry) & set("/\\\x00")
 
 
-def _refuse(record: Path, what: str, entry: object) -> OutputError:
+def refusal(record: Path, what: str, entry: object) -> OutputError:
     return OutputError(
         f"{record}: the {what} {entry!r} is not a plain name inside the output folder; refusing to move or "
         "delete any file by this record (it was not written this way by the toolkit)"
@@ -83,15 +86,15 @@ def manifest_files(manifest: dict, record: Path) -> list[str]:
     if not isinstance(files, list):
         raise OutputError(f"{record}: the `wikipedia_ipc` entry has no list of files")
     for entry in files:
-        if not _plain(entry) or not entry.endswith(".parquet"):
-            raise _refuse(record, "file", entry)
+        if not is_plain_name(entry) or not entry.endswith(".parquet"):
+            raise refusal(record, "file", entry)
     return files
 
 
 def config_folder(output: Path, name: object, record: Path) -> Path:
     """The folder of a config a record names: a plain name whose folder resolves inside the output folder."""
-    if not _plain(name):
-        raise _refuse(record, "config", name)
+    if not is_plain_name(name):
+        raise refusal(record, "config", name)
     folder = output / str(name)
     if not folder.resolve().is_relative_to(output.resolve()):
         raise OutputError(

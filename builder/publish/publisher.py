@@ -58,18 +58,19 @@ from builder.publish.layout import (
     FORMAT,
     FUNNEL,
     MARKER,
-    _plain,
-    _refuse,
     card_configs,
     card_manifest,
     config_folder,
     config_record,
     funnel_manifest,
+    is_plain_name,
     manifest_files,
+    refusal,
 )
 from builder.publish.writer import PairWriter
 
 __all__ = ["Publisher", "published_files", "recover"]
+
 
 STAGING_PREFIX = ".wikipedia_ipc-staging-"
 COMMIT_RECORD = "publish.json"
@@ -146,11 +147,11 @@ def _commit_path(output: Path, entry: object, record: Path, kind: str) -> Path:
     if kind == "aside" and entry == CARD:
         return output / CARD
     parts = entry.split("/") if isinstance(entry, str) else []
-    if len(parts) == 2 and _plain(parts[0]):
+    if len(parts) == 2 and is_plain_name(parts[0]):
         name, file = parts
-        if file == FUNNEL or (kind == "obsolete" and _plain(file) and file.endswith(".parquet")):
+        if file == FUNNEL or (kind == "obsolete" and is_plain_name(file) and file.endswith(".parquet")):
             return config_folder(output, name, record) / file
-    raise _refuse(record, f"{kind} path", entry)
+    raise refusal(record, f"{kind} path", entry)
 
 
 def _apply(output: Path, staging: Path) -> None:

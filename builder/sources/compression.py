@@ -17,12 +17,14 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from builder.sources.damage import MAX_BLOCK_BYTES, _damage_in, _good_blocks_before
-from builder.sources.files import _STREAM_HEADER, CHUNK_SIZE, Compression, DumpError, ReadStats, _open_binary
+from builder.sources.damage import MAX_BLOCK_BYTES, damage_in, good_blocks_before
+from builder.sources.files import CHUNK_SIZE, STREAM_HEADER, Compression, DumpError, ReadStats, open_binary
+
+__all__ = ["decoded_pieces", "raw_pieces"]
 
 
 def _count_invalid_utf8(error: UnicodeError) -> tuple[str, int]:
-    """Replace undecodable bytes by U+FFFD and note where they were, for :func:`_decoded_pieces`."""
+    """Replace undecodable bytes by U+FFFD and note where they were, for :func:`decoded_pieces`."""
     assert isinstance(error, UnicodeDecodeError)
     _InvalidBytes.runs.append((error.start, error.end))
     return "\ufffd", error.end
@@ -60,7 +62,7 @@ def _bz2_pieces(
             if not pending:
                 return
             stream = offset - len(pending)
-            if not _STREAM_HEADER.match(pending):
+            if not STREAM_HEADER.match(pending):
                 raise DumpError(
                     f"{path}: the data at byte {stream} follows the end of a bz2 stream but is not bz2"
                     " (appended data, or a damaged stream header)"
@@ -76,7 +78,7 @@ def _bz2_pieces(
         try:
             data = decompressor.decompress(pending)
         except OSError:
-            damage = _damage_in(path, stream, offset - len(pending) - 2 * MAX_BLOCK_BYTES, offset)
+            damage = damage_in(path, stream, offset - len(pending) - 2 * MAX_BLOCK_BYTES, offset)
             raise DumpError(f"{path}: corrupt bz2 data in the bz2 stream at byte {stream}{damage}") from None
         pending = b""
         if data:
@@ -95,8 +97,8 @@ def _parallel_bz2_pieces(path: Path, threads: int) -> Iterator[tuple[int, bytes]
             while chunk := stream.read(CHUNK_SIZE):
                 yield 0, chunk
         except (RuntimeError, ValueError):  # indexed_bzip2 reports bad data as bare C++ exceptions
-            first, last = _good_blocks_before(stream.available_block_offsets(), stream.tell())
-            damage = _damage_in(path, 0, first, last)
+            first, last = good_blocks_before(stream.available_block_offsets(), stream.tell())
+            damage = damage_in(path, 0, first, last)
             raise DumpError(f"{path}: corrupt bz2 data in the bz2 stream at byte 0{damage}") from None
 
 
@@ -245,7 +247,7 @@ def _read_ahead(pieces: Iterator[tuple[int | None, bytes]], name: str) -> Iterat
             thread.join()
 
 
-def _raw_pieces(
+def raw_pieces(
     path: Path,
     compression: Compression,
     byte_range: tuple[int, int] | None,
@@ -267,7 +269,7 @@ def _raw_pieces(
     if compression == "bz2" and byte_range is None and threads > 1 and importlib.util.find_spec("indexed_bzip2"):
         yield from _parallel_bz2_pieces(path, threads)
         return
-    with _open_binary(path) as handle:
+    with open_binary(path) as handle:
         if compression == "bz2":
             start, end = byte_range if byte_range else (0, path.stat().st_size)
             if read_ahead:
@@ -290,7 +292,7 @@ def _raw_pieces(
             raise DumpError(f"{path}: truncated or corrupt gzip data: {error}") from None
 
 
-def _decoded_pieces(
+def decoded_pieces(
     pieces: Iterable[tuple[int | None, bytes]], stats: ReadStats
 ) -> Iterator[tuple[int | None, str, list[tuple[int, int, int]]]]:
     """UTF-8 decode, replacing (and counting) invalid bytes instead of failing the whole dump.

@@ -9,9 +9,10 @@ import html
 from pathlib import Path
 from typing import BinaryIO
 
-from builder.sources.files import _STREAM_HEADER, _TITLE, DumpError, _open_binary
+from builder.sources.files import STREAM_HEADER, TITLE_ELEMENT, DumpError, open_binary
 
-__all__ = ["MAX_BLOCK_BYTES", "MAX_FAILED_CUTS", "check_bz2_end"]
+__all__ = ["MAX_BLOCK_BYTES", "MAX_FAILED_CUTS", "check_bz2_end", "damage_in", "good_blocks_before"]
+
 
 TAIL_SCAN_BYTES = 16 << 20
 MAX_FAILED_CUTS = 64
@@ -79,7 +80,7 @@ def check_bz2_end(path: Path) -> None:
             f"{path}: truncated bz2 data: the data ends at byte {size} inside a bz2 stream"
             f" (none ends in the last {len(tail):,} bytes)"
         )
-    if _STREAM_HEADER.match(follows):
+    if STREAM_HEADER.match(follows):
         raise DumpError(f"{path}: truncated bz2 data: the data ends at byte {size} inside the bz2 stream at byte {end}")
     raise DumpError(
         f"{path}: {size - end:,} bytes after the end of the last bz2 stream (from byte {end} on) are not bz2 data"
@@ -134,7 +135,7 @@ def _block_alone(data: bytes, start: int, end: int, level: bytes) -> bytes | Non
         return None
 
 
-def _damage_in(path: Path, stream: int, first: int, last: int) -> str:
+def damage_in(path: Path, stream: int, first: int, last: int) -> str:
     """Where the damage is in the bz2 stream at ``stream``: its first bad block, and the page being read.
 
     The callers know that the blocks before byte ``first``, and the first one after it,
@@ -144,7 +145,7 @@ def _damage_in(path: Path, stream: int, first: int, last: int) -> str:
     names the page being read.
     """
     first = max(first, stream)
-    with _open_binary(path) as handle:
+    with open_binary(path) as handle:
         handle.seek(stream)
         level = handle.read(4)[3:]
         handle.seek(first)
@@ -158,14 +159,14 @@ def _damage_in(path: Path, stream: int, first: int, last: int) -> str:
             break
         block = _block_alone(data, start, later[0], level)
         if block is None:
-            titles = _TITLE.findall(before.decode("utf-8", errors="replace"))
+            titles = TITLE_ELEMENT.findall(before.decode("utf-8", errors="replace"))
             page = f" (the page being read: {html.unescape(titles[-1])!r})" if titles else ""
             return f": the bz2 block that starts in byte {first + start // 8} is damaged{page}"
         before = block
     return ""
 
 
-def _good_blocks_before(blocks: dict[int, int], failed_at: int) -> tuple[int, int]:
+def good_blocks_before(blocks: dict[int, int], failed_at: int) -> tuple[int, int]:
     """Bytes of the file between which the block that failed at decompressed offset ``failed_at`` starts.
 
     ``blocks`` maps the bit offsets of the blocks indexed_bzip2 has found to their

@@ -21,18 +21,24 @@ __all__ = [
     "MAX_PROBLEMS",
     "Problem",
     "ReadStats",
+    "STREAM_HEADER",
+    "STREAM_MAGIC",
+    "TITLE_ELEMENT",
+    "byte_place",
     "check_dump_path",
     "dump_compression",
     "fingerprint",
     "kind_from_name",
+    "open_binary",
 ]
+
 
 CHUNK_SIZE = 1 << 20
 FINGERPRINT_BYTES = 1 << 20
 MAX_PROBLEMS = 100
-_STREAM_MAGIC = re.compile(rb"BZh[1-9]1AY&SY")
-_STREAM_HEADER = re.compile(rb"BZh[1-9]")
-_TITLE = re.compile(r"<title>([^<]*)</title>")
+STREAM_MAGIC = re.compile(rb"BZh[1-9]1AY&SY")
+STREAM_HEADER = re.compile(rb"BZh[1-9]")
+TITLE_ELEMENT = re.compile(r"<title>([^<]*)</title>")
 _MAGIC_BYTES = (("bz2", b"BZh"), ("gz", b"\x1f\x8b"), ("7z", b"7z\xbc\xaf\x27\x1c"))
 
 Compression = Literal["bz2", "gz", "7z", "xml"]
@@ -141,7 +147,7 @@ def fingerprint(path: str | os.PathLike[str]) -> str:
     return f"{status.st_size}|{status.st_mtime_ns}|{digest.hexdigest()}"
 
 
-def _byte_place(compression: Compression, stream: int | None, offset: int) -> str:
+def byte_place(compression: Compression, stream: int | None, offset: int) -> str:
     """A place in a dump as a byte offset: in the file, or decompressed (within its bz2 stream)."""
     if compression == "xml":
         return f"byte {offset}"
@@ -150,5 +156,5 @@ def _byte_place(compression: Compression, stream: int | None, offset: int) -> st
     return f"decompressed byte {offset} of the bz2 stream at byte {stream}"
 
 
-def _open_binary(path: Path) -> BinaryIO:
+def open_binary(path: Path) -> BinaryIO:
     return open(check_dump_path(path), "rb")  # noqa: SIM115 - closed by the caller's context manager

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from builder.sources.damage import MAX_FAILED_CUTS
-from builder.sources.files import _STREAM_MAGIC, CHUNK_SIZE, DumpError, DumpWarning, _open_binary, dump_compression
+from builder.sources.files import CHUNK_SIZE, STREAM_MAGIC, DumpError, DumpWarning, dump_compression, open_binary
 
 __all__ = [
     "header_text",
@@ -25,6 +25,7 @@ __all__ = [
     "split_ranges",
     "stream_offsets",
 ]
+
 
 _PAGE_START = re.compile(r"\s*<page[\s>/]")
 _FIRST_PAGE = re.compile(r"<page[\s>/]")
@@ -49,7 +50,7 @@ def header_text(path: Path) -> str:
     decompressor = bz2.BZ2Decompressor()
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     text = ""
-    with _open_binary(path) as handle:
+    with open_binary(path) as handle:
         while not decompressor.eof and (raw := handle.read(1 << 16)):
             try:
                 text += decoder.decode(decompressor.decompress(raw))
@@ -63,7 +64,7 @@ def header_text(path: Path) -> str:
 def plain_header(path: Path) -> str:
     """A plain XML dump's text before its first ``<page>``: what a range of it is read behind."""
     data = b""
-    with _open_binary(path) as handle:
+    with open_binary(path) as handle:
         while chunk := handle.read(1 << 16):
             data += chunk
             match = _PAGE_OR_REVISION.search(data)
@@ -78,7 +79,7 @@ def page_opening(path: Path, start: int) -> tuple[int, str, bool] | None:
 
     None when ``start`` is a ``<page>``. The page's start is searched backwards window by window.
     """
-    with _open_binary(path) as handle:
+    with open_binary(path) as handle:
         handle.seek(start)
         if not handle.read(16).startswith(b"<revision"):
             return None
@@ -102,7 +103,7 @@ def page_opening(path: Path, start: int) -> tuple[int, str, bool] | None:
 def lines_before(path: Path, offset: int) -> int:
     """The line breaks in a plain file before ``offset``."""
     count = 0
-    with _open_binary(path) as handle:
+    with open_binary(path) as handle:
         while offset > 0 and (chunk := handle.read(min(CHUNK_SIZE * 8, offset))):
             count += chunk.count(b"\n")
             offset -= len(chunk)
@@ -115,7 +116,7 @@ def history_ranges(path: str | os.PathLike[str], parts: int) -> list[tuple[int, 
     path = Path(path)
     size = path.stat().st_size
     cuts = [0]
-    with _open_binary(path) as handle:
+    with open_binary(path) as handle:
         first_page = len(plain_header(path).encode("utf-8"))
         for part in range(1, parts):
             base = max(first_page + 1, size * part // parts, cuts[-1] + 1)
@@ -188,7 +189,7 @@ def index_offsets(index: Path, path: Path) -> list[int]:
     size = path.stat().st_size
     offsets = [0]
     number = 0
-    with _open_binary(path) as dump, bz2.open(index, "rb") as lines:
+    with open_binary(path) as dump, bz2.open(index, "rb") as lines:
         try:
             for number, line in enumerate(lines, 1):
                 offset = _index_offset(index, number, line)
@@ -199,7 +200,7 @@ def index_offsets(index: Path, path: Path) -> list[int]:
                 if offset >= size:
                     raise DumpError(f"{index}:{number}: offset {offset} is beyond the end of {path} ({size} bytes)")
                 dump.seek(offset)
-                if not _STREAM_MAGIC.match(dump.read(10)):
+                if not STREAM_MAGIC.match(dump.read(10)):
                     raise DumpError(f"{index}:{number}: offset {offset} is not the start of a bz2 stream in {path}")
                 offsets.append(offset)
         except EOFError:
@@ -224,13 +225,13 @@ def scan_stream_offsets(path: Path) -> list[int]:
     """Byte offsets of the bz2 streams, found by scanning for the byte-aligned stream header."""
     offsets = []
     overlap = 9
-    with _open_binary(path) as handle:
+    with open_binary(path) as handle:
         position = 0
         tail = b""
         while block := handle.read(CHUNK_SIZE * 8):
             data = tail + block
             base = position - len(tail)
-            offsets.extend(base + match.start() for match in _STREAM_MAGIC.finditer(data))
+            offsets.extend(base + match.start() for match in STREAM_MAGIC.finditer(data))
             tail = data[-overlap:]
             position += len(block)
     return sorted(set(offsets))
@@ -253,7 +254,7 @@ def split_ranges(path: str | os.PathLike[str], parts: int, offsets: list[int] | 
     ranges: list[tuple[int, int]] = []
     start = 0
     failed_checks = 0
-    with _open_binary(path) as handle:
+    with open_binary(path) as handle:
         for offset in offsets[1:]:
             if offset - start < target or failed_checks >= MAX_FAILED_CUTS:
                 continue

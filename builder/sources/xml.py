@@ -23,7 +23,7 @@ from pathlib import Path
 from xml.parsers import expat
 
 from builder.lang.languages import language_for, language_from_dbname
-from builder.sources.compression import _decoded_pieces, _raw_pieces
+from builder.sources.compression import decoded_pieces, raw_pieces
 from builder.sources.damage import check_bz2_end
 from builder.sources.files import (
     CHUNK_SIZE,
@@ -32,13 +32,14 @@ from builder.sources.files import (
     DumpWarning,
     Problem,
     ReadStats,
-    _byte_place,
+    byte_place,
     check_dump_path,
     dump_compression,
 )
 from builder.sources.multistream import header_text, lines_before, page_opening, plain_header
 
 __all__ = ["DumpReader", "Page", "SiteInfo", "iter_pages", "read_siteinfo"]
+
 
 FILE_NAMESPACE = 6
 REDIRECT_ELEMENT_VERSION = (0, 4)  # export formats before 0.4 have no <redirect>: a redirect is told by its text
@@ -512,14 +513,14 @@ class DumpReader:
                 lines.feed(0, header)
                 parser.Parse(header, False)
                 collector.loud = True
-            raw = _raw_pieces(path, compression, self.byte_range, self.decompress_threads, self.read_ahead)
-            for stream, text, invalid in _decoded_pieces(raw, self.stats):
+            raw = raw_pieces(path, compression, self.byte_range, self.decompress_threads, self.read_ahead)
+            for stream, text, invalid in decoded_pieces(raw, self.stats):
                 lines.feed(stream, text)
                 done = 0
                 for index, offset, length in invalid:  # parsed up to each, to name the page it is in
                     parser.Parse(text[done:index], False)
                     done = index
-                    collector.invalid_utf8(length, _byte_place(compression, stream, offset))
+                    collector.invalid_utf8(length, byte_place(compression, stream, offset))
                 parser.Parse(text[done:], False)
                 yield from collector.ready
                 collector.ready.clear()
@@ -606,8 +607,8 @@ def read_siteinfo(path: str | os.PathLike[str]) -> SiteInfo:
     parser.StartElementHandler = stop_at_first_page
     try:
         # small reads: the header is in the first bz2 block, and the rest of the file is not needed
-        pieces = _raw_pieces(path, dump_compression(path), None, read_size=1 << 16)
-        for _, text, _ in _decoded_pieces(pieces, ReadStats()):
+        pieces = raw_pieces(path, dump_compression(path), None, read_size=1 << 16)
+        for _, text, _ in decoded_pieces(pieces, ReadStats()):
             parser.Parse(text, False)
             if done or collector.siteinfo.namespaces and "siteinfo" not in collector.open_elements():
                 break
