@@ -317,8 +317,7 @@ def command_parser() -> argparse.ArgumentParser:
         "--memory",
         default=DEFAULT_MEMORY_LIMIT,
         help=f"memory for grouping references by image (DuckDB; default {DEFAULT_MEMORY_LIMIT}); past it, sorting "
-        "spills "
-        "to the work folder",
+        "spills to the work folder",
     )
     run.add_argument("--resume", action="store_true", help="reuse the finished dump parts in --work-dir")
     run.add_argument(

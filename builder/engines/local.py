@@ -27,7 +27,6 @@ import shutil
 import signal
 import sys
 import time
-import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -43,8 +42,7 @@ from builder.extract.tasks import (
     Extraction,
     ExtractResult,
     ExtractTask,
-    combine_redirects,
-    combine_results,
+    finish_extraction,
     plan_tasks,
     run_extract_task,
 )
@@ -58,7 +56,7 @@ from builder.publish.publisher import Publisher
 from builder.publish.splits import assign_files, check_files, split_record
 from builder.publish.workdir import WorkDir
 from builder.publish.writer import PairWriter
-from builder.sources.files import DumpError, DumpWarning
+from builder.sources.files import DumpError
 
 __all__ = ["build", "default_workers", "extract_references"]
 
@@ -129,16 +127,7 @@ def extract_references(
     tasks, described = plan_tasks(dumps, workers, namespaces, shard_dir, history, first_seen, file_redirects, languages)
     started = time.perf_counter()
     results = run_tasks(tasks, workers, show_progress)
-    seconds = time.perf_counter() - started
-    read, extract, failures, problems, failed = combine_results(tasks, results, described, history)
-    for problem in problems:
-        warnings.warn(problem, DumpWarning, stacklevel=2)
-    shards = [Path(task.shard) for task in tasks if task.dump not in failed and Path(task.shard).is_file()]
-    if not shards:
-        raise DumpError("no dump could be read: " + "; ".join(failures))
-    redirects, ignored = combine_redirects(tasks, results, failed)
-    wikis = {task.wiki: task.language for task in tasks if task.wiki}
-    return Extraction(shards, read, extract, described, seconds, failures, problems, redirects, ignored, wikis)
+    return finish_extraction(tasks, results, described, history, time.perf_counter() - started)[0]
 
 
 def _stream_rows(connection: duckdb.DuckDBPyConnection, query: str) -> Iterator[dict]:

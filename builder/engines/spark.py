@@ -39,7 +39,6 @@ import math
 import os
 import sys
 import time
-import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -51,8 +50,7 @@ from builder.extract.tasks import (
     Extraction,
     ExtractResult,
     ExtractTask,
-    combine_redirects,
-    combine_results,
+    finish_extraction,
     iter_task_references,
     plan_tasks,
     task_failure,
@@ -69,7 +67,7 @@ from builder.publish.publisher import Publisher
 from builder.publish.splits import SplitAssignment, assign_nodes, check_files, node_keys, split_record
 from builder.publish.workdir import temporary_work_folder
 from builder.publish.writer import PairWriter, finalize_parts, pair_row
-from builder.sources.files import DumpError, DumpWarning, ReadStats
+from builder.sources.files import DumpError, ReadStats
 
 __all__ = ["build_spark"]
 
@@ -109,7 +107,8 @@ def _tag_partition(tagger_name: str, language: str, texts: Iterable[str]) -> Ite
     """One tagger per partition that has texts (a model loads in seconds), texts tagged in batches."""
     tagger = None
     for batch in text_batches(texts):
-        tagger = tagger or get_tagger(tagger_name, language)
+        if tagger is None:
+            tagger = get_tagger(tagger_name, language)
         yield from zip(batch, tag_batch(batch, tagger), strict=True)
 
 
@@ -286,6 +285,7 @@ class SparkEngine:
         self.references = None  # an RDD of the reference rows of the dumps that were read whole
         self.survivors: dict[str, object] = {}  # per config, an RDD of the rows that passed steps 0–4
         self.tags = None  # an RDD of ((language, text), tags)
+        self.cached: list = []  # RDDs kept for the stages after theirs, released when the build ends
 
     @contextlib.contextmanager
     def open(self, plan: BuildPlan) -> Iterator[Path]:
@@ -294,6 +294,8 @@ class SparkEngine:
             with temporary_work_folder("wikipedia-ipc-spark-") as scratch:
                 yield Path(scratch)
         finally:
+            for rdd in self.cached:  # a session the caller gave outlives the build: leave it nothing cached
+                rdd.unpersist()
             if self.given is None:
                 self.session.stop()
 
@@ -313,19 +315,14 @@ class SparkEngine:
         started = time.perf_counter()
         context = self.session.sparkContext
         extracted = context.parallelize(list(enumerate(tasks)), len(tasks)).mapPartitions(_extract_partition).cache()
+        self.cached.append(extracted)
         stats = dict(extracted.filter(lambda item: item[0] == "stats").values().collect())
         seconds = time.perf_counter() - started
         results = [stats[number] for number in range(len(tasks))]
-        read, extract, failures, problems, failed = combine_results(tasks, results, described, settings.history)
-        for problem in problems:
-            warnings.warn(problem, DumpWarning, stacklevel=2)
-        if len(failed) == len(described):
-            raise DumpError("no dump could be read: " + "; ".join(failures))
+        extraction, failed = finish_extraction(tasks, results, described, settings.history, seconds, shards=False)
         rows_of = extracted.filter(lambda item: item[0] == "row").values()
         self.references = rows_of.filter(lambda item, bad=frozenset(failed): item[0] not in bad).values()
-        redirects, ignored = combine_redirects(tasks, results, failed)
-        wikis = {task.wiki: task.language for task in tasks if task.wiki}
-        return Extraction([], read, extract, described, seconds, failures, problems, redirects, ignored, wikis)
+        return extraction
 
     def select(
         self, plan: BuildPlan, chains: Mapping[str, FilterChain], identity: Identity, local: Path | None
@@ -346,6 +343,7 @@ class SparkEngine:
             mapped = used.map(lambda row, m=identity_map: m.value.apply(row))
             grouped = mapped.groupBy(lambda row: row["image"])
             before = grouped.mapPartitions(lambda part, c=config: _before_rule(c, part)).persist(_spill())
+            self.cached.append(before)
             for funnel in before.filter(lambda item: item[0] == "funnel").values().collect():
                 chain.funnel.add(Funnel.from_list(funnel))
             self.survivors[name] = before.filter(lambda item: item[0] == "row").values()
@@ -370,6 +368,7 @@ class SparkEngine:
             tags = own.mapPartitions(lambda part, n=name, code=language: _tag_partition(n, code, part))
             tagged.append(tags.map(lambda item, code=language: ((code, item[0]), item[1])))
         self.tags = context.union(tagged).persist(_spill())
+        self.cached.append(self.tags)
         self.tags.count()  # tag here, in the tagging stage, not lazily inside the next one
 
     def write(self, plan: BuildPlan, chain: FilterChain, publisher: Publisher) -> Written:

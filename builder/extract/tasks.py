@@ -14,6 +14,7 @@ import dataclasses
 import hashlib
 import json
 import re
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -21,7 +22,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
-from builder.config import PipelineConfig
 from builder.extract.history import FirstSeenPerPage
 from builder.extract.incremental import RevisionExtractor
 from builder.extract.parameters import read_parameter_table, template_parameters
@@ -31,6 +31,7 @@ from builder.lang.languages import language_for
 from builder.sources.files import (
     MAX_PROBLEMS,
     DumpError,
+    DumpWarning,
     Problem,
     ReadStats,
     check_dump_path,
@@ -465,25 +466,32 @@ def combine_redirects(
     return redirects, ignored
 
 
-def check_one_extraction(configs: Sequence[PipelineConfig]) -> None:
-    """The configs of one build share one extraction: the same dump kind and history counting."""
-    if not configs:
-        raise ValueError("no configs given")
-    if len({config.identities for config in configs}) > 1:
-        names = ", ".join(f"{config.name} ({', '.join(config.identities)})" for config in configs)
-        raise ValueError(f"configs of one build must identify images the same way; got {names}")
-    kinds = {(config.dump_kind, config.history_references) for config in configs}
-    if len({kind for kind, _ in kinds}) > 1:
-        names = ", ".join(f"{config.name} ({config.dump_kind})" for config in configs)
-        raise ValueError(f"configs of one build must read the same kind of dump; got {names}")
-    if len(kinds) > 1:
-        names = ", ".join(f"{config.name} ({config.history_references})" for config in configs)
-        raise ValueError(f"configs of one build must count history references the same way; got {names}")
+def finish_extraction(
+    tasks: Sequence[ExtractTask],
+    results: Sequence[ExtractResult],
+    described: list[dict[str, str]],
+    history: bool,
+    seconds: float,
+    shards: bool = True,
+) -> tuple[Extraction, set[str]]:
+    """What every engine makes of its tasks' results: the build's :class:`Extraction` and the dumps that failed.
 
-
-def counts_first_seen(config: PipelineConfig) -> bool:
-    """Whether extraction drops the references that an earlier revision of the page had."""
-    return config.dump_kind == "history" and config.history_references == "first_seen"
+    The problems are warned of as :class:`~builder.sources.files.DumpWarning`; a build none of whose dumps
+    could be read stops here. ``shards``: the tasks wrote parquet shards (the local engine), which the
+    extraction lists, those of failed dumps left out.
+    """
+    read, extract, failures, problems, failed = combine_results(tasks, results, described, history)
+    for problem in problems:
+        warnings.warn(problem, DumpWarning, stacklevel=3)
+    files = [Path(task.shard) for task in tasks if task.dump not in failed and Path(task.shard).is_file()]
+    if len(failed) == len(described) or (shards and not files):
+        raise DumpError("no dump could be read: " + "; ".join(failures))
+    redirects, ignored = combine_redirects(tasks, results, failed)
+    wikis = {task.wiki: task.language for task in tasks if task.wiki}
+    extraction = Extraction(
+        files if shards else [], read, extract, described, seconds, failures, problems, redirects, ignored, wikis
+    )
+    return extraction, failed
 
 
 def check_one_wiki_per_language(tasks: Sequence[ExtractTask]) -> None:

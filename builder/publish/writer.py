@@ -12,6 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from builder.config import ROWS_PER_SHARD
 from builder.filters.clusters import Pair
 
 __all__ = ["PairWriter", "file_digest", "finalize_parts", "pair_row"]
@@ -40,7 +41,6 @@ PAIR_SCHEMA = pa.schema(
 CROSSLINGUAL_PAIR_SCHEMA = PAIR_SCHEMA.append(pa.field("language1", pa.string())).append(
     pa.field("language2", pa.string())
 )
-ROWS_PER_SHARD = 500_000
 
 
 def pair_id(pair: Pair) -> str:
