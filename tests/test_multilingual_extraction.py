@@ -101,3 +101,25 @@ def test_english_pages_read_the_same_with_or_without_the_english_language() -> N
         plain = extract_images(page.text, page.title)
         assert extract_images(page.text, page.title, language=language_for("en")) == plain
         assert extract_images(page.text, page.title, language=language_for("enwiki")) == plain
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_user_table_reaches_the_pages_of_a_build(tmp_path: Path, write_dump, workers: int) -> None:
+    """The user's table is read on every page of a build, not only checked before it (whatever the worker count)."""
+    import dataclasses
+
+    from builder.data.make_sample import page_xml
+
+    pages = [
+        page_xml("Harbour", ["{{Kasten|Foto=Pier.jpg|Text=The old wooden pier at the harbour at dusk}}"], 1),
+        page_xml("Pier", ["{{Kasten|Foto=Pier.jpg|Text=A long wooden pier reaching out into the grey sea}}"], 2),
+    ]
+    dump = write_dump(pages, multistream=True)
+    table = tmp_path / "parameters.json"
+    table.write_text(json.dumps({"languages": {"en": [{"image": "Foto", "caption": "Text"}]}}), encoding="utf-8")
+    config = dataclasses.replace(SILVER, caption_rule="none", splits=())
+    settings = {"workers": workers, "show_progress": False}
+    without = build([dump], [config], tmp_path / "without", **settings)
+    assert without.rows == {"silver": 0}  # English's own parameters know no Foto/Text
+    with_table = build([dump], [config], tmp_path / "with", template_parameters=table, **settings)
+    assert with_table.rows == {"silver": 1}

@@ -124,7 +124,9 @@ def extract_references(
     :attr:`Extraction.problems`.
     """
     shard_dir.mkdir(parents=True, exist_ok=True)
-    tasks, described = plan_tasks(dumps, workers, namespaces, shard_dir, history, first_seen, file_redirects, languages)
+    tasks, described = plan_tasks(
+        dumps, workers, namespaces, shard_dir, history, first_seen, file_redirects, languages, parameter_table
+    )
     started = time.perf_counter()
     results = run_tasks(tasks, workers, show_progress)
     return finish_extraction(tasks, results, described, history, time.perf_counter() - started)[0]
