@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -264,7 +265,18 @@ def command_parser() -> argparse.ArgumentParser:
         "each address only a few connections",
     )
     fetch.add_argument(
-        "--timeout", type=float, default=Network.timeout, help="seconds a connect or a read may take (default: 60)"
+        "--timeout",
+        type=float,
+        default=Network.timeout,
+        help="seconds without an answer, or below --min-rate, that end an attempt (default: 60; a mirror that "
+        "stalls every attempt then costs at most 5.5 minutes per file with the default retries)",
+    )
+    fetch.add_argument(
+        "--min-rate",
+        type=float,
+        default=Network.min_rate / 1000,
+        metavar="KB_PER_S",
+        help="the slowest transfer accepted, in kB/s averaged over each --timeout seconds (default: 10)",
     )
     fetch.add_argument(
         "--retries",
@@ -467,7 +479,13 @@ def _splits_summary(splits: dict) -> str:
 
 def _download(arguments: argparse.Namespace) -> int:
     """Plan from dumpstatus.json, say how much it is, fetch and verify, and write download.json."""
-    network = Network(arguments.timeout, max(0, arguments.retries) + 1, arguments.retry_wait)
+    numbers = (arguments.timeout, arguments.min_rate, arguments.retry_wait)
+    if not (all(map(math.isfinite, numbers)) and arguments.timeout > 0 and min(numbers) >= 0):
+        print("error: --timeout must be a positive number, --min-rate and --retry-wait not negative", file=sys.stderr)
+        return 2
+    network = Network(
+        arguments.timeout, max(0, arguments.retries) + 1, arguments.retry_wait, arguments.min_rate * 1000
+    )
     try:
         plan = plan_download(
             arguments.wiki, arguments.date, arguments.kind, arguments.format, arguments.mirror, network

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bz2
+import contextlib
 import errno
 import hashlib
 import json
@@ -10,7 +11,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from builder.common import FolderLock
 from builder.config import GOLD
 from builder.engines.local import build
 from builder.publish.card import SAMPLE_DUMP
-from builder.sources.download import MANIFEST, manifest_dumps
+from builder.sources.download import MANIFEST, PARTIAL, PARTIAL_MARKER, _partial_folder, manifest_dumps
 from builder.sources.multistream import index_path
 from builder.sources.xml import iter_pages
 
@@ -69,6 +70,7 @@ class Mirror:
         self.drop_after: dict[str, int] = {}  # path → bytes sent before the connection is cut, once
         self.corrupt: dict[str, int] = {}  # path → how many more times it is served with one byte changed
         self.unavailable: dict[str, int] = {}  # path → how many more times it is answered with 503
+        self.raw: dict[str, Callable[[BaseHTTPRequestHandler], None]] = {}  # path → writes its own answer
         mirror = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -77,6 +79,10 @@ class Mirror:
 
             def do_GET(self) -> None:
                 mirror.requests.append((self.path, self.headers.get("Range")))
+                if self.path in mirror.raw:
+                    with contextlib.suppress(OSError):  # the client hung up: what a hostile mirror is made for
+                        mirror.raw[self.path](self)
+                    return
                 body = mirror.files.get(self.path)
                 if body is None:
                     self.send_error(404)
@@ -233,11 +239,12 @@ def test_an_interrupted_download_resumes_with_range(
     assert "\r" not in err  # stderr is no terminal: lines, not a redrawn bar
 
     (folder / DUMP).unlink()  # a .part left by a run that was stopped is resumed too
-    (folder / f"{DUMP}.part").write_bytes(SAMPLE_DUMP.read_bytes()[:2000])
+    partials = _partial_folder(folder)
+    (partials / f"{DUMP}.part").write_bytes(SAMPLE_DUMP.read_bytes()[:2000])
     assert download(mirror, folder, "--quiet") == 0
     assert mirror.gets(DUMP)[2:] == ["bytes=2000-"]
     assert (folder / DUMP).read_bytes() == SAMPLE_DUMP.read_bytes()
-    assert not (folder / f"{DUMP}.part").exists()
+    assert not partials.exists()  # emptied, so removed
 
 
 def test_a_5xx_answer_is_tried_again_a_bounded_number_of_times(
@@ -299,14 +306,21 @@ def test_a_file_of_someone_else_under_the_final_name_is_left_alone(
 def test_a_disk_error_names_the_folder_and_keeps_the_part(
     mirror: Mirror, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def disk_full(source: object, target: object) -> None:
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    replace = os.replace
+
+    def disk_full(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+        if str(source).endswith(".part"):  # the move of a verified file to its final name
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        replace(source, target)
 
     monkeypatch.setattr(os, "replace", disk_full)
     folder = tmp_path / "dumps"
     assert download(mirror, folder, "--quiet") == 2
     assert f"error: {folder}: cannot write {DUMP} (No space left on device)\n" in capsys.readouterr().err
-    assert sorted(path.name for path in folder.iterdir()) == sorted([f"{DUMP}.part", f"{INDEX}.part"])
+    assert [path.name for path in folder.iterdir()] == [PARTIAL]
+    assert sorted(path.name for path in (folder / PARTIAL).iterdir()) == sorted(
+        [f"{DUMP}.part", f"{INDEX}.part", PARTIAL_MARKER]
+    )
 
 
 def test_a_job_still_running_or_a_missing_run_is_refused(
@@ -402,3 +416,230 @@ def test_two_downloads_into_one_folder(mirror: Mirror, tmp_path: Path, capsys: p
     assert "another download is writing into this folder" in capsys.readouterr().err
     assert list(folder.iterdir()) == []
     assert download(mirror, folder, "--quiet") == 0
+
+
+# A hostile mirror: every test below failed before the download was hardened against it, and each is
+# bounded in time and bytes (the servers stop on their own, long after a correct client has).
+
+RUN = f"/{WIKI}/{DATE}"
+
+
+def serve_one_file(mirror: Mirror, data: bytes, name: str = DUMP) -> None:
+    """The run lists one file, ``data`` (its size and SHA-1); the tests then decide how it is served."""
+    mirror.files[f"{RUN}/dumpstatus.json"] = status_of({name: data})
+
+
+def endless(sent: list[int], limit: int = 64 * 10**6) -> Callable[[BaseHTTPRequestHandler], None]:
+    """A 200 answer with no Content-Length and a body that goes on (until ``limit``, so that the test ends)."""
+
+    def answer(handler: BaseHTTPRequestHandler) -> None:
+        handler.send_response(200)
+        handler.end_headers()
+        block = b"x" * 65536
+        while sent[0] < limit:
+            handler.wfile.write(block)
+            sent[0] += len(block)
+
+    return answer
+
+
+def test_no_more_bytes_are_read_than_the_stated_size(
+    mirror: Mirror, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = b"x" * 1000
+    serve_one_file(mirror, data)
+    sent = [0]
+    mirror.raw[f"{RUN}/{DUMP}"] = endless(sent)
+    folder = tmp_path / "dumps"
+    started = time.monotonic()
+    assert download(mirror, folder, "--quiet") == 2
+    assert time.monotonic() - started < 10
+    err = capsys.readouterr().err
+    assert err == (
+        f"error: {DUMP}: {mirror.url}{RUN}/{DUMP} sends more than the 1,000 bytes dumpstatus.json states: a wrong "
+        "file, refused and not kept\n"
+    )
+    assert mirror.gets(DUMP) == [None]  # refused at once, not fetched again
+    assert sent[0] < 16 * 10**6  # what the sockets' buffers took before the client hung up, not the 64 MB
+    assert list(folder.iterdir()) == []  # no .part, no final name, no manifest
+
+    announced = tmp_path / "announced"  # a Content-Length longer than stated: refused before the body is read
+    mirror.raw.pop(f"{RUN}/{DUMP}")
+    mirror.files[f"{RUN}/{DUMP}"] = data + b"more"
+    assert download(mirror, announced, "--quiet") == 2
+    assert "sends more than the 1,000 bytes dumpstatus.json states" in capsys.readouterr().err
+    assert list(announced.iterdir()) == []
+
+
+def test_a_status_file_that_never_ends_is_refused(
+    mirror: Mirror, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sent = [0]
+    mirror.raw[f"{RUN}/dumpstatus.json"] = endless(sent, limit=200 * 10**6)
+    assert download(mirror, tmp_path / "dumps", "--quiet") == 2
+    assert capsys.readouterr().err == (
+        f"error: {mirror.url}{RUN}/dumpstatus.json: more than 32.0 MB; a dump run's status file or listing is far "
+        "smaller: is --mirror a dump mirror?\n"
+    )
+    assert sent[0] < 64 * 10**6
+    assert not (tmp_path / "dumps").exists()
+
+
+def trickle(header: bytes, body: bytes, every: float, stop: float = 30.0) -> Callable[[BaseHTTPRequestHandler], None]:
+    """Send ``header`` at once, then ``body`` a byte at a time, one every ``every`` seconds (for ``stop`` s at most)."""
+
+    def answer(handler: BaseHTTPRequestHandler) -> None:
+        handler.wfile.write(header)
+        handler.wfile.flush()
+        started = time.monotonic()
+        for byte in body:
+            if time.monotonic() - started > stop:
+                return
+            time.sleep(every)
+            handler.wfile.write(bytes([byte]))
+            handler.wfile.flush()
+
+    return answer
+
+
+def test_a_mirror_that_trickles_its_body_ends_the_attempt(
+    mirror: Mirror, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Headers, then a byte every 0.2 s: each read returns, so a read timeout never fires; the rate does."""
+    data = b"y" * 1000
+    serve_one_file(mirror, data)
+    header = b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n"
+    mirror.raw[f"{RUN}/{DUMP}"] = trickle(header, data, every=0.2)
+    folder = tmp_path / "dumps"
+    started = time.monotonic()
+    code = wikipedia_ipc.main(
+        ["download", WIKI, "--date", DATE, "--mirror", mirror.url, "--output", str(folder), "--quiet"]
+        + ["--timeout", "1", "--retries", "0"]
+    )
+    assert code == 2
+    assert time.monotonic() - started < 5  # one attempt of 1 s, where the old reader waited 200 s
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {DUMP} from {mirror.url}{RUN}/{DUMP}: stalled: ")
+    assert "bytes in 1 s, below the minimum rate of 10.0 kB/s (--min-rate) (gave up after 1 attempt)" in err
+    assert [path.name for path in (folder / PARTIAL).iterdir()] != []  # the bytes in are kept to resume from
+
+    mirror.raw.pop(f"{RUN}/{DUMP}")  # the next run resumes where the stalled one stopped
+    mirror.files[f"{RUN}/{DUMP}"] = data
+    assert download(mirror, folder, "--quiet") == 0
+    assert mirror.gets(DUMP)[-1] not in (None, "bytes=0-")
+    assert (folder / DUMP).read_bytes() == data and not (folder / PARTIAL).exists()
+
+
+def test_a_mirror_that_trickles_its_headers_ends_the_attempt(
+    mirror: Mirror, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    serve_one_file(mirror, b"z" * 100)
+    headers = b"Content-Length: 100\r\nX-Slow: " + b"s" * 200 + b"\r\n\r\n"
+    mirror.raw[f"{RUN}/{DUMP}"] = trickle(b"HTTP/1.1 200 OK\r\n", headers, every=0.2)
+    started = time.monotonic()
+    code = wikipedia_ipc.main(
+        ["download", WIKI, "--date", DATE, "--mirror", mirror.url, "--output", str(tmp_path / "d"), "--quiet"]
+        + ["--timeout", "1", "--retries", "1", "--retry-wait", "0.05"]
+    )
+    assert code == 2
+    assert time.monotonic() - started < 6  # two attempts of 1 s each
+    assert capsys.readouterr().err.splitlines() == [
+        f"{DUMP} from {mirror.url}{RUN}/{DUMP}: no answer within 1 s; trying again in 0.05 s",
+        f"error: {DUMP} from {mirror.url}{RUN}/{DUMP}: no answer within 1 s (gave up after 2 attempts)",
+    ]
+    assert len(mirror.gets(DUMP)) == 2
+
+
+@pytest.mark.parametrize(("name", "what"), [(MANIFEST, "download record"), (f"{DUMP}.part", "partial downloads")])
+def test_a_listed_name_of_the_toolkits_own_files_is_refused(
+    name: str, what: str, mirror: Mirror, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mirror.files[f"{RUN}/dumpstatus.json"] = status_of({DUMP: SAMPLE_DUMP.read_bytes(), name: b"{}"})
+    mirror.files[f"{RUN}/{name}"] = b"{}"
+    assert download(mirror, tmp_path / "dumps", "--quiet") == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {mirror.url}{RUN}/dumpstatus.json: job {JOB} lists a file named {name!r}, ")
+    assert f"the name of the toolkit's own {what}" in err and err.count("\n") == 1
+    assert mirror.gets(DUMP) == [] and not (tmp_path / "dumps").exists()
+
+
+def test_a_users_download_json_is_left_alone(
+    mirror: Mirror, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "dumps"
+    folder.mkdir()
+    (folder / MANIFEST).write_text('{"my": "notes"}\n')
+    assert download(mirror, folder, "--quiet") == 2
+    assert capsys.readouterr().err == (
+        f"error: {folder / MANIFEST}: not a download record this toolkit wrote; it is left as it is: move it "
+        "away, or download into another --output\n"
+    )
+    assert (folder / MANIFEST).read_text() == '{"my": "notes"}\n'
+    assert sorted(path.name for path in folder.iterdir()) == [MANIFEST] and mirror.gets(DUMP) == []
+
+    (folder / MANIFEST).unlink()  # the toolkit's own record of another run: refused as well
+    assert download(mirror, folder, "--quiet") == 0
+    record = json.loads((folder / MANIFEST).read_text())
+    (folder / MANIFEST).write_text(json.dumps({**record, "date": "20231201"}))
+    assert download(mirror, folder, "--quiet") == 2
+    assert f"records the download of enwiki 20231201 {JOB}, not enwiki {DATE} {JOB}" in capsys.readouterr().err
+
+
+def test_a_users_part_file_is_left_alone(mirror: Mirror, tmp_path: Path) -> None:
+    """Before, a user's NAME.part was taken for a partial download: resumed, refused, deleted."""
+    folder = tmp_path / "dumps"
+    folder.mkdir()
+    mine = b"my draft, not a partial download\n"
+    (folder / f"{DUMP}.part").write_bytes(mine)
+    assert download(mirror, folder, "--quiet") == 0
+    assert (folder / f"{DUMP}.part").read_bytes() == mine
+    assert (folder / DUMP).read_bytes() == SAMPLE_DUMP.read_bytes()
+    assert mirror.gets(DUMP) == [None]  # fetched whole: the user's bytes were not resumed from
+
+
+def test_a_partial_folder_the_toolkit_did_not_write_is_left_alone(
+    mirror: Mirror, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "dumps"
+    (folder / PARTIAL).mkdir(parents=True)
+    (folder / PARTIAL / f"{DUMP}.part").write_bytes(b"someone else's")
+    assert download(mirror, folder, "--quiet") == 2
+    assert f"error: {folder / PARTIAL}: not a folder of partial downloads this toolkit wrote" in (
+        capsys.readouterr().err
+    )
+    assert (folder / PARTIAL / f"{DUMP}.part").read_bytes() == b"someone else's"
+
+
+@pytest.mark.parametrize(
+    ("jobs", "message"),
+    [
+        (
+            {JOB: {"status": "done", "files": {"a\u0000b.bz2": {"size": 1, "url": "/x", "sha1": "0" * 40}}}},
+            f"job {JOB} lists a file name that is not a plain name: 'a\\x00b.bz2'",
+        ),
+        (
+            {JOB: {"status": "done", "files": {DUMP: {"size": True, "url": "/x", "sha1": "0" * 40}}}},
+            f"{DUMP} has the size true, not a number of bytes",
+        ),
+        (
+            {JOB: "done"},
+            f'jobs.{JOB} is "done", not an object with a status and files; is this a dump run\'s dumpstatus.json?',
+        ),
+        ({JOB: {"status": "done", "files": {DUMP: "big"}}}, f'{DUMP} is "big", not an object with size, url and sha1'),
+    ],
+)
+def test_a_malformed_status_file_is_one_clear_line(
+    jobs: dict[str, object], message: str, mirror: Mirror, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mirror.files[f"{RUN}/dumpstatus.json"] = json.dumps({"jobs": jobs}).encode()
+    assert download(mirror, tmp_path / "dumps", "--quiet") == 2
+    assert capsys.readouterr().err == f"error: {mirror.url}{RUN}/dumpstatus.json: {message}\n"
+    assert not (tmp_path / "dumps").exists()
+
+
+@pytest.mark.parametrize("option", [["--timeout", "0"], ["--timeout", "inf"], ["--min-rate", "-1"]])
+def test_limits_that_would_not_bound_a_transfer_are_refused(
+    option: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert wikipedia_ipc.main(["download", WIKI, "--mirror", "http://127.0.0.1:9", *option]) == 2
+    assert capsys.readouterr().err.startswith("error: --timeout must be a positive number")

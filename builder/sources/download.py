@@ -2,38 +2,56 @@
 
 A dump run publishes ``<mirror>/<wiki>/<date>/dumpstatus.json``: per job its status and
 its files with size, URL and SHA-1. The files of one job are downloaded into a folder
-(``NAME.part`` first, resumed with HTTP ``Range`` after a broken connection), and a file
-gets its final name only once its SHA-1 is the one that ``dumpstatus.json`` states, so a
-build never reads a truncated or corrupt dump. ``download.json`` in the folder records
-what was fetched; :func:`expand_dumps` turns such a folder back into its dump files.
+(``NAME.part`` first, in a partial folder the toolkit owns, resumed with HTTP ``Range``
+after a broken connection), and a file gets its final name only once its SHA-1 is the one
+that ``dumpstatus.json`` states, so a build never reads a truncated or corrupt dump.
+``download.json`` in the folder records what was fetched; :func:`expand_dumps` turns such a
+folder back into its dump files.
 
-Only the standard library talks to the network (``urllib.request``).
+A mirror is not trusted to behave: no more bytes are read than ``dumpstatus.json`` states
+(more mean a wrong file, refused at once), an attempt ends when the mirror stalls (no answer
+within ``timeout`` seconds, or fewer than ``min_rate`` bytes per second over any ``timeout``
+seconds), and the names it lists may not be the toolkit's own files. Of the folder, the
+toolkit touches only what it wrote: ``download.json`` (recognised by its content), the
+partial folder (recognised by its mark) and the files it verified.
+
+Requests go through :mod:`builder.sources.mirror` (the standard library's ``urllib.request``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime
-import errno
 import hashlib
 import http.client
 import json
 import os
 import re
-import socket
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, TextIO
 
 from tqdm import tqdm
 
-from builder.common import FolderLock, OutputError, plural, write_atomic
+from builder.common import LOCK_FILE, FolderLock, OutputError, write_atomic
+from builder.sources.mirror import (
+    CHUNK_SIZE,
+    DownloadError,
+    Network,
+    NotFound,
+    OfflineError,
+    Transient,
+    Watch,
+    human_size,
+    open_url,
+    read_document,
+    read_some,
+    retrying,
+)
 
 __all__ = [
     "DEFAULT_MIRROR",
@@ -51,13 +69,17 @@ __all__ = [
 DEFAULT_MIRROR = "https://dumps.wikimedia.org"
 MANIFEST = "download.json"
 MANIFEST_FORMAT = 1
+WRITER = "wikipedia-ipc download"  # the manifest's mark: a download.json with another is a user's
+# Partial files live in a folder of their own that carries the toolkit's mark, so that a user's
+# NAME.part beside the dumps is never taken for a partial download, resumed or deleted.
+PARTIAL = ".wikipedia_ipc-partial"
+PARTIAL_MARKER = ".wikipedia_ipc-partial.json"
+RESERVED = {MANIFEST: "download record", PARTIAL: "partial-download folder", LOCK_FILE: "lock file"}
 # Wikimedia's dump servers allow each address only a few connections at a time and throttle or
 # refuse more, so more parallel files would not be faster, only less polite.
 MAX_PARALLEL = 3
 DEFAULT_PARALLEL = 2
-CHUNK_SIZE = 1 << 20
 PROGRESS_INTERVAL = 10.0  # seconds between progress lines when stderr is not a terminal
-USER_AGENT = "wikipedia-ipc dump downloader (https://github.com/webis-de/wikipedia-ipc)"
 JOBS = {
     ("articles", "bz2"): "articlesmultistreamdump",
     ("history", "bz2"): "metahistorybz2dump",
@@ -67,40 +89,14 @@ _WIKI_NAME = re.compile(r"[a-z][a-z0-9_]*")
 _DATE = re.compile(r"\d{8}")
 _RUN_LINK = re.compile(r'href="(\d{8})/?"')
 _SHA1 = re.compile(r"[0-9a-f]{40}")
-# no route, no name, nobody listening: waiting will not help, so these are not retried
-_OFFLINE_ERRNOS = {errno.ECONNREFUSED, errno.ENETUNREACH, errno.EHOSTUNREACH, errno.ENETDOWN}
-_RETRIED_STATUS = {408, 429, 500, 502, 503, 504}
-
-Result = TypeVar("Result")
-
-
-class DownloadError(Exception):
-    """A dump run or file that cannot be fetched or does not verify; the message names it."""
-
-
-class OfflineError(DownloadError):
-    """The mirror cannot be reached at all (no route, no DNS, connection refused)."""
-
-
-class _NotFound(DownloadError):
-    """HTTP 404: the mirror has no such run or file."""
-
-
-class _Transient(Exception):
-    """A failure that may pass: a dropped connection, a timeout, a 5xx answer."""
 
 
 class _Stopped(Exception):
     """Another file failed for good, or the user interrupted: the transfer stops, its ``.part`` stays."""
 
 
-@dataclasses.dataclass(frozen=True)
-class Network:
-    """How long to wait for the mirror, and how often to try again what can be transient."""
-
-    timeout: float = 60.0  # seconds a connect or a read may take
-    attempts: int = 5  # tries per request, the first included
-    backoff: float = 2.0  # seconds before the second try, doubled before each further one
+class _TooLong(DownloadError):
+    """The mirror sends more bytes than ``dumpstatus.json`` states: a wrong file, not worth a retry."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,14 +132,6 @@ class Plan:
         return sum(file.size for file in self.files)
 
 
-def human_size(size: int) -> str:
-    """``22.3 GB``: a byte count as people read it (powers of 1000, as Wikimedia's pages show)."""
-    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
-        if size >= scale:
-            return f"{size / scale:.1f} {unit}"
-    return f"{size} bytes"
-
-
 def natural_key(name: str) -> list[Any]:
     """Sort ``…multistream2.xml-p…`` before ``…multistream10.xml-p…``: numbers by value, the rest as text."""
     return [int(piece) if piece.isdigit() else piece for piece in re.split(r"(\d+)", name)]
@@ -163,73 +151,12 @@ def check_date(date: str) -> str:
     return date
 
 
-def _offline_reason(error: BaseException) -> str | None:
-    """Why the mirror is unreachable, if the error says so; ``None`` for what may pass."""
-    if isinstance(error, socket.gaierror):
-        return f"cannot resolve the host name ({error.strerror or error})"
-    if isinstance(error, ConnectionRefusedError):
-        return "connection refused"
-    if isinstance(error, OSError) and error.errno in _OFFLINE_ERRNOS:
-        return os.strerror(error.errno).lower()
-    return None
-
-
-def _open(url: str, network: Network, start: int = 0) -> http.client.HTTPResponse:
-    """Open ``url`` (from byte ``start`` on); an unreachable mirror is :class:`OfflineError`, at once."""
-    headers = {"User-Agent": USER_AGENT}
-    if start:
-        headers["Range"] = f"bytes={start}-"
-    request = urllib.request.Request(url, headers=headers)
-    opener = urllib.request.build_opener()
-    try:
-        return opener.open(request, timeout=network.timeout)
-    except urllib.error.HTTPError as error:
-        error.close()
-        if error.code in _RETRIED_STATUS:
-            raise _Transient(f"HTTP {error.code} {error.reason}") from None
-        if error.code == 404:
-            raise _NotFound(f"{url}: HTTP 404 Not Found") from None
-        raise DownloadError(f"{url}: HTTP {error.code} {error.reason}") from None
-    except urllib.error.URLError as error:
-        reason = _offline_reason(error.reason) if isinstance(error.reason, BaseException) else None
-        if reason:
-            raise OfflineError(f"{url}: {reason}; is this machine offline, or the mirror down?") from None
-        raise _Transient(str(error.reason)) from None
-    except (http.client.HTTPException, ConnectionError, TimeoutError) as error:
-        raise _Transient(f"{type(error).__name__}: {error}") from None
-
-
-def _retrying(
-    what: str, network: Network, action: Callable[[], Result], note: Callable[[str], None] | None = None
-) -> Result:
-    """Run ``action`` until it succeeds; transient failures are tried again with exponential backoff, boundedly."""
-    for attempt in range(1, network.attempts + 1):
-        try:
-            return action()
-        except (_Transient, http.client.HTTPException, ConnectionError, TimeoutError) as error:
-            if attempt == network.attempts:
-                raise DownloadError(f"{what}: {error} (gave up after {plural(attempt, 'attempt')})") from None
-            wait = network.backoff * 2 ** (attempt - 1)
-            if note is not None:
-                note(f"{what}: {error}; trying again in {wait:g} s")
-            time.sleep(wait)
-    raise AssertionError("unreachable")  # the loop returns or raises
-
-
-def _read_bytes(url: str, network: Network) -> bytes:
-    def read() -> bytes:
-        with _open(url, network) as response:
-            return response.read()
-
-    return _retrying(url, network, read)
-
-
 def _read_status(mirror: str, wiki: str, date: str, network: Network) -> dict[str, Any]:
     """A run's ``dumpstatus.json``, checked to be a JSON object with ``jobs``."""
     url = f"{mirror}/{wiki}/{date}/dumpstatus.json"
     try:
-        status = json.loads(_read_bytes(url, network))
-    except _NotFound:
+        status = json.loads(read_document(url, network))
+    except NotFound:
         raise DownloadError(
             f"{url}: not found: the mirror has no run {date} of {wiki}; --date latest picks one"
         ) from None
@@ -242,7 +169,11 @@ def _read_status(mirror: str, wiki: str, date: str, network: Network) -> dict[st
 
 def _job_status(status: dict[str, Any], job: str) -> str:
     entry = status["jobs"].get(job)
-    return str(entry.get("status", "without status")) if isinstance(entry, dict) else "missing"
+    if entry is None:
+        return "missing"
+    if not isinstance(entry, dict):
+        return f"not an object but {json.dumps(entry)}"
+    return str(entry.get("status", "without status"))
 
 
 def latest_run(mirror: str, wiki: str, job: str, network: Network) -> tuple[str, dict[str, Any]]:
@@ -252,7 +183,7 @@ def latest_run(mirror: str, wiki: str, job: str, network: Network) -> tuple[str,
     newest first, and one still running, failed or without a status file is passed over.
     """
     listing = f"{mirror}/{wiki}/"
-    dates = sorted(set(_RUN_LINK.findall(_read_bytes(listing, network).decode("utf-8", "replace"))), reverse=True)
+    dates = sorted(set(_RUN_LINK.findall(read_document(listing, network).decode("utf-8", "replace"))), reverse=True)
     if not dates:
         raise DownloadError(f"{listing}: lists no dump run (no link such as 20240101/)")
     passed = []
@@ -273,28 +204,52 @@ def latest_run(mirror: str, wiki: str, job: str, network: Network) -> tuple[str,
 
 def _job_files(status: dict[str, Any], job: str, where: str) -> tuple[tuple[DumpFile, ...], str]:
     """The files of a finished job, each with a size, a SHA-1 and a URL path; and when the job finished."""
+    entry = status["jobs"].get(job)
+    if entry is not None and not isinstance(entry, dict):
+        raise DownloadError(
+            f"{where}: jobs.{job} is {json.dumps(entry)}, not an object with a status and files; "
+            "is this a dump run's dumpstatus.json?"
+        )
     state = _job_status(status, job)
     if state != "done":
         jobs = ", ".join(sorted(status["jobs"]))
         detail = f"; the run has {jobs}" if state == "missing" else ""
         raise DownloadError(f"{where}: job {job} is {state}, not done{detail}; try another --date, or latest")
-    entry = status["jobs"][job]
     files = entry.get("files")
     if not isinstance(files, dict) or not files:
         raise DownloadError(f"{where}: job {job} is done but lists no files")
     listed = []
     for name, details in files.items():
-        if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
-            raise DownloadError(f"{where}: job {job} lists a file name that is not a plain name: {name!r}")
-        size = details.get("size") if isinstance(details, dict) else None
-        sha1 = details.get("sha1") if isinstance(details, dict) else None
-        url = details.get("url") if isinstance(details, dict) else None
-        if not isinstance(size, int) or size < 0 or not isinstance(url, str) or not url.startswith("/"):
-            raise DownloadError(f"{where}: {name} has no size or no URL path")
+        _check_name(name, f"{where}: job {job}")
+        if not isinstance(details, dict):
+            raise DownloadError(f"{where}: {name} is {json.dumps(details)}, not an object with size, url and sha1")
+        size, sha1, url = details.get("size"), details.get("sha1"), details.get("url")
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            raise DownloadError(f"{where}: {name} has the size {json.dumps(size)}, not a number of bytes")
+        if not isinstance(url, str) or not url.startswith("/"):
+            raise DownloadError(f"{where}: {name} has the url {json.dumps(url)}, not a path on the mirror")
         if not isinstance(sha1, str) or not _SHA1.fullmatch(sha1):
             raise DownloadError(f"{where}: {name} has no SHA-1, so it could not be verified")
         listed.append(DumpFile(name, size, sha1, url))
     return tuple(sorted(listed, key=lambda file: natural_key(file.name))), str(entry.get("updated", ""))
+
+
+def _check_name(name: Any, where: str) -> None:
+    """A listed file name must be a plain name of this folder that is not one of the toolkit's own files."""
+    if (
+        not isinstance(name, str)
+        or name in ("", ".", "..")
+        or "/" in name
+        or "\\" in name
+        or any(ord(character) < 32 or ord(character) == 127 for character in name)
+    ):
+        raise DownloadError(f"{where} lists a file name that is not a plain name: {name!r}")
+    if name in RESERVED or name.endswith(".part"):
+        own = RESERVED.get(name, "partial downloads (NAME.part)")
+        raise DownloadError(
+            f"{where} lists a file named {name!r}, the name of the toolkit's own {own}; "
+            "a dump run has no such file, so this one is refused"
+        )
 
 
 def plan_download(
@@ -375,21 +330,31 @@ def _sha1_of(path: Path) -> Any:
 def _transfer(
     file: DumpFile, url: str, part: Path, network: Network, progress: _Progress, stop: threading.Event
 ) -> str:
-    """Bring ``part`` to the length of the file, resuming what it holds; the SHA-1 of what it then holds."""
+    """Bring ``part`` to the length of the file, resuming what it holds; the SHA-1 of what it then holds.
+
+    Never more than the stated size is read: a body announced or found longer is a wrong
+    file, refused at once (:class:`_TooLong`), so that no mirror can fill the disk.
+    """
     digest = _sha1_of(part) if part.exists() else hashlib.sha1()
     have = part.stat().st_size if part.exists() else 0
     progress.add(have)
+    too_long = (
+        f"{file.name}: {url} sends more than the {file.size:,} bytes dumpstatus.json states: a wrong file, "
+        "refused and not kept"
+    )
 
     def fetch() -> None:
         nonlocal digest, have
         if have >= file.size:  # complete, or longer than it should be (verification will say)
             return
-        with _open(url, network, start=have) as response:
+        with Watch(network) as watch, open_url(url, network, watch, start=have) as response:
             if have and response.status != 206:  # the server ignored Range: the body is the whole file
                 progress.add(-have)
                 have, digest = 0, hashlib.sha1()
+            if response.length is not None and response.length > file.size - have:
+                raise _TooLong(too_long)
             with part.open("ab" if have else "wb") as stream:
-                while chunk := response.read(CHUNK_SIZE):
+                while have < file.size and (chunk := read_some(response, watch, min(CHUNK_SIZE, file.size - have))):
                     if stop.is_set():
                         raise _Stopped
                     stream.write(chunk)
@@ -397,10 +362,26 @@ def _transfer(
                     have += len(chunk)
                     progress.add(len(chunk))
             if response.length:  # http.client ends a body cut short without an error; what is left says so
-                raise _Transient(f"the connection closed {response.length:,} bytes before the end")
+                raise Transient(f"the connection closed {response.length:,} bytes before the end")
+            if have < file.size:  # no Content-Length, and the body ended early: resume from here
+                raise Transient(f"the body ended {file.size - have:,} bytes before the stated size")
+            if response.length is None and _more_follows(response, watch):
+                raise _TooLong(too_long)
 
-    _retrying(f"{file.name} from {url}", network, fetch, progress.note)
+    retrying(f"{file.name} from {url}", network, fetch, progress.note)
     return digest.hexdigest()
+
+
+def _more_follows(response: http.client.HTTPResponse, watch: Watch) -> bool:
+    """Whether a body of unknown length goes on past the stated size (one byte is enough to know).
+
+    A mirror that neither ends the body nor sends more is ended by the watch; the bytes
+    already in are then judged by their SHA-1.
+    """
+    try:
+        return bool(read_some(response, watch, 1))
+    except Transient:
+        return False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -416,23 +397,39 @@ def _now() -> str:
 
 
 def fetch_file(
-    file: DumpFile, mirror: str, folder: Path, network: Network, progress: _Progress, stop: threading.Event
+    file: DumpFile,
+    mirror: str,
+    folder: Path,
+    network: Network,
+    progress: _Progress,
+    stop: threading.Event,
+    partials: Path | None = None,
 ) -> Fetched:
     """Download one file to ``folder`` and verify it; a mismatch is fetched once more from scratch, then refused.
 
-    The bytes go to ``NAME.part``; only a file whose size and SHA-1 are those of
-    ``dumpstatus.json`` is renamed to ``NAME``, so a refused file never has the final name.
+    The bytes go to ``NAME.part`` in ``partials`` (the toolkit's partial folder); only a
+    file whose size and SHA-1 are those of ``dumpstatus.json`` is renamed to ``NAME``, so a
+    refused file never has the final name.
     """
+    partials = partials or _partial_folder(folder)
     try:
-        return _fetch_and_verify(file, mirror + file.url, folder / file.name, network, progress, stop)
+        return _fetch_and_verify(file, mirror + file.url, folder / file.name, partials, network, progress, stop)
     except OSError as error:  # network errors are DownloadError by now: this is the disk
         raise DownloadError(f"{folder}: cannot write {file.name} ({error.strerror or error})") from None
 
 
 def _fetch_and_verify(
-    file: DumpFile, url: str, final: Path, network: Network, progress: _Progress, stop: threading.Event
+    file: DumpFile,
+    url: str,
+    final: Path,
+    partials: Path,
+    network: Network,
+    progress: _Progress,
+    stop: threading.Event,
 ) -> Fetched:
-    if final.exists():
+    if final.is_symlink() or final.exists():
+        if final.is_symlink() or not final.is_file():
+            raise DownloadError(f"{final}: already there and not a file; it is left as it is: move it away")
         size = final.stat().st_size
         sha1 = _sha1_of(final).hexdigest() if size == file.size else "(not computed)"
         if size == file.size and sha1 == file.sha1:
@@ -443,9 +440,15 @@ def _fetch_and_verify(
             f"{final}: already there with {size:,} bytes and SHA-1 {sha1}, but dumpstatus.json says {file.size:,} "
             f"bytes and SHA-1 {file.sha1}; it is left as it is: move it away and run again"
         )
-    part = final.with_name(final.name + ".part")
+    part = partials / (final.name + ".part")
     for attempt in (1, 2):
-        sha1 = _transfer(file, url, part, network, progress, stop)
+        try:
+            sha1 = _transfer(file, url, part, network, progress, stop)
+        except _TooLong:
+            if part.exists():
+                progress.add(-part.stat().st_size)
+                part.unlink()
+            raise
         size = part.stat().st_size
         if size == file.size and sha1 == file.sha1:
             os.replace(part, final)
@@ -461,10 +464,79 @@ def _fetch_and_verify(
     )
 
 
+def _is_partial_folder(path: Path) -> bool:
+    marker = path / PARTIAL_MARKER
+    if path.is_symlink() or not path.is_dir() or marker.is_symlink() or not marker.is_file():
+        return False
+    try:
+        record = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(record, dict) and record.get("wikipedia_ipc") == "partial downloads"
+
+
+def _partial_folder(folder: Path) -> Path:
+    """The folder of partial downloads: created with the toolkit's mark, or refused if it lacks the mark."""
+    path = folder / PARTIAL
+    if path.is_symlink() or path.exists():
+        if not _is_partial_folder(path):
+            raise DownloadError(
+                f"{path}: not a folder of partial downloads this toolkit wrote (no {PARTIAL_MARKER} in it); "
+                "it is left as it is: move it away, or download into another --output"
+            )
+        return path
+    path.mkdir()
+    record = {"wikipedia_ipc": "partial downloads", "format": MANIFEST_FORMAT, "written_by": WRITER}
+    write_atomic(path / PARTIAL_MARKER, json.dumps(record) + "\n")
+    return path
+
+
+def _remove_partial_folder(path: Path) -> None:
+    """Remove the partial folder once it holds nothing but its mark (a user's file in it keeps it)."""
+    if not _is_partial_folder(path) or any(entry.name != PARTIAL_MARKER for entry in path.iterdir()):
+        return
+    (path / PARTIAL_MARKER).unlink()
+    path.rmdir()
+
+
+def _is_own_manifest(record: Any) -> bool:
+    """A download.json this toolkit wrote: marked (or, before the mark, of the manifest's exact shape)."""
+    if not isinstance(record, dict) or record.get("format") != MANIFEST_FORMAT:
+        return False
+    if record.get("written_by") == WRITER:
+        return True
+    shape = {"format", "wiki", "date", "kind", "compression", "job", "job_updated", "mirror", "files"}
+    return set(record) == shape and isinstance(record["files"], list)
+
+
+def check_folder(plan: Plan, folder: Path) -> None:
+    """Refuse, before any transfer, a folder whose ``download.json`` is a user's or another run's."""
+    path = folder / MANIFEST
+    if not (path.is_symlink() or path.exists()):
+        return
+    try:
+        record = json.loads(path.read_text(encoding="utf-8")) if path.is_file() and not path.is_symlink() else None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        record = None
+    if not _is_own_manifest(record):
+        raise DownloadError(
+            f"{path}: not a download record this toolkit wrote; it is left as it is: move it away, "
+            "or download into another --output"
+        )
+    ours = (plan.wiki, plan.date, plan.job)
+    theirs = (record.get("wiki"), record.get("date"), record.get("job"))
+    if theirs != ours:
+        raise DownloadError(
+            f"{path}: records the download of {' '.join(map(str, theirs))}, not {' '.join(ours)}; "
+            "download into another --output"
+        )
+
+
 def manifest_record(plan: Plan, fetched: Sequence[Fetched]) -> dict[str, Any]:
     """``download.json``: the run, the job, the mirror, and every file with its size and verified SHA-1."""
     return {
         "format": MANIFEST_FORMAT,
+        "written_by": WRITER,
         "wiki": plan.wiki,
         "date": plan.date,
         "kind": plan.kind,
@@ -517,13 +589,20 @@ def download(
     except OutputError:
         raise DownloadError(f"{folder}: another download is writing into this folder; wait for it to finish") from None
     try:
-        return _download_locked(plan, folder, parallel, network, show_progress, stream)
+        check_folder(plan, folder)
+        partials = _partial_folder(folder)
+        try:
+            return _download_locked(plan, folder, partials, parallel, network, show_progress, stream)
+        finally:
+            _remove_partial_folder(partials)  # only when no partial download is left in it
+    except OSError as error:
+        raise DownloadError(f"{folder}: cannot write ({error.strerror or error})") from None
     finally:
         lock.release()
 
 
 def _download_locked(
-    plan: Plan, folder: Path, parallel: int, network: Network, show_progress: bool, stream: TextIO
+    plan: Plan, folder: Path, partials: Path, parallel: int, network: Network, show_progress: bool, stream: TextIO
 ) -> dict[str, Any]:
     progress = _Progress(plan.size, show_progress, stream)
     stop = threading.Event()
@@ -532,7 +611,8 @@ def _download_locked(
     try:
         with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="download") as pool:
             futures: list[Future[Fetched]] = [
-                pool.submit(fetch_file, file, plan.mirror, folder, network, progress, stop) for file in plan.files
+                pool.submit(fetch_file, file, plan.mirror, folder, network, progress, stop, partials)
+                for file in plan.files
             ]
             try:
                 for future in futures:
