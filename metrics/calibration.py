@@ -44,7 +44,6 @@ import pyarrow.parquet as pq
 
 from metrics.corpora import CORPORA, CorpusError, load
 from metrics.profiles import ModelUnavailable, Profile, StThreshold, get_profile
-from metrics.scoring import score_pairs, signature
 
 TARGET_PRECISION = 0.82  # the paper's precision and recall of ST > 0.8 on MSRPC (section 4)
 TARGET_RECALL = 0.77
@@ -148,6 +147,8 @@ def _cache_key(files: list[Path], metric: str) -> str:
 
 def labelled_st(path: Path, profile: Profile, cache: Path | None = None) -> tuple[np.ndarray, np.ndarray]:
     """ST scores and labels (1 paraphrase, 0 not) of every pair of the MSRPC release at ``path``, cached."""
+    from metrics.scoring import score_pairs, signature  # torch loads here, not when the module is imported
+
     target = None
     if cache is not None:
         target = cache / f"msrpc-calibration-{_cache_key(CORPORA['msrpc'].files(path), signature(profile))}.parquet"

@@ -2,20 +2,24 @@
 
 Usage::
 
-    python benchmarks/compare.py --corpus msrpc=PATH --corpus wikipedia_ipc=wikipedia_ipc/silver \\
+    python benchmarks/compare.py        # ./wikipedia_ipc (if built) against every corpus with a Hub copy
+    python benchmarks/compare.py --corpus msrpc=PATH --corpus wikipedia_ipc=wikipedia_ipc/ \\
         [--profile minilm|paper|multilingual] [--language en] [--threshold T|msrpc|PATH] [--sample N] [--seed 0]
         [--output comparison]
     python benchmarks/compare.py --corpus paws --corpus tapaco      # their Hugging Face Hub copies
+    python benchmarks/compare.py --default-corpora --corpus paranmt=PATH   # the default run, and ParaNMT
     python benchmarks/compare.py --corpus msrpc=PATH --corpus mine=my_pairs.tsv [--columns text1,text2]
     python benchmarks/compare.py --config benchmarks/fixtures.json  # the test fixtures, offline
 
 Each corpus is read in its released format or from its Hub copy (see :mod:`metrics.corpora`);
 a NAME that is no known corpus names a user's file of pairs (TSV, CSV or JSONL with two text
-columns, see :func:`metrics.corpora.read_pairs_file`), which lands in the table beside them. The
-corpora are scored with Δsem,syn in their ``--language`` (English by default; another language needs
-``--profile multilingual``, and texts given as English that are mostly not are refused), and
-summarised in ``OUTPUT/table.md`` and ``OUTPUT/table.csv`` (rows for the pairs with ST > t, as
-Table 7's ST > 0.8, and for all pairs), characteristic maps (a 5×5 grid of syntactic vs semantic
+columns, see :func:`metrics.corpora.read_pairs_file`), which lands in the table beside them, and a
+build's folder gives one corpus per config (``wikipedia_ipc/gold``, ...). Every corpus is read and
+checked before the first is scored (:mod:`metrics.compare_inputs`). The corpora are scored with
+Δsem,syn in their ``--language`` (English by default; another language needs ``--profile
+multilingual``, and texts given as English that are mostly not are refused), and summarised in
+``OUTPUT/table.md`` and ``OUTPUT/table.csv`` (rows for the pairs with ST > t, as Table 7's ST > 0.8,
+and for all pairs), characteristic maps (a 5×5 grid of syntactic vs semantic
 similarity per corpus, all on one colour scale, and all of them in one figure) and syn/sem scatter
 plots (with the line syn = sem, from which Δ is the distance, and the pairs with ST > t marked).
 The threshold t is the profile's default, chosen on MSRPC's labels as the paper chose 0.8 for its
@@ -30,10 +34,8 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
-import hashlib
-import json
+import functools
 import math
-import re
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -45,20 +47,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from builder.progress import progress_bar
-from metrics.calibration import calibrate, written
-from metrics.corpora import (
-    CORPORA,
-    HUB_COPIES,
-    PAIR_COLUMNS,
-    PAIRS_FILE_SUFFIXES,
-    CorpusError,
-    ReadReport,
-    load,
-    load_hub,
-    read_pairs_file,
-    sample,
+from metrics.calibration import written
+from metrics.compare_inputs import (
+    CONFIG_KEYS,
+    Prepared,
+    Source,
+    file_stem,
+    prepare_all,
+    read_config,
+    select,
 )
-from metrics.language import LanguageMismatch, check_english, is_english
+from metrics.corpora import CORPORA, HUB_COPIES, PAIR_COLUMNS, CorpusError
+from metrics.language import LanguageMismatch
 from metrics.profiles import (
     MINILM_ST_THRESHOLD,
     PAPER_ST_THRESHOLD,
@@ -67,9 +67,9 @@ from metrics.profiles import (
     check_profile_language,
     get_profile,
 )
-from metrics.scoring import resolve_device, score_pairs, signature
-from metrics.semantic import resolve_runtime
 
+# The scorer (torch, sentence-transformers, ...) is imported when a corpus is scored, not before the
+# arguments are read: ``--help`` and a refused argument answer at once.
 if TYPE_CHECKING:  # matplotlib itself is imported only when the maps are drawn
     from matplotlib.axes import Axes
     from matplotlib.colors import Normalize
@@ -85,69 +85,35 @@ TYPE_LEGEND = (
 )
 USER_TYPE = "U"  # a user's file of pairs: its acquisition is not known here
 USER_LEGEND = " U = a user's file of pairs (--corpus NAME=PATH)."
-CONFIG_KEYS = ("corpora", "profile", "threshold", "sample", "seed", "output", "language")
 PROFILES = ("minilm", "paper", "multilingual")
-CACHE_FORMAT = 2  # raise when the cached table's columns change, so that old caches are not read
-_USER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")  # it names cache files and maps
 
 
 def title_and_type(name: str) -> tuple[str, str]:
-    """A corpus's title and Table 7 type; a user's file of pairs is titled by its name, of type U."""
-    if name in CORPORA:
-        return CORPORA[name].title, CORPORA[name].type
+    """A corpus's title and Table 7 type; a build's config ``wikipedia_ipc/gold`` is "Wikipedia-IPC gold",
+    a user's file of pairs is titled by its name, of type U."""
+    corpus, _, config = name.partition("/")
+    if corpus in CORPORA:
+        return " ".join(filter(None, (CORPORA[corpus].title, config))), CORPORA[corpus].type
     return name, USER_TYPE
 
 
 def metric_signature(arguments: argparse.Namespace) -> str:
     """The signature of the scores this run gives: its profile and language, and the runtime ``auto`` picks."""
+    from metrics.scoring import resolve_device, signature
+    from metrics.semantic import resolve_runtime
+
     profile = get_profile(arguments.profile)
     runtime = resolve_runtime("auto", profile.shared, resolve_device(None), False)
     return signature(profile, language=arguments.language, runtime=runtime)
 
 
-def fingerprint(origin: str, files: list[Path], size: int | None, seed: int, metric: str) -> str:
-    """A cache key: where the corpus came from, its files (path, size, modification time), the sample, the metric."""
-    digest = hashlib.sha256(f"{CACHE_FORMAT}|{origin}|{size}|{seed}|{metric}".encode())
-    for file in files:
-        stat = file.stat()
-        digest.update(f"|{file.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode())
-    return digest.hexdigest()[:16]
+def scored_corpus(prepared: Prepared, arguments: argparse.Namespace) -> pa.Table:
+    """A prepared corpus's pairs with their scores: read from its cache, or scored now and cached."""
+    from metrics.scoring import score_pairs
 
-
-def scored_corpus(name: str, path: Path | None, arguments: argparse.Namespace, cache: Path) -> pa.Table:
-    """The corpus's pairs with their scores (from its path, or its Hub copy when ``path`` is None), cached.
-
-    Texts given as English are checked as a whole corpus before they are scored (see :mod:`metrics.language`).
-    """
-    metric = metric_signature(arguments)
-    if path is None:  # a Hub copy is loaded first: its cached files make the key
-        records, report, files = load_hub(name)
-        print(f"{name}: Hugging Face Hub copy {HUB_COPIES[name].dataset} ({HUB_COPIES[name].note})")
-        key = fingerprint(f"{name}|hub:{HUB_COPIES[name].dataset}", files, arguments.sample, arguments.seed, metric)
-    else:
-        files = CORPORA[name].files(path) if name in CORPORA else [path]
-        key = fingerprint(name, files, arguments.sample, arguments.seed, metric)
-    target = cache / f"{name}-{key}.parquet"
-    if target.is_file():
-        print(f"{name}: cached scores {target.name}")
+    name, target, records = prepared.source.name, prepared.target, prepared.records
+    if records is None:
         return pq.read_table(target)
-    if path is not None and name in CORPORA:
-        records, report = load(name, path)
-    elif path is not None:
-        report = ReadReport()
-        records = list(read_pairs_file(path, report, arguments.columns))
-    skipped = ", ".join(f"{count:,} {reason}" for reason, count in report.skipped.items()) or "none"
-    print(f"{name}: read {report.read:,} records, {len(records):,} pairs (skipped: {skipped})")
-    if arguments.sample and len(records) > arguments.sample:
-        records = sample(records, arguments.sample, arguments.seed)
-        print(f"{name}: sampled {len(records):,} pairs over groups (seed {arguments.seed})")
-    if not records:
-        raise CorpusError(f"{path or HUB_COPIES[name].dataset}: corpus {name} has no pairs")
-    if arguments.language_check and is_english(arguments.language):
-        try:
-            check_english(text for record in records for text in (record.sentence1, record.sentence2))
-        except LanguageMismatch as error:
-            raise LanguageMismatch(f"corpus {name} ({path or HUB_COPIES[name].dataset}): {error}") from None
     columns: dict[str, list] = {measure: [] for measure in MEASURES}
     truncated: list[bool] = []
     with progress_bar(total=len(records), desc=f"scoring {name}", unit=" pairs", file=sys.stderr) as progress:
@@ -158,7 +124,7 @@ def scored_corpus(name: str, path: Path | None, arguments: argparse.Namespace, c
                 [r.sentence2 for r in chunk],
                 profile=arguments.profile,
                 language=arguments.language,
-                check_language=False,  # checked above, on the whole corpus
+                check_language=False,  # checked when it was prepared, on the whole corpus
             )
             for measure in MEASURES:
                 columns[measure].extend(results[measure])  # type: ignore[arg-type]
@@ -179,8 +145,10 @@ def scored_corpus(name: str, path: Path | None, arguments: argparse.Namespace, c
     unscored = sum(any(math.isnan(columns[measure][row]) for measure in MEASURES) for row in range(len(records)))
     if unscored:
         print(f"{name}: {unscored:,} pairs could not be scored (NaN); counted as unscored, left out of the means")
-    cache.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")  # a run killed while it writes leaves no cache file
+    pq.write_table(table, partial)
+    partial.replace(target)
     return table
 
 
@@ -255,8 +223,11 @@ def run_signature(metric: str, threshold: StThreshold) -> str:
     return f"{metric}|subset:{subset_label(threshold)}{known}"
 
 
-def write_tables(rows: list[dict[str, object]], output: Path, metric: str, threshold: StThreshold) -> None:
-    """``table.csv`` (every statistic) and ``table.md`` (mean (σ) per measure, with the legend)."""
+def write_tables(
+    rows: list[dict[str, object]], output: Path, metric: str, threshold: StThreshold, left_out: Sequence[str] = ()
+) -> None:
+    """``table.csv`` (every statistic) and ``table.md`` (mean (σ) per measure, with the legend, and the
+    corpora a default run left out, with the option that adds each)."""
     fields = list(rows[0])
     with open(output / "table.csv", "w", encoding="utf-8", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=fields)
@@ -283,6 +254,8 @@ def write_tables(rows: list[dict[str, object]], output: Path, metric: str, thres
     ]
     if truncated:
         legend.append(f"{truncated:,} pairs had a text cut to the sentence models' input length.")
+    if left_out:
+        legend.append("Not compared: " + "; ".join(left_out) + ".")
     legend.append(f"Signature: `{run_signature(metric, threshold)}`")
     # each legend line a Markdown paragraph of its own
     text = "\n".join(lines) + "\n\n" + "\n\n".join(legend) + "\n"
@@ -332,8 +305,9 @@ def above_threshold(table: pa.Table, threshold: StThreshold) -> pa.Table:
 
 
 def plot_maps(tables: dict[str, pa.Table], output: Path, threshold: StThreshold) -> None:
-    """The maps of all pairs (``maps/all.png``, ``maps/<corpus>.png``, ``maps/<corpus>-scatter.png``) and of
-    Table 7's subset (``maps/subset.png``: each corpus's pairs with ST above the threshold applied)."""
+    """The maps of all pairs (``maps/all.png``, ``maps/<corpus>.png``, ``maps/<corpus>-scatter.png``; a build's
+    config ``wikipedia_ipc/gold`` is ``wikipedia_ipc-gold``) and of Table 7's subset (``maps/subset.png``: each
+    corpus's pairs with ST above the threshold applied)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -356,11 +330,11 @@ def plot_maps(tables: dict[str, pa.Table], output: Path, threshold: StThreshold)
         single_image = _draw_map(single_axis, grid, titles[name], scale)
         single.colorbar(single_image, ax=single_axis, format=PercentFormatter(1.0), label="share of the pairs")
         single.suptitle(map_legend(threshold), fontsize=6)
-        single.savefig(maps / f"{name}.png", dpi=120)
+        single.savefig(maps / f"{file_stem(name)}.png", dpi=120)
         plt.close(single)
     for name, table in tables.items():
         scatter = scatter_figure(table, titles[name], threshold)
-        scatter.savefig(maps / f"{name}-scatter.png", dpi=120)
+        scatter.savefig(maps / f"{file_stem(name)}-scatter.png", dpi=120)
         plt.close(scatter)
     subsets = {name: above_threshold(table, threshold) for name, table in tables.items()}
     subset_grids = {name: characteristic_map(table) for name, table in subsets.items()}
@@ -477,58 +451,6 @@ def _draw_map(axis: Axes, grid: np.ndarray, title: str, scale: Normalize) -> Axe
     return image
 
 
-def read_config(path: Path) -> dict[str, object]:
-    """The JSON config, checked: only known keys, ``corpora`` an object of NAME: PATH (or null for the Hub)."""
-    try:
-        settings = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise CorpusError(f"{path}: cannot read the config ({error})") from None
-    if not isinstance(settings, dict):
-        raise CorpusError(f"{path}: the config must be a JSON object with the keys {', '.join(CONFIG_KEYS)}")
-    unknown = sorted(set(settings) - set(CONFIG_KEYS))
-    if unknown:
-        raise CorpusError(f"{path}: unknown config key {unknown[0]!r}; expected {', '.join(CONFIG_KEYS)}")
-    corpora = settings.get("corpora", {})
-    if not isinstance(corpora, dict) or not all(value is None or isinstance(value, str) for value in corpora.values()):
-        raise CorpusError(f"{path}: 'corpora' must map corpus names to paths (or null for the Hub copy)")
-    return settings
-
-
-def corpora_from(arguments: argparse.Namespace) -> dict[str, Path | None]:
-    """``--corpus NAME[=PATH]`` options and/or the config's corpora; no path means the Hub copy.
-
-    Relative paths in a config file are read from the config file's folder, so that a config
-    in the repository runs from anywhere.
-    """
-    chosen: dict[str, Path | None] = {}
-    if arguments.config:
-        config = Path(arguments.config)
-        for name, path in read_config(config).get("corpora", {}).items():  # type: ignore[union-attr]
-            chosen[name] = None if path is None else config.parent / path
-    for option in arguments.corpus or []:
-        name, equals, path = option.partition("=")
-        if equals and not path:
-            raise CorpusError(f"--corpus {option!r}: expected NAME=PATH, or NAME alone for the Hub copy")
-        chosen[name] = Path(path) if equals else None
-    for name, path in chosen.items():
-        if name in CORPORA:
-            continue
-        if path is None:
-            raise CorpusError(
-                f"unknown corpus {name!r}; choose from {', '.join(CORPORA)}, or give a file of pairs: {name}=PATH"
-            )
-        if not _USER_NAME.match(name):
-            raise CorpusError(f"--corpus {name}={path}: a name of letters, digits, '_', '.' and '-' (it names files)")
-        if path.suffix not in PAIRS_FILE_SUFFIXES:
-            raise CorpusError(
-                f"{path}: {name!r} is no known corpus ({', '.join(CORPORA)}), so PATH is a file of pairs: "
-                f"{', '.join(PAIRS_FILE_SUFFIXES)}"
-            )
-    if not chosen:
-        raise CorpusError("no corpus given: use --corpus NAME=PATH (or NAME for its Hub copy) or --config FILE")
-    return chosen
-
-
 THRESHOLD_HELP = "a number in (−1, 1], 'msrpc' or the path of the MSRPC release"
 
 
@@ -568,24 +490,37 @@ def config_threshold(value: object, config: Path) -> float | str | Path:
     raise CorpusError(f"{config}: threshold must be {THRESHOLD_HELP}, not {value!r}")
 
 
-def resolve_threshold(arguments: argparse.Namespace, chosen: dict[str, Path | None], cache: Path) -> StThreshold:
+def calibration_release(arguments: argparse.Namespace, sources: Sequence[Source]) -> Path | None:
+    """The MSRPC release the threshold is chosen on, if any; checked before any corpus is read."""
+    given = arguments.threshold
+    if given != "msrpc":
+        return given if isinstance(given, Path) else None
+    release = next((source.path for source in sources if source.name == "msrpc"), None)
+    if release is None:  # not compared, or from its Hub copy
+        hub = (
+            " (msrpc is compared from its Hub copy, whose test labels are hidden)"
+            if any(source.name == "msrpc" for source in sources)
+            else ""
+        )
+        raise CorpusError(
+            f"--threshold msrpc chooses the threshold on the labels of the MSRPC release{hub}: "
+            "give its path with --corpus msrpc=PATH or --threshold PATH"
+        )
+    return release
+
+
+def resolve_threshold(arguments: argparse.Namespace, release: Path | None, cache: Path) -> StThreshold:
     """The threshold of the subset: the profile's default, the number given, or one chosen now on MSRPC's labels."""
+    from metrics.calibration import calibrate
+
     profile = get_profile(arguments.profile)
     given = arguments.threshold
-    if given is None:
-        default = profile.st_threshold
-        return dataclasses.replace(default, provenance=f"profile {profile.name}'s default, {default.provenance}")
     if isinstance(given, float):
         return StThreshold(given, math.nan, math.nan, "given as a number, not calibrated")
-    if given == "msrpc":
-        given = chosen.get("msrpc")
-        if given is None:  # not compared, or from its Hub copy
-            hub = " (msrpc is compared from its Hub copy, whose test labels are hidden)" if "msrpc" in chosen else ""
-            raise CorpusError(
-                f"--threshold msrpc chooses the threshold on the labels of the MSRPC release{hub}: "
-                "give its path with --corpus msrpc=PATH or --threshold PATH"
-            )
-    calibration = calibrate(Path(given), profile, cache)
+    if release is None:
+        default = profile.st_threshold
+        return dataclasses.replace(default, provenance=f"profile {profile.name}'s default, {default.provenance}")
+    calibration = calibrate(release, profile, cache)
     print(calibration.describe())
     return calibration.as_threshold()
 
@@ -615,7 +550,15 @@ def parser() -> argparse.ArgumentParser:
         help=f"a corpus to compare (repeatable): NAME one of {', '.join(CORPORA)}; PATH its release file or folder. "
         f"Without PATH the corpus is loaded from its Hugging Face Hub copy: {hub}. Any other NAME with a PATH "
         "ending .tsv, .csv or .jsonl is a file of pairs of yours, one pair a row under a header line (TSV fields "
-        "verbatim, CSV quoted as spreadsheets write it), titled NAME in the table",
+        "verbatim, CSV quoted as spreadsheets write it), titled NAME in the table. wikipedia_ipc=FOLDER of a "
+        "build: each config a row (wikipedia_ipc/gold, ...). With no --corpus and no config corpora: the build in "
+        "./wikipedia_ipc (if any) against every corpus with a Hub copy",
+    )
+    result.add_argument(
+        "--default-corpora",
+        action="store_true",
+        help="compare the corpora a run without --corpus compares (the build in ./wikipedia_ipc, every corpus with "
+        "a Hub copy) as well as those named with --corpus or the config; a corpus named replaces its default copy",
     )
     result.add_argument(
         "--columns",
@@ -684,17 +627,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             options.set_defaults(**{key: settings[key] for key in CONFIG_KEYS[1:] if key in settings})
         arguments = options.parse_args(argv)
         check_settings(arguments, config)
-        chosen = corpora_from(arguments)
-        output = Path(arguments.output)
-        output.mkdir(parents=True, exist_ok=True)
-        threshold = resolve_threshold(arguments, chosen, output / "cache")
+        selection = select(arguments)
+        release = calibration_release(arguments, selection.sources)
+        output = Path(arguments.output)  # made when the first file is written: a refused run leaves none
+        metric = functools.cache(lambda: metric_signature(arguments))  # loads the scorer: asked for after the Hub
+        prepared = prepare_all(selection, arguments, output / "cache", metric)  # every corpus read before any scoring
+        for note in selection.left_out:
+            print(f"not compared: {note}")
+        threshold = resolve_threshold(arguments, release, output / "cache")
         print(f"subset {subset_label(threshold)}: {threshold_note(threshold)}")
-        tables = {name: scored_corpus(name, path, arguments, output / "cache") for name, path in chosen.items()}
+        tables = {item.source.name: scored_corpus(item, arguments) for item in prepared}
     except (CorpusError, ModelUnavailable, LanguageMismatch) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     rows = [row for name, table in tables.items() for row in summary_rows(name, table, threshold)]
-    write_tables(rows, output, metric_signature(arguments), threshold)
+    output.mkdir(parents=True, exist_ok=True)
+    write_tables(rows, output, metric(), threshold, selection.left_out)
     plot_maps(tables, output, threshold)
     print((output / "table.md").read_text(encoding="utf-8"))
     print(f"wrote {output / 'table.md'}, {output / 'table.csv'} and {output / 'maps'}/")

@@ -14,6 +14,7 @@ loaded without a path, through ``datasets``; their rows become the same records.
 from __future__ import annotations
 
 import collections
+import contextlib
 import csv
 import dataclasses
 import itertools
@@ -30,6 +31,14 @@ from builder.publish.released import released_row
 
 class CorpusError(ValueError):
     """A corpus file that is missing or malformed; the message names the file and the line."""
+
+
+class HubUnavailable(CorpusError):
+    """A Hub copy that cannot be loaded: the Hub is out of reach (``reason``) and the copy is not in the cache."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,11 +97,17 @@ def _decode(path: Path, number: int, raw: bytes, encoding: str) -> str:
 
 def _lines(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
     """Numbered lines without their line ends (LF or CRLF), each checked to be text in ``encoding``."""
+    if path.is_dir():
+        raise CorpusError(f"{path}: a folder, not a file")
     if not path.is_file():
         raise CorpusError(f"{path}: no such file")
     if path.stat().st_size == 0:
         raise CorpusError(f"{path}: empty file")
-    with open(path, "rb") as handle:
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed by the with below; opened apart to name the error
+    except OSError as error:
+        raise CorpusError(f"{path}: cannot read ({error.strerror or error})") from None
+    with handle:
         for number, raw in enumerate(handle, 1):
             # utf-8-sig drops the BOM of the first line; a BOM cannot start a later one
             text = _decode(path, number, raw, encoding if number == 1 else encoding.removesuffix("-sig"))
@@ -497,10 +512,13 @@ def hub_records(name: str, splits: Mapping[str, Iterable[dict]]) -> tuple[list[P
 
 
 def load_hub(name: str) -> tuple[list[PairRecord], ReadReport, list[Path]]:
-    """A corpus from its Hub copy: the pairs, the report, and the cached files (for a cache key)."""
+    """A corpus from its Hub copy: the pairs, the report, and the cached files (for a cache key).
+
+    A copy is downloaded once into ``datasets``' cache; with the Hub out of reach (``HF_HUB_OFFLINE``,
+    or no answer from the endpoint) the cached copy is read, and without one :class:`HubUnavailable` says so.
+    """
     if name not in HUB_COPIES:
-        with_copy = ", ".join(HUB_COPIES)
-        raise CorpusError(f"corpus {name!r} has no Hub copy (those that have: {with_copy}); give its path: {name}=PATH")
+        raise CorpusError(no_hub_copy(name))
     import datasets
     import huggingface_hub.constants
 
@@ -509,17 +527,24 @@ def load_hub(name: str) -> tuple[list[PairRecord], ReadReport, list[Path]]:
     copy = HUB_COPIES[name]
     where = f"{copy.dataset!r}" + (f" config {copy.config!r}" if copy.config else "")
     endpoint = huggingface_hub.constants.ENDPOINT
-    # one quick probe instead of datasets' retries, which take half a minute to fail offline
-    if not huggingface_hub.constants.HF_HUB_OFFLINE and not reachable(endpoint):
-        raise CorpusError(
-            f"cannot load {name} from the Hugging Face Hub dataset {where}: {endpoint} is unreachable; pass a local "
-            f"path of the release instead: {name}=PATH (or, with a cached copy, set HF_HUB_OFFLINE=1)"
-        )
+    reason = None
+    if huggingface_hub.constants.HF_HUB_OFFLINE or datasets.config.HF_HUB_OFFLINE:
+        reason = "HF_HUB_OFFLINE is set"
+    elif not reachable(endpoint):  # one quick probe instead of datasets' retries, which take half a minute
+        reason = f"{endpoint} is unreachable"
     try:
-        loaded = datasets.load_dataset(copy.dataset, copy.config)
-    except OSError as error:  # datasets' ConnectionError and DatasetNotFoundError are OSErrors
+        with _datasets_offline(reason is not None):
+            loaded = datasets.load_dataset(copy.dataset, copy.config)
+    except (OSError, ValueError) as error:  # datasets' ConnectionError and DatasetNotFoundError are OSErrors
+        if reason is not None:  # offline, and the cache has no copy (of this config)
+            raise HubUnavailable(
+                f"cannot load {name} from the Hugging Face Hub dataset {where}: {reason} and no copy is cached; "
+                f"pass a local path of the release instead: {name}=PATH",
+                reason,
+            ) from None
+        detail = (str(error).splitlines() or [""])[0]  # one line, as every error of the comparison
         raise CorpusError(
-            f"cannot load {name} from the Hugging Face Hub dataset {where} ({type(error).__name__}: {error}); "
+            f"cannot load {name} from the Hugging Face Hub dataset {where} ({type(error).__name__}: {detail}); "
             f"without network access pass a local path of the release instead: {name}=PATH"
         ) from None
     # only the columns we read (no image decoding); a missing one is reported by hub_records
@@ -530,6 +555,24 @@ def load_hub(name: str) -> tuple[list[PairRecord], ReadReport, list[Path]]:
     files = sorted({Path(entry["filename"]) for split in loaded.values() for entry in split.cache_files})
     records, report = hub_records(name, splits)
     return records, report, files
+
+
+@contextlib.contextmanager
+def _datasets_offline(offline: bool) -> Iterator[None]:
+    """``datasets`` in offline mode for one load: it reads its cache instead of retrying an unreachable Hub."""
+    import datasets
+
+    before = datasets.config.HF_HUB_OFFLINE
+    datasets.config.HF_HUB_OFFLINE = before or offline
+    try:
+        yield
+    finally:
+        datasets.config.HF_HUB_OFFLINE = before
+
+
+def no_hub_copy(name: str) -> str:
+    """The error for a corpus named without a path that has no Hub copy."""
+    return f"corpus {name!r} has no Hub copy (those that have: {', '.join(HUB_COPIES)}); give its path: {name}=PATH"
 
 
 def load(name: str, path: str | Path) -> tuple[list[PairRecord], ReadReport]:

@@ -159,10 +159,10 @@ def test_threshold_from_config_and_command_line(tmp_path: Path, capsys: pytest.C
 
 
 def test_profile_defaults(tmp_path: Path) -> None:
-    paper = resolve_threshold(argparse.Namespace(profile="paper", threshold=None), {}, tmp_path)
+    paper = resolve_threshold(argparse.Namespace(profile="paper", threshold=None), None, tmp_path)
     assert (paper.value, paper.precision, paper.recall) == (0.8, 0.82, 0.77)
     assert paper.provenance.startswith("profile paper's default, the paper's threshold")
-    minilm = resolve_threshold(argparse.Namespace(profile="minilm", threshold=None), {}, tmp_path)
+    minilm = resolve_threshold(argparse.Namespace(profile="minilm", threshold=None), None, tmp_path)
     assert (minilm.value, minilm.precision, minilm.recall) == (0.755, 0.79, 0.77)
     assert "measured on the MSRPC release's labelled pairs with all-MiniLM-L6-v2" in minilm.provenance
 

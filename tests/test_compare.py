@@ -184,8 +184,10 @@ def test_compare_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 def test_compare_reports_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--corpus", "msrpc=", "--output", str(tmp_path)]) == 2
     assert "expected NAME=PATH" in capsys.readouterr().err
-    assert main(["--output", str(tmp_path)]) == 2
-    assert "no corpus given" in capsys.readouterr().err
+    config = tmp_path / "corpora.json"
+    config.write_text('{"corpora": {}}', encoding="utf-8")
+    assert main(["--config", str(config), "--output", str(tmp_path)]) == 2
+    assert f"{config}: 'corpora' names no corpus" in capsys.readouterr().err
 
 
 def test_config_file_and_sampling(tmp_path: Path) -> None:
@@ -309,18 +311,22 @@ def test_hub_corpus_offline_is_a_clear_error(tmp_path: Path) -> None:
     assert "pass a local path of the release instead: paws=PATH" in finished.stderr
 
 
-def test_hub_corpus_unreachable_fails_fast(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Not in offline mode, but no server: one probe and a clear error, not half a minute of retries."""
+def test_hub_corpus_unreachable_fails_fast(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Not in offline mode, but no server: one probe, then the cache (empty here) and a clear error, not half a
+    minute of retries."""
     import huggingface_hub.constants
 
     from metrics import profiles
 
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path)  # no copy cached
     monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", "http://127.0.0.1:9")  # refused at once
     profiles.reachable.cache_clear()
     started = time.monotonic()
     try:
-        with pytest.raises(CorpusError, match=r"http://127.0.0.1:9 is unreachable; pass a local path .*paws=PATH"):
+        message = r"http://127.0.0.1:9 is unreachable and no copy is cached; pass a local path .*paws=PATH"
+        with pytest.raises(CorpusError, match=message):
             load_hub("paws")
     finally:
         profiles.reachable.cache_clear()
@@ -337,6 +343,7 @@ def test_every_option_has_help(capsys: pytest.CaptureFixture[str]) -> None:
     options = [action for action in parser()._actions if action.dest != "help"]
     assert {action.dest for action in options} == {
         "corpus",
+        "default_corpora",
         "columns",
         "config",
         "profile",
