@@ -35,6 +35,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from builder.common import exit_with_parent
 from builder.config import BuildOptions, PipelineConfig, default_workers
 from builder.engines.core import BuildPlan, BuildReport, Selected, Written, run
 from builder.extract.tasks import (
@@ -69,8 +70,9 @@ SORT_KEY = ", ".join(SORT_COLUMNS)
 
 def quiet_interrupt() -> None:
     """In a worker: Ctrl-C (sent to the whole process group) ends it at once, without a traceback of its own;
-    the build's process says what was kept."""
+    the build's process says what was kept. A build killed outright ends its workers too (:func:`exit_with_parent`)."""
     signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+    exit_with_parent()
 
 
 def run_tasks(tasks: list[ExtractTask], workers: int, show_progress: bool) -> list[ExtractResult]:
