@@ -182,10 +182,14 @@ def command_parser() -> argparse.ArgumentParser:
         "dumps",
         nargs="*",
         help="MediaWiki XML dumps (.xml, .xml.bz2, .xml.gz, .xml.7z), or folders written by download; "
-        "default: the sample dump",
+        "default: the embedded samples (a pages-articles dump and its edit history)",
     )
     run.add_argument(
-        "--configs", nargs="+", default=["gold", "silver"], choices=sorted(PRESETS), help="quality levels to build"
+        "--configs",
+        nargs="+",
+        choices=sorted(PRESETS),
+        help="quality levels to build (default: gold silver; with no dump given, gold silver bronze from the "
+        "embedded samples, bronze from the sample's edit history)",
     )
     run.add_argument("--output", default="wikipedia_ipc", help="dataset folder to write (default: wikipedia_ipc)")
     run.add_argument(
@@ -280,6 +284,10 @@ def command_parser() -> argparse.ArgumentParser:
     return parser
 
 
+DEFAULT_CONFIGS = ("gold", "silver")  # of a build of given dumps
+SAMPLE_CONFIGS = ("gold", "silver", "bronze")  # of the sample build: every level of the paper
+
+
 def _parallel_argument(text: str) -> int:
     """1 to MAX_PARALLEL: more connections would be throttled or refused by Wikimedia, not faster."""
     if not text.isdigit() or not 1 <= int(text) <= MAX_PARALLEL:
@@ -315,6 +323,8 @@ def with_history_references(config: PipelineConfig, counting: str) -> PipelineCo
 
 
 def _print_summary(report: BuildReport) -> None:
+    from builder.publish.layout import card_build
+
     read = report.extraction.read
     mined = read.pages - read.skipped_redirect - read.skipped_namespace
     revisions = f" ({plural(read.revisions, 'revision')})" if read.revisions > read.pages else ""
@@ -342,7 +352,12 @@ def _print_summary(report: BuildReport) -> None:
     loadable = [name for name, rows in report.rows.items() if rows]
     empty = [name for name, rows in report.rows.items() if not rows]
     if loadable:
-        print(f'Wrote {report.output}/ — load it with datasets.load_dataset("{report.output}", "{loadable[0]}")')
+        # the absolute path: a bare name is also a Hub dataset id, which datasets tries when no such folder is here
+        folder = report.output.resolve().as_posix()
+        print(f'Wrote {report.output}/ — load it with datasets.load_dataset("{folder}", "{loadable[0]}")')
+        build = card_build(report.output)
+        if build:
+            print(f"Build id {build} (in the card's YAML and in each config's funnel.json)")
     else:
         print(f"Wrote {report.output}/ — no config has pairs, so there is nothing to load")
     if empty:
@@ -390,20 +405,45 @@ def _download(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def sample_runs(names: Sequence[str]) -> list[tuple[list[str], list[str]]]:
+    """With no dump given: the embedded samples, the articles sample for gold and silver and the history sample
+    for bronze, one build each (a build reads one kind of dump), in the order the configs were named."""
+    from builder.publish.card import SAMPLE_DUMP, SAMPLE_HISTORY
+
+    runs: dict[str, list[str]] = {}
+    for name in names:
+        runs.setdefault(preset(name).dump_kind, []).append(name)
+    samples = {"articles": SAMPLE_DUMP, "history": SAMPLE_HISTORY}
+    return [([str(samples[kind])], configs) for kind, configs in runs.items()]
+
+
 def _build(arguments: argparse.Namespace) -> int:
+    """One build of the given dumps; with none given, the samples (gold and silver, then bronze) into one folder."""
+    if arguments.resume and not arguments.work_dir:
+        print("error: --resume needs the --work-dir of the interrupted build", file=sys.stderr)
+        return 2
+    if arguments.dumps:
+        runs = [(arguments.dumps, arguments.configs or list(DEFAULT_CONFIGS))]
+    else:
+        runs = sample_runs(arguments.configs or list(SAMPLE_CONFIGS))
+    for dumps, names in runs:
+        code = _build_once(arguments, dumps, names)
+        if code:
+            return code
+    return 0
+
+
+def _build_once(arguments: argparse.Namespace, given: Sequence[str], names: Sequence[str]) -> int:
     from builder.engines.local import build
     from builder.engines.spark import build_spark
     from builder.lang.segmenters import WordCounterUnavailable
 
-    if arguments.resume and not arguments.work_dir:
-        print("error: --resume needs the --work-dir of the interrupted build", file=sys.stderr)
-        return 2
     try:
-        dumps, languages = dumps_and_languages(arguments.dumps, arguments.language)
+        dumps, languages = dumps_and_languages(given, arguments.language)
     except (DownloadError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    configs = [with_history_references(preset(name), arguments.history_references) for name in arguments.configs]
+    configs = [with_history_references(preset(name), arguments.history_references) for name in names]
     if arguments.caption_rule:
         configs = [dataclasses.replace(config, caption_rule=arguments.caption_rule) for config in configs]
     configs = [dataclasses.replace(config, splits=arguments.splits) for config in configs]

@@ -3,6 +3,7 @@ config, a build's outputs are ignored by git, a fallback is said once, and the R
 
 from __future__ import annotations
 
+import bz2
 import os
 import re
 import shutil
@@ -69,7 +70,7 @@ def test_the_lazy_api_names_resolve() -> None:
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_what_the_quick_start_writes_is_ignored_by_git(tmp_path: Path) -> None:
-    """The build's folder and the scored copy of it (``python -m metrics score wikipedia_ipc/``) are not the project's."""
+    """The build's folder and its scored copy (``python -m metrics score wikipedia_ipc/``) are not the project's."""
     repository = tmp_path / "clone"
     repository.mkdir()
     shutil.copy(ROOT / ".gitignore", repository / ".gitignore")
@@ -96,3 +97,70 @@ def test_the_tagger_fallback_is_said_once(tmp_path: Path) -> None:
     )
     assert finished.returncode == 0, finished.stderr[-3000:]
     assert len(re.findall(r"TaggerWarning: NLTK's \S+ model is not installed", finished.stderr)) == 1, finished.stderr
+
+
+def test_the_sample_history_is_written_by_make_sample_and_ends_in_the_articles() -> None:
+    """The shipped history dump is make_sample's output; every page's last revision is its text in the articles
+    dump, and its edits are an editor's: typo fixes, rewordings, vandalism reverted to the very bytes before."""
+    from builder.data.make_sample import HISTORY, HISTORY_EDITS, OUTPUT, sample_history_xml
+    from builder.sources.xml import iter_pages
+
+    assert bz2.decompress(HISTORY.read_bytes()).decode("utf-8") == sample_history_xml()
+    articles = {page.title: page.text for page in iter_pages(OUTPUT)}
+    history: dict[str, list[str]] = {}
+    for revision in iter_pages(HISTORY):
+        history.setdefault(revision.title, []).append(revision.text)
+    assert history.keys() == articles.keys()
+    assert all(texts[-1] == articles[title] for title, texts in history.items())
+    reverted = [title for title, texts in history.items() if len(texts) >= 3 and texts[-1] == texts[-3]]
+    assert {"Ēostre", "Northern Ireland in the Second World War", "Tower Bridge"} <= set(reverted)
+    assert len(HISTORY_EDITS) >= 10 and sum(len(texts) for texts in history.values()) > len(history) + 15
+
+
+def test_the_default_build_builds_all_three_levels(tmp_path: Path, perceptron_available: None) -> None:
+    """No dump given: gold and silver from the articles sample, as before, and bronze from its edit history."""
+    import pyarrow.parquet as pq
+
+    import wikipedia_ipc
+    from builder.config import GOLD, SILVER
+    from builder.engines.local import build
+    from builder.publish.layout import read_built
+
+    out, articles = tmp_path / "wikipedia_ipc", tmp_path / "articles"
+    assert wikipedia_ipc.main(["build", "--output", str(out), "--tagger", "perceptron", "--quiet"]) == 0
+    build([wikipedia_ipc.SAMPLE_DUMP], [GOLD, SILVER], articles, tagger="perceptron", show_progress=False)
+    built, alone = read_built(out), read_built(articles)
+    assert sorted(built) == ["bronze", "gold", "silver"]
+    for name in ("gold", "silver"):  # the articles' rows are those of a build of the articles sample alone
+        assert [file.read_bytes() for file in built[name].files] == [file.read_bytes() for file in alone[name].files]
+    assert built["bronze"].record["dumps"][0]["name"] == "enwiki-20240101-sample-pages-meta-history.xml.bz2"
+    rows = [row for file in built["bronze"].files for row in pq.read_table(file).to_pylist()]
+    revised = {frozenset((row["sentence1"], row["sentence2"])) for row in rows if row["same_page"]}
+    typo = "Water bead on a fabric that has been made non-we{}ting by chemical treatment."
+    assert frozenset((typo.format(""), typo.format("t"))) in revised  # a typo fixed between revisions
+    reworded = ("The bascules of Tower Bridge open so that a ship can pass.", "The bascules of Tower Bridge are "
+                "raised for a passing ship.")  # fmt: skip
+    assert frozenset(reworded) in revised
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "`enwiki-20240101-sample-pages-meta-history.xml.bz2`" in card and "**Sample build.**" in card
+
+
+def _fenced(text: str, language: str) -> list[str]:
+    return re.findall(rf"^```{language}\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+
+
+def test_the_readme_tests_section_installs_pytorch_for_the_cpu_first() -> None:
+    """As the install section says: on a CPU machine the test extras would otherwise pull the CUDA build."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = next(block for block in _fenced(readme, "bash") if 'pip install -e ".[test]"' in block)
+    assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in block.split('".[test]"')[0]
+
+
+def test_the_readme_loads_the_build_by_its_path_and_says_what_the_bare_name_is() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quick_start = readme.split("## Quick start", 1)[1].split("\n## Installing", 1)[0]
+    snippet = next(block for block in _fenced(quick_start, "python") if "load_dataset(" in block)
+    assert 'load_dataset(str(Path("wikipedia_ipc").resolve()), "gold"' in snippet
+    assert "Hub dataset id" in quick_start and "build id" not in snippet and "bronze" in quick_start
+    assert "This card was written by build" in quick_start  # how to tell which build a folder holds
+    assert "a few seconds" not in (ROOT / "docs" / "compare.md").read_text(encoding="utf-8")

@@ -17,7 +17,7 @@ from datasets.utils.logging import is_progress_bar_enabled
 
 from builder.config import PRESETS, PipelineConfig, preset
 from builder.engines.local import build
-from builder.publish.card import SAMPLE_DUMP
+from builder.publish.card import SAMPLE_DUMP, SAMPLE_HISTORY
 from builder.publish.layout import read_built
 from builder.publish.released import RELEASED_COLUMNS, released_row
 from builder.publish.workdir import temporary_work_folder
@@ -110,8 +110,9 @@ class WikipediaIPC(datasets.GeneratorBasedBuilder):
 
     def _split_generators(self, dl_manager: datasets.DownloadManager) -> list[datasets.SplitGenerator]:
         config: WikipediaIPCConfig = self.config  # type: ignore[assignment]
-        dumps = expand_dumps([str(path) for path in (config.dump_paths or [SAMPLE_DUMP])])
         pipeline = config.pipeline or preset(config.name)
+        sample = SAMPLE_HISTORY if pipeline.dump_kind == "history" else SAMPLE_DUMP  # bronze reads the history
+        dumps = expand_dumps([str(path) for path in (config.dump_paths or [sample])])
         if config.splits is not None:
             pipeline = dataclasses.replace(pipeline, splits=tuple(config.splits))
         output = self._scratch / "output"

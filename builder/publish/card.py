@@ -16,14 +16,15 @@ from builder.filters.funnel import Funnel
 from builder.publish.fidelity import markdown_table
 from builder.publish.layout import BUILD, CONFIG_ORDER, FORMAT, MARKER, split_of_file
 
-__all__ = ["SAMPLE_DUMP", "render_card"]
+__all__ = ["SAMPLE_DUMP", "SAMPLE_HISTORY", "render_card"]
 
 CARD_TEMPLATE = PACKAGE.parent / "dataset_card.md"
 SAMPLE_DUMP = DATA / "enwiki-20240101-sample-pages-articles.xml.bz2"
+SAMPLE_HISTORY = DATA / "enwiki-20240101-sample-pages-meta-history.xml.bz2"  # the same pages' edit history (bronze)
 
 
 def _is_sample(dump: dict[str, str]) -> bool:
-    return dump["name"] == SAMPLE_DUMP.name
+    return dump["name"] in (SAMPLE_DUMP.name, SAMPLE_HISTORY.name)
 
 
 def _dump_line(dump: dict[str, object]) -> str:
@@ -259,9 +260,10 @@ def render_card(records: Iterable[dict], template: Path = CARD_TEMPLATE, build: 
         raise ValueError("no built config to describe")
     samples = sorted({dump["name"] for record in ordered for dump in record["dumps"] if _is_sample(dump)})
     notice = (
-        f"> **Sample build.** The pairs come from `{samples[0]}`, the small synthetic dump that ships with the "
-        "toolkit to show how the pipeline works; its pages were written for the project and are not Wikipedia "
-        "articles. Build from a real dump for real data.\n\n"
+        f"> **Sample build.** The pairs come from {' and '.join(f'`{name}`' for name in samples)}, the small "
+        f"synthetic {'dump that ships' if len(samples) == 1 else 'dumps that ship'} with the toolkit to show how "
+        "the pipeline works; its pages were written for the project and are not Wikipedia articles. Build from a "
+        "real dump for real data.\n\n"
         if samples
         else ""
     )
