@@ -30,14 +30,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
 import math
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-
-import datasets
-import pyarrow.parquet as pq
-from datasets.utils.logging import is_progress_bar_enabled
+from typing import TYPE_CHECKING
 
 from builder.common import FolderLock, OutputError, plural
 from builder.config import (
@@ -53,20 +51,12 @@ from builder.config import (
     SOURCES,
     BuildOptions,
     PipelineConfig,
+    default_workers,
     parse_splits,
     preset,
 )
-from builder.engines.core import BuildReport
-from builder.engines.local import build, default_workers
-from builder.engines.spark import build_spark
 from builder.filters.tagging import TAGGER_NAMES, TaggerUnavailable
-from builder.lang.segmenters import WordCounterUnavailable
-from builder.publish.card import SAMPLE_DUMP
 from builder.publish.hub import HubError, push_to_hub
-from builder.publish.layout import read_built
-from builder.publish.publisher import published_files, recover
-from builder.publish.released import RELEASED_COLUMNS, released_row
-from builder.publish.workdir import temporary_work_folder
 from builder.sources.download import (
     DEFAULT_MIRROR,
     DEFAULT_PARALLEL,
@@ -80,6 +70,13 @@ from builder.sources.download import (
 )
 from builder.sources.files import DumpError
 from builder.sources.sqldump import SqlDumpError
+
+if TYPE_CHECKING:
+    from builder.engines.core import BuildReport
+    from builder.engines.dataset_builder import WikipediaIPC, WikipediaIPCConfig, released_pairs
+    from builder.engines.local import build
+    from builder.engines.spark import build_spark
+    from builder.publish.card import SAMPLE_DUMP
 
 __all__ = [
     "BRONZE",
@@ -101,141 +98,42 @@ __all__ = [
     "released_pairs",
 ]
 
-_FEATURES = datasets.Features(
-    {
-        "id": datasets.Value("string"),
-        "image": datasets.Value("string"),
-        "caption_type": datasets.Value("string"),
-        "sentence1": datasets.Value("string"),
-        "sentence2": datasets.Value("string"),
-        "page1": datasets.Value("string"),
-        "page2": datasets.Value("string"),
-        "source1": datasets.Value("string"),
-        "source2": datasets.Value("string"),
-        "revision1": datasets.Value("int64"),
-        "revision2": datasets.Value("int64"),
-        "same_page": datasets.Value("bool"),
-        "file1": datasets.Value("string"),
-        "file2": datasets.Value("string"),
-        "identity": datasets.Value("string"),
-    }
-)
-_CROSSLINGUAL_FEATURES = datasets.Features(
-    {**_FEATURES, "language1": datasets.Value("string"), "language2": datasets.Value("string")}
-)
-_DESCRIPTION = (
-    "Paraphrase candidates mined from Wikipedia image captions: captions (and alternative texts) "
-    "that editors wrote for the same image on different pages (Gohsen et al., EACL 2023)."
-)
-_CITATION = """@inproceedings{gohsen-etal-2023-paraphrase,
-  title = {Paraphrase Acquisition from Image Captions},
-  author = {Gohsen, Marcel and Hagen, Matthias and Potthast, Martin and Stein, Benno},
-  booktitle = {Proceedings of the 17th Conference of the European Chapter
-               of the Association for Computational Linguistics},
-  year = {2023},
-}"""
+# Names whose modules load datasets, DuckDB or PySpark: imported when first used, so that the command line
+# reads its arguments (and answers --help) before any of them is loaded.
+_LAZY = {
+    "BuildReport": "builder.engines.core",
+    "SAMPLE_DUMP": "builder.publish.card",
+    "WikipediaIPC": "builder.engines.dataset_builder",
+    "WikipediaIPCConfig": "builder.engines.dataset_builder",
+    "build": "builder.engines.local",
+    "build_spark": "builder.engines.spark",
+    "released_pairs": "builder.engines.dataset_builder",
+}
 
 
-@dataclasses.dataclass
-class WikipediaIPCConfig(datasets.BuilderConfig):
-    """A quality level plus where its dumps are and how to tag them."""
-
-    pipeline: PipelineConfig | None = None
-    dump_paths: Sequence[str] | None = None  # dump files, or folders written by ``download``
-    tagger: str = "auto"
-    workers: int = 1
-    image_tables: Sequence[str] = ()  # for a pipeline config with the sha1 identity
-    # train/validation/test fractions, () for one train split; None keeps the preset's
-    splits: tuple[float, ...] | None = None
-    # the dumps' language: one code, or a code per dump path; None: each dump's <dbname> tells
-    languages: str | dict[str, str] | None = None
+def __getattr__(name: str) -> object:
+    """The heavy part of the API, on first use (``from wikipedia_ipc import build`` works as before)."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
 
 
-class WikipediaIPC(datasets.GeneratorBasedBuilder):
-    """Builds a Wikipedia-IPC config by running the mining pipeline over dump files."""
-
-    BUILDER_CONFIG_CLASS = WikipediaIPCConfig
-    BUILDER_CONFIGS = [
-        WikipediaIPCConfig(name=name, pipeline=config, description=f"Wikipedia-IPC {name} quality level")
-        for name, config in PRESETS.items()
-    ]
-    DEFAULT_CONFIG_NAME = "gold"
-
-    def _info(self) -> datasets.DatasetInfo:
-        config: WikipediaIPCConfig = self.config  # type: ignore[assignment]
-        pipeline = config.pipeline or preset(config.name)
-        return datasets.DatasetInfo(
-            description=_DESCRIPTION,
-            features=_CROSSLINGUAL_FEATURES if pipeline.crosslingual else _FEATURES,
-            citation=_CITATION,
-            license="cc-by-sa-4.0",
-        )
-
-    def _download_and_prepare(
-        self,
-        dl_manager: datasets.DownloadManager,
-        verification_mode: datasets.VerificationMode,
-        **prepare_splits_kwargs: object,
-    ) -> None:
-        """Run the pipeline in a scratch folder that lives exactly as long as the examples are generated."""
-        with temporary_work_folder("wikipedia-ipc-build-") as scratch:
-            self._scratch = Path(scratch)
-            super()._download_and_prepare(dl_manager, verification_mode, **prepare_splits_kwargs)
-
-    def _split_generators(self, dl_manager: datasets.DownloadManager) -> list[datasets.SplitGenerator]:
-        config: WikipediaIPCConfig = self.config  # type: ignore[assignment]
-        dumps = expand_dumps([str(path) for path in (config.dump_paths or [SAMPLE_DUMP])])
-        pipeline = config.pipeline or preset(config.name)
-        if config.splits is not None:
-            pipeline = dataclasses.replace(pipeline, splits=tuple(config.splits))
-        output = self._scratch / "output"
-        report = build(
-            dumps,
-            [pipeline],
-            output,
-            tagger=config.tagger,
-            workers=config.workers,
-            work_dir=self._scratch / "work",
-            show_progress=is_progress_bar_enabled(),
-            image_tables=config.image_tables,
-            languages=config.languages,
-        )
-        if pipeline.name not in report.rows:
-            raise ValueError(
-                f"{pipeline.name}: the dumps are of several languages, so the build names this config per language "
-                f"({', '.join(sorted(report.rows))}); build them with python wikipedia_ipc.py build and load the "
-                "folder, or give dumps of one language"
-            )
-        if not report.rows[pipeline.name]:  # datasets cannot make a split with no rows; say why, not "no data"
-            raise ValueError(f"{pipeline.name}: no pair survived the filters in {', '.join(dumps)}; nothing to load")
-        generators = []
-        for split, files in read_built(output)[pipeline.name].splits().items():
-            chosen = [str(path) for path in files]
-            if sum(pq.read_metadata(path).num_rows for path in chosen):  # a split without rows is left out
-                generators.append(datasets.SplitGenerator(name=split, gen_kwargs={"files": chosen}))
-        return generators
-
-    def _generate_examples(self, files: list[str]) -> Iterator[tuple[str, dict[str, object]]]:
-        for file in files:
-            for row in pq.read_table(file).to_pylist():
-                yield row["id"], row
-
-
-_RELEASED_FEATURES = datasets.Features(
-    {**{name: _FEATURES[name] for name in RELEASED_COLUMNS}, "cluster_id": datasets.Value("int64")}
-)
-
-
-def released_pairs(path: str | Path, cache_dir: str | None = None) -> datasets.Dataset:
-    """The authors' released Wikipedia-IPC JSONL (Zenodo, doi:10.5281/zenodo.7621320) as a ``Dataset``
-    with the columns a build writes, so that both load and score the same way."""
-    raw = datasets.load_dataset("json", data_files=str(path), split="train", cache_dir=cache_dir)
-    return raw.map(released_row, remove_columns=raw.column_names, features=_RELEASED_FEATURES)
+def _program_name() -> str:
+    """The name the command was run by, for usage lines: the installed command, or the module run by Python."""
+    invoked = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    if invoked.startswith("wikipedia-ipc"):  # the console script (wikipedia-ipc.exe on Windows)
+        return "wikipedia-ipc"
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if spec is not None and spec.name == "wikipedia_ipc":
+        return "python -m wikipedia_ipc"
+    return "python wikipedia_ipc.py"
 
 
 def command_parser() -> argparse.ArgumentParser:
     """The command line: ``download``, ``build`` and ``push``."""
-    parser = argparse.ArgumentParser(prog="wikipedia_ipc.py", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=_program_name(), description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     fetch = commands.add_parser("download", help="fetch a Wikimedia dump run and verify every file's SHA-1")
     fetch.add_argument("wiki", help="the wiki's database name, e.g. enwiki")
@@ -296,10 +194,14 @@ def command_parser() -> argparse.ArgumentParser:
         "dumps",
         nargs="*",
         help="MediaWiki XML dumps (.xml, .xml.bz2, .xml.gz, .xml.7z), or folders written by download; "
-        "default: the sample dump",
+        "default: the embedded samples (a pages-articles dump and its edit history)",
     )
     run.add_argument(
-        "--configs", nargs="+", default=["gold", "silver"], choices=sorted(PRESETS), help="quality levels to build"
+        "--configs",
+        nargs="+",
+        choices=sorted(PRESETS),
+        help="quality levels to build (default: gold silver; with no dump given, gold silver bronze from the "
+        "embedded samples, bronze from the sample's edit history)",
     )
     run.add_argument("--output", default="wikipedia_ipc", help="dataset folder to write (default: wikipedia_ipc)")
     run.add_argument(
@@ -394,6 +296,10 @@ def command_parser() -> argparse.ArgumentParser:
     return parser
 
 
+DEFAULT_CONFIGS = ("gold", "silver")  # of a build of given dumps
+SAMPLE_CONFIGS = ("gold", "silver", "bronze")  # of the sample build: every level of the paper
+
+
 def _parallel_argument(text: str) -> int:
     """1 to MAX_PARALLEL: more connections would be throttled or refused by Wikimedia, not faster."""
     if not text.isdigit() or not 1 <= int(text) <= MAX_PARALLEL:
@@ -429,6 +335,8 @@ def with_history_references(config: PipelineConfig, counting: str) -> PipelineCo
 
 
 def _print_summary(report: BuildReport) -> None:
+    from builder.publish.layout import card_build
+
     read = report.extraction.read
     mined = read.pages - read.skipped_redirect - read.skipped_namespace
     revisions = f" ({plural(read.revisions, 'revision')})" if read.revisions > read.pages else ""
@@ -456,7 +364,12 @@ def _print_summary(report: BuildReport) -> None:
     loadable = [name for name, rows in report.rows.items() if rows]
     empty = [name for name, rows in report.rows.items() if not rows]
     if loadable:
-        print(f'Wrote {report.output}/ — load it with datasets.load_dataset("{report.output}", "{loadable[0]}")')
+        # the absolute path: a bare name is also a Hub dataset id, which datasets tries when no such folder is here
+        folder = report.output.resolve().as_posix()
+        print(f'Wrote {report.output}/ — load it with datasets.load_dataset("{folder}", "{loadable[0]}")')
+        build = card_build(report.output)
+        if build:
+            print(f"Build id {build} (in the card's YAML and in each config's funnel.json)")
     else:
         print(f"Wrote {report.output}/ — no config has pairs, so there is nothing to load")
     if empty:
@@ -506,20 +419,49 @@ def _download(arguments: argparse.Namespace) -> int:
         print("interrupted: the .part files are kept; the same command resumes them", file=sys.stderr)
         return 130
     print(f"Verified the SHA-1 of {plural(len(record['files']), 'file')}; wrote {folder / 'download.json'}")
-    print(f"Build from it with: python wikipedia_ipc.py build {folder}")
+    print(f"Build from it with: {_program_name()} build {folder}")
     return 0
 
 
+def sample_runs(names: Sequence[str]) -> list[tuple[list[str], list[str]]]:
+    """With no dump given: the embedded samples, the articles sample for gold and silver and the history sample
+    for bronze, one build each (a build reads one kind of dump), in the order the configs were named."""
+    from builder.publish.card import SAMPLE_DUMP, SAMPLE_HISTORY
+
+    runs: dict[str, list[str]] = {}
+    for name in names:
+        runs.setdefault(preset(name).dump_kind, []).append(name)
+    samples = {"articles": SAMPLE_DUMP, "history": SAMPLE_HISTORY}
+    return [([str(samples[kind])], configs) for kind, configs in runs.items()]
+
+
 def _build(arguments: argparse.Namespace) -> int:
+    """One build of the given dumps; with none given, the samples (gold and silver, then bronze) into one folder."""
     if arguments.resume and not arguments.work_dir:
         print("error: --resume needs the --work-dir of the interrupted build", file=sys.stderr)
         return 2
+    if arguments.dumps:
+        runs = [(arguments.dumps, arguments.configs or list(DEFAULT_CONFIGS))]
+    else:
+        runs = sample_runs(arguments.configs or list(SAMPLE_CONFIGS))
+    for dumps, names in runs:
+        code = _build_once(arguments, dumps, names)
+        if code:
+            return code
+    return 0
+
+
+def _build_once(arguments: argparse.Namespace, given: Sequence[str], names: Sequence[str]) -> int:
+    from builder.engines.local import build
+    from builder.engines.spark import build_spark
+    from builder.lang.segmenters import WordCounterUnavailable
+
     try:
-        dumps, languages = dumps_and_languages(arguments.dumps, arguments.language)
+        dumps, languages = dumps_and_languages(given, arguments.language)
     except (DownloadError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    configs = [with_history_references(preset(name), arguments.history_references) for name in arguments.configs]
+    configs = [with_history_references(preset(name), arguments.history_references) for name in names]
     if arguments.caption_rule:
         configs = [dataclasses.replace(config, caption_rule=arguments.caption_rule) for config in configs]
     configs = [dataclasses.replace(config, splits=arguments.splits) for config in configs]
@@ -574,6 +516,8 @@ def dumps_and_languages(given: Sequence[str], languages: Sequence[str]) -> tuple
 
     ``--language CODE`` applies to every dump; ``CODE=DUMP`` to one dump, or to every file of a download folder.
     """
+    from builder.publish.card import SAMPLE_DUMP
+
     dumps = expand_dumps(given) or [str(SAMPLE_DUMP)]
     if not languages:
         return dumps, None
@@ -601,6 +545,8 @@ def _interrupted(arguments: argparse.Namespace) -> str:
 
 def _push(arguments: argparse.Namespace) -> int:
     """Upload a complete build; the folder is locked meanwhile, so no build swaps files under the upload."""
+    from builder.publish.publisher import published_files, recover
+
     folder = Path(arguments.folder)
     try:
         with FolderLock(folder):

@@ -1,15 +1,21 @@
 """Generic helpers every stage may use, and that use no other module of the toolkit:
 an atomic text write, the lock of a folder, the error of a folder that cannot be written, plurals,
-and where the package's data files are.
+where the package's data files are, and a worker process's tie to the process that started it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import multiprocessing
 import os
 import secrets
+import signal
+import sys
+import threading
 from pathlib import Path
 
-__all__ = ["DATA", "FolderLock", "OutputError", "PACKAGE", "plural", "write_atomic"]
+__all__ = ["DATA", "FolderLock", "OutputError", "PACKAGE", "exit_with_parent", "plural", "write_atomic"]
 
 PACKAGE = Path(__file__).resolve().parent
 DATA = PACKAGE / "data"  # the shipped tables and the sample dump
@@ -32,6 +38,33 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a Linux process gets when the thread that started it ends
+
+
+def exit_with_parent() -> None:
+    """In a worker process of :mod:`multiprocessing`: end at once when the process that started it dies.
+
+    A build killed with ``kill -9`` cannot stop its workers, and a worker in the middle of a dump range
+    would read on for minutes. On Linux the kernel kills the worker when its parent ends
+    (``PR_SET_PDEATHSIG``, effective even while the worker runs C code); everywhere, a daemon thread waits
+    on the pipe that ties the worker to its parent and ends the worker when the pipe closes.
+    """
+    parent = multiprocessing.parent_process()
+    if parent is None:  # not started by multiprocessing: nothing to tie to
+        return
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):  # no libc with prctl: the thread below remains
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if not parent.is_alive():  # it died before the tie was made
+        os._exit(1)
+    threading.Thread(target=_exit_when_gone, args=(parent,), name="exit-with-parent", daemon=True).start()
+
+
+def _exit_when_gone(parent: multiprocessing.process.BaseProcess) -> None:
+    parent.join()  # returns when the parent's end of the pipe closes: the parent is gone
+    os._exit(1)
 
 
 def plural(number: int, word: str) -> str:

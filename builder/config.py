@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -40,6 +41,7 @@ __all__ = [
     "SPLIT_NAMES",
     "check_fractions",
     "configs_for_languages",
+    "default_workers",
     "parse_splits",
     "preset",
 ]
@@ -61,6 +63,11 @@ ROWS_PER_SHARD = 500_000  # pairs per parquet file of the output
 _MEMORY_SIZE = re.compile(r"\d+(?:\.\d+)?\s*(?:[KMGT]i?B|bytes)", re.IGNORECASE)
 # how an image is recognised: its normalized title (the paper), File-namespace redirects, equal SHA-1
 IDENTITIES = ("title", "redirect", "sha1")
+
+
+def default_workers() -> int:
+    """The command line's worker count: the CPU count, at most 8 (more rarely pays on one disk)."""
+    return max(1, min(os.cpu_count() or 1, 8))
 
 
 def check_fractions(fractions: Sequence[float]) -> tuple[float, ...]:

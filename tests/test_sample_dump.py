@@ -325,7 +325,7 @@ def test_funnel_steps_5_to_9_for_silver(built: Path) -> None:
 def test_cli_builds_the_sample_by_default(tmp_path: Path, perceptron_available: None) -> None:
     out = tmp_path / "wikipedia_ipc"
     assert wikipedia_ipc.main(["build", "--output", str(out), "--tagger", "perceptron", "--quiet"]) == 0
-    assert sorted(path.name for path in out.iterdir()) == ["README.md", "gold", "silver"]
+    assert sorted(path.name for path in out.iterdir()) == ["README.md", "bronze", "gold", "silver"]
 
 
 def test_cli_sources_option_is_recorded(tmp_path: Path, perceptron_available: None) -> None:

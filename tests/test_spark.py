@@ -193,8 +193,10 @@ def test_spark_submit_local_mode(tmp_path: Path, perceptron_available: None) -> 
     done = subprocess.run(command, cwd=root, env=environment, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     build([wikipedia_ipc.SAMPLE_DUMP], [GOLD, SILVER], tmp_path / "local", tagger="perceptron", show_progress=False)
-    same_output(tmp_path / "local", tmp_path / "spark", "gold")
-    same_output(tmp_path / "local", tmp_path / "spark", "silver")
+    history = wikipedia_ipc.SAMPLE_DUMP.with_name("enwiki-20240101-sample-pages-meta-history.xml.bz2")
+    build([history], [BRONZE], tmp_path / "local", tagger="perceptron", show_progress=False)
+    for config in ("gold", "silver", "bronze"):  # no dump given: bronze too, from the sample's history
+        same_output(tmp_path / "local", tmp_path / "spark", config)
 
 
 def test_a_french_build_tags_in_french_on_the_executors(spark, tmp_path: Path) -> None:

@@ -10,8 +10,13 @@ articles still use, one chained to it, one to an article).
 It also writes ``enwiki-20240101-sample-image.sql.gz``, the wiki's ``image`` table in
 the format of Wikimedia's ``…-image.sql.gz`` (mysqldump: ``CREATE TABLE``, multi-row
 ``INSERT`` statements, escaped strings, metadata blobs), in which two differently named
-files of the sample have the same SHA-1. Run ``python builder/data/make_sample.py``
-after editing the pages; the output is byte-for-byte reproducible.
+files of the sample have the same SHA-1, and ``enwiki-20240101-sample-pages-meta-history.xml.bz2``,
+the edit history of the same pages (bronze's input): every page's revisions in the export format of
+Wikimedia's history dumps (``<parentid>``, contributors by name or IP, ``<minor />``, edit
+summaries), ending in the text of the articles dump. Their edits are the kinds editors make to
+captions: typo fixes, reworded captions, a caption added with a photo, vandalism and its revert.
+Run ``python builder/data/make_sample.py`` after editing the pages; the output is byte-for-byte
+reproducible.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 OUTPUT = Path(__file__).resolve().parent / "enwiki-20240101-sample-pages-articles.xml.bz2"
 IMAGE_TABLE = Path(__file__).resolve().parent / "enwiki-20240101-sample-image.sql.gz"
+HISTORY = Path(__file__).resolve().parent / "enwiki-20240101-sample-pages-meta-history.xml.bz2"
 
 HEADER = """<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" \
 xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" \
@@ -536,6 +542,154 @@ def sample_xml() -> str:
     return dump_xml(pages)
 
 
+# The edit history of the sample's pages, oldest edit first: (editor, summary, minor, old, new) replaces the text
+# ``old`` by ``new``; ("revert", editor, summary) restores the text before the edit just made. A page's first
+# revision is its article text with every edit undone; its last is the article text. Editors with digits are IPs.
+Edit = tuple[str, ...]
+HISTORY_EDITS: dict[str, list[Edit]] = {
+    "Easter Bunny": [
+        ("Rabbitfan", "reword caption", "",
+         "|An Easter bunny brings eggs to children on a postcard of 1907.",
+         "|The Easter Bunny brings egs to the children in this postcard from 1907."),
+        ("Gramma Nazi", "typo", "minor",
+         "|The Easter Bunny brings egs to the children in this postcard from 1907.",
+         "|The Easter Bunny brings eggs to the children in this postcard from 1907."),
+    ],
+    "Ēostre": [
+        ("203.0.113.7", "", "",
+         "|A rabbit is depicted on an Easter postcard from 1907.]]",
+         "|bunnies are lame lol]]"),
+        ("revert", "ClueBot NG", "Reverting possible vandalism by 203.0.113.7 to version by Sample editor"),
+    ],
+    "Belfast": [
+        ("Ulsterman", "caption: who cleared the rubble", "",
+         "|Rubble is cleared after the May air raid on Belfast]]",
+         "|Soldiers clearing rubble after the May air raid on Belfast]]"),
+    ],
+    "Northern Ireland in the Second World War": [
+        ("198.51.100.23", "", "minor",
+         "|Soldiers cleared the rubble after the German air raid of May 1941.]]",
+         "|Soldiers cleared the rubble after the German air raid of May 1914.]]"),
+        ("revert", "Ulsterman", "Undid revision by 198.51.100.23: the raid was in 1941"),
+    ],
+    "Wetting": [
+        ("Surface tension", "spelling", "minor",
+         "|Water bead on a fabric that has been made non-weting by chemical treatment.]]",
+         "|Water bead on a fabric that has been made non-wetting by chemical treatment.]]"),
+    ],
+    "Tower Bridge": [
+        ("Londoner", "better caption", "",
+         "|Tower Bridge at night.]]",
+         "|'''Tower Bridge''' is lit up at dusk over the [[River Thames]].]]"),
+        ("192.0.2.55", "", "",
+         "|'''Tower Bridge''' is lit up at dusk over the [[River Thames]].]]",
+         "|'''Tower Bridge''' is the best bridge in the whole world!!!]]"),
+        ("revert", "Londoner", "Reverted edits by 192.0.2.55 to last version by Londoner"),
+    ],
+    "Bascule bridge": [
+        ("Civil engineer", "reword", "",
+         "|The bascules of Tower Bridge open so that a ship can pass.]]",
+         "|The bascules of Tower Bridge are raised for a passing ship.]]"),
+    ],
+    "Pont Neuf": [
+        ("Parisienne", "add photo", "",
+         "[[Paris]].\n",
+         "[[Paris]].\n[[File:Seine at Pont Neuf.jpg|thumb|The oldest bridge of Paris was finished under King Henri IV.]]\n"),
+        ("Parisienne", "English name of the king", "minor",
+         "finished under King Henri IV.]]",
+         "finished under King Henry IV.]]"),
+    ],
+    "Last Supper (Bouts)": [
+        ("Art historian", "more precise", "",
+         "|The Last Supper was painted by Dieric Bouts in Leuven.]]",
+         "|The Last Supper was painted by Dieric Bouts for a church in Leuven.]]"),
+    ],
+    "Fujikawaguchiko": [
+        ("Yamanashi", "caption", "",
+         "|Mount Fuji is seen in Lake Kawaguchi on a&nbsp;clear<br />winter morning.]]",
+         "|The volcano is reflected in Lake Kawaguchi on a&nbsp;clear<br />winter morning.]]"),
+    ],
+}  # fmt: skip
+
+
+def _reverted(edits: list[Edit], number: int) -> bool:
+    """Whether the edit is undone by the revert right after it."""
+    return number + 1 < len(edits) and edits[number + 1][0] == "revert"
+
+
+def page_history(title: str, text: str) -> list[tuple[str, str, bool, str]]:
+    """A page's revisions, oldest first, as (editor, summary, minor, text); the last text is ``text``."""
+    edits = HISTORY_EDITS.get(title, [])
+    start = text
+    kept = [edit for number, edit in enumerate(edits) if edit[0] != "revert" and not _reverted(edits, number)]
+    for _, _, _, old, new in reversed(kept):  # undo the edits that stayed; a reverted one left no trace
+        if new not in start:
+            raise ValueError(f"{title}: the edit to {new!r} does not lead to the article text")
+        start = start.replace(new, old, 1)
+    revisions = [("Sample editor", "new article", False, start)]
+    for number, edit in enumerate(edits):
+        if edit[0] == "revert":
+            _, editor, summary = edit
+            revisions.append((editor, summary, False, revisions[-2][3]))
+            continue
+        editor, summary, minor, old, new = edit
+        current = revisions[-1][3]
+        if old not in current:
+            raise ValueError(f"{title}: edit {number} finds no {old!r}")
+        revisions.append((editor, summary, minor == "minor", current.replace(old, new, 1)))
+    if revisions[-1][3] != text:
+        raise ValueError(f"{title}: the history does not end in the article text")
+    return revisions
+
+
+def history_page_xml(title: str, page_id: int, namespace: int, redirect: str | None, text: str) -> str:
+    """One ``<page>`` of a history dump: every revision with its parent, contributor, summary and SHA-1."""
+    redirect_xml = f"    <redirect title={quoteattr(redirect)} />\n" if redirect else ""
+    revisions = []
+    for number, (editor, summary, minor, wikitext) in enumerate(page_history(title, text)):
+        revision_id = page_id * 100 + number
+        parent = f"      <parentid>{revision_id - 1}</parentid>\n" if number else ""
+        if editor[0].isdigit():
+            contributor = f"        <ip>{editor}</ip>\n"
+        else:
+            contributor = f"        <username>{escape(editor)}</username>\n        <id>{sum(map(ord, editor))}</id>\n"
+        flags = ("      <minor />\n" if minor else "") + (
+            f"      <comment>{escape(summary)}</comment>\n" if summary else ""
+        )
+        encoded = wikitext.encode("utf-8")
+        revisions.append(
+            f"""    <revision>
+      <id>{revision_id}</id>
+{parent}      <timestamp>{2010 + number}-0{1 + number}-15T12:00:00Z</timestamp>
+      <contributor>
+{contributor}      </contributor>
+{flags}      <model>wikitext</model>
+      <format>text/x-wiki</format>
+      <text bytes="{len(encoded)}" xml:space="preserve">{escape(wikitext)}</text>
+      <sha1>{hashlib.sha1(encoded).hexdigest()}</sha1>
+    </revision>
+"""
+        )
+    return f"""  <page>
+    <title>{escape(title)}</title>
+    <ns>{namespace}</ns>
+    <id>{page_id}</id>
+{redirect_xml}{"".join(revisions)}  </page>
+"""
+
+
+def sample_history_xml() -> str:
+    """The history dump of the sample: the same pages, ids and final texts as the articles dump."""
+    unknown = set(HISTORY_EDITS) - {title for title, *_ in PAGES}
+    if unknown:
+        raise ValueError(f"edits of pages the sample does not have: {sorted(unknown)}")
+    pages = [
+        history_page_xml(title, 1000 + n, namespace, redirect, text)
+        for n, (title, namespace, redirect, text) in enumerate(PAGES)
+    ]
+    return dump_xml(pages)
+
+
 def sql_string(value: bytes) -> bytes:
     """A MySQL string literal as mysqldump writes it (backslash escapes)."""
     return b"'" + b"".join(_SQL_ESCAPES.get(byte, bytes([byte])) for byte in value) + b"'"
@@ -575,6 +729,9 @@ def main() -> None:
     print(f"wrote {OUTPUT} ({len(PAGES)} pages)")
     IMAGE_TABLE.write_bytes(gzip.compress(sample_image_sql(), compresslevel=9, mtime=0))
     print(f"wrote {IMAGE_TABLE} ({len(IMAGE_FILES)} files)")
+    HISTORY.write_bytes(bz2.compress(sample_history_xml().encode("utf-8"), compresslevel=9))
+    revisions = sum(len(page_history(title, text)) for title, _, _, text in PAGES)
+    print(f"wrote {HISTORY} ({len(PAGES)} pages, {revisions} revisions)")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ import shutil
 import signal
 import sys
 import time
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -34,7 +35,8 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from builder.config import BuildOptions, PipelineConfig
+from builder.common import exit_with_parent
+from builder.config import BuildOptions, PipelineConfig, default_workers
 from builder.engines.core import BuildPlan, BuildReport, Selected, Written, run
 from builder.extract.tasks import (
     BATCH_ROWS,
@@ -50,7 +52,7 @@ from builder.filters.captions import rule_verdicts, tag_batch, text_batches
 from builder.filters.chain import FilterChain
 from builder.filters.clusters import SORT_COLUMNS, Cluster, cluster_from_rows, cluster_rows
 from builder.filters.identity import Identity, IdentityMap
-from builder.filters.tagging import Tagger, get_tagger
+from builder.filters.tagging import Tagger, TaggerWarning, get_tagger
 from builder.progress import progress_bar
 from builder.publish.publisher import Publisher
 from builder.publish.splits import assign_files, check_files, split_record
@@ -68,8 +70,9 @@ SORT_KEY = ", ".join(SORT_COLUMNS)
 
 def quiet_interrupt() -> None:
     """In a worker: Ctrl-C (sent to the whole process group) ends it at once, without a traceback of its own;
-    the build's process says what was kept."""
+    the build's process says what was kept. A build killed outright ends its workers too (:func:`exit_with_parent`)."""
     signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+    exit_with_parent()
 
 
 def run_tasks(tasks: list[ExtractTask], workers: int, show_progress: bool) -> list[ExtractResult]:
@@ -214,8 +217,10 @@ _worker_tagger: Tagger | None = None
 
 
 def _init_tag_worker(spec: str, language: str) -> None:
+    """A tagging worker builds its own tagger by name; what that tagger warns of, the build already said once."""
     global _worker_tagger
     quiet_interrupt()
+    warnings.simplefilter("ignore", TaggerWarning)
     _worker_tagger = get_tagger(spec, language)
 
 
@@ -419,7 +424,3 @@ class LocalEngine:
         files = [file for done in writers for file in done.files]
         seconds = writer.seconds + sum(done.seconds for done in writers)
         return Written(writer.rows, files, record, seconds)
-
-
-def default_workers() -> int:
-    return max(1, min(os.cpu_count() or 1, 8))

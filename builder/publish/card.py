@@ -14,16 +14,17 @@ from builder.common import DATA, PACKAGE, plural
 from builder.config import SPLIT_NAMES
 from builder.filters.funnel import Funnel
 from builder.publish.fidelity import markdown_table
-from builder.publish.layout import CONFIG_ORDER, FORMAT, MARKER, split_of_file
+from builder.publish.layout import BUILD, CONFIG_ORDER, FORMAT, MARKER, split_of_file
 
-__all__ = ["SAMPLE_DUMP", "render_card"]
+__all__ = ["SAMPLE_DUMP", "SAMPLE_HISTORY", "render_card"]
 
 CARD_TEMPLATE = PACKAGE.parent / "dataset_card.md"
 SAMPLE_DUMP = DATA / "enwiki-20240101-sample-pages-articles.xml.bz2"
+SAMPLE_HISTORY = DATA / "enwiki-20240101-sample-pages-meta-history.xml.bz2"  # the same pages' edit history (bronze)
 
 
 def _is_sample(dump: dict[str, str]) -> bool:
-    return dump["name"] == SAMPLE_DUMP.name
+    return dump["name"] in (SAMPLE_DUMP.name, SAMPLE_HISTORY.name)
 
 
 def _dump_line(dump: dict[str, object]) -> str:
@@ -77,9 +78,25 @@ def _build_section(record: dict[str, object]) -> str:
         f"- Library versions: {version_lines}\n"
         f"- Skipped while reading: {skipped_lines}\n"
         f"{_identity_line(record.get('identity'))}"
-        f"- Splits: {_splits_line(record)}\n\n"
+        f"- Splits: {_splits_line(record)}\n"
+        f"{_config_build_line(record)}\n"
         f"{Funnel.from_list(record['funnel']).markdown()}"  # type: ignore[arg-type]
     )
+
+
+def _build_line(build: str | None) -> str:
+    """The card's sentence naming the build, so that a user can tell which build a folder (or the Hub) holds."""
+    if build is None:
+        return ""
+    return (
+        f"This card was written by build `{build}` (a hash of the configs' records and files: two builds with "
+        "one id hold the same pairs); each config's `funnel.json` names the build that wrote it.\n\n"
+    )
+
+
+def _config_build_line(record: dict) -> str:
+    build = record[MARKER].get(BUILD)
+    return f"- Build: `{build}`\n" if build else ""
 
 
 def _language_lines(record: dict) -> str:
@@ -199,15 +216,23 @@ def _data_files(record: dict) -> list[dict[str, object]]:
     return entries
 
 
-def _front_matter(records: list[dict]) -> str:
+def _config_entry(record: dict) -> dict[str, object]:
+    """A config in the toolkit's manifest: its rows, its files and the id of the build that wrote it."""
+    entry = {"rows": record["rows"], "files": record[MARKER]["files"]}
+    if BUILD in record[MARKER]:
+        entry[BUILD] = record[MARKER][BUILD]
+    return entry
+
+
+def _front_matter(records: list[dict], build: str | None) -> str:
     """The card's YAML: ``configs:`` with each loadable config's files by name, and the toolkit's manifest."""
     configs = [
         {"config_name": record["config"], "data_files": _data_files(record)} for record in records if record["rows"]
     ]
-    manifest = {
-        "format": FORMAT,
-        "configs": {record["config"]: {"rows": record["rows"], "files": record[MARKER]["files"]} for record in records},
-    }
+    manifest: dict[str, object] = {"format": FORMAT}
+    if build is not None:
+        manifest[BUILD] = build
+    manifest["configs"] = {record["config"]: _config_entry(record) for record in records}
     front: dict[str, object] = {"configs": configs} if configs else {}
     front[MARKER] = manifest
     return yaml.safe_dump(front, sort_keys=False, allow_unicode=True).rstrip("\n")
@@ -228,22 +253,24 @@ def _languages_yaml(records: list[dict]) -> str:
     return yaml.safe_dump(front, sort_keys=False, allow_unicode=True).rstrip("\n")
 
 
-def render_card(records: Iterable[dict], template: Path = CARD_TEMPLATE) -> str:
-    """The dataset card for the given funnel records (as :func:`write_funnel` returns them)."""
+def render_card(records: Iterable[dict], template: Path = CARD_TEMPLATE, build: str | None = None) -> str:
+    """The dataset card for the given funnel records (as :func:`write_funnel` returns them), of the build ``build``."""
     ordered = sorted(records, key=lambda record: (CONFIG_ORDER.get(record["config"], 3), record["config"]))
     if not ordered:
         raise ValueError("no built config to describe")
     samples = sorted({dump["name"] for record in ordered for dump in record["dumps"] if _is_sample(dump)})
     notice = (
-        f"> **Sample build.** The pairs come from `{samples[0]}`, the small synthetic dump that ships with the "
-        "toolkit to show how the pipeline works; its pages were written for the project and are not Wikipedia "
-        "articles. Build from a real dump for real data.\n\n"
+        f"> **Sample build.** The pairs come from {' and '.join(f'`{name}`' for name in samples)}, the small "
+        f"synthetic {'dump that ships' if len(samples) == 1 else 'dumps that ship'} with the toolkit to show how "
+        "the pipeline works; its pages were written for the project and are not Wikipedia articles. Build from a "
+        "real dump for real data.\n\n"
         if samples
         else ""
     )
     return string.Template(template.read_text(encoding="utf-8")).substitute(
         languages=_languages_yaml(ordered),
-        front_matter=_front_matter(ordered),
+        front_matter=_front_matter(ordered, build),
+        build=_build_line(build),
         sample_notice=notice,
         config_list=", ".join(f"`{record['config']}`" for record in ordered),
         builds="\n".join(_build_section(record) for record in ordered),

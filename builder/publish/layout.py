@@ -19,11 +19,13 @@ from huggingface_hub.repocard import metadata_load
 from builder.common import OutputError
 
 __all__ = [
+    "BUILD",
     "CARD",
     "CONFIG_ORDER",
     "FORMAT",
     "FUNNEL",
     "MARKER",
+    "card_build",
     "card_configs",
     "card_manifest",
     "config_folder",
@@ -39,6 +41,7 @@ __all__ = [
 
 
 MARKER = "wikipedia_ipc"
+BUILD = "build"  # the key of a build's id in the card's and funnel.json's entry
 FORMAT = 1
 CARD = "README.md"
 FUNNEL = "funnel.json"
@@ -126,8 +129,24 @@ def card_configs(output: Path) -> dict[str, list[str]] | None:
     return checked
 
 
+def card_build(output: Path, name: str | None = None) -> str | None:
+    """The id of the build that wrote the card (``name`` None) or the named config; None for a card without ids."""
+    manifest = card_manifest(output / CARD) or {}
+    entry = manifest if name is None else (manifest.get("configs") or {}).get(name)
+    build = entry.get(BUILD) if isinstance(entry, dict) else None
+    return build if isinstance(build, str) else None
+
+
+def _unfinished(output: Path, funnel: Path, what: str) -> OutputError:
+    return OutputError(
+        f"{funnel}: {what}: a build was stopped while it published its files (the card is the last file to "
+        f"switch); the next build into {output}, wikipedia-ipc push, or python -m metrics score finishes it"
+    )
+
+
 def config_record(output: Path, name: str, files: Sequence[str]) -> dict:
-    """The ``funnel.json`` record of a config the card names: the toolkit's, of this config, with the card's files."""
+    """The ``funnel.json`` record of a config the card names: the toolkit's, of this config and of the card's
+    build, with the card's files. A funnel.json of another build than the card names is an unfinished publish."""
     funnel = config_folder(output, name, output / CARD) / FUNNEL
     manifest = funnel_manifest(funnel)
     if manifest is None:
@@ -138,8 +157,11 @@ def config_record(output: Path, name: str, files: Sequence[str]) -> dict:
             f"{funnel}: describes config {record.get('config')!r}, not {name!r}, the folder it is in and the name "
             "the card gives it"
         )
+    expected = card_build(output, name)
+    if manifest.get(BUILD) != expected:
+        raise _unfinished(output, funnel, f"of build {manifest.get(BUILD)}, but the card names build {expected}")
     if manifest_files(manifest, funnel) != list(files):
-        raise OutputError(f"{funnel}: lists other parquet files than the card; the build is incomplete")
+        raise _unfinished(output, funnel, "lists other parquet files than the card")
     return record
 
 

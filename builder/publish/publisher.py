@@ -24,10 +24,12 @@ How the folder is kept safe:
   config once and only files that will be there, writes a commit record when all
   of it is complete, and only then moves the files in. The parquet names are new
   (they carry a hash of their content), so the old build stays readable until the
-  card is replaced by an atomic rename, the one point where the folder turns into
-  the new build; the configs' ``funnel.json`` and the deletion of the old build's
-  files follow. An interrupted build leaves the old build intact; a staging folder left
-  by a killed build is rolled forward (committed) or discarded (not committed)
+  card is replaced by an atomic rename, the last move and the one point where the folder
+  turns into the new build; the configs' ``funnel.json`` move just before it, and the
+  deletion of the old build's files follows. The card and every ``funnel.json`` carry the
+  build's id (:func:`build_id`), so a funnel.json moved in before a kill, beside the old card,
+  is recognised as an unfinished publish by every reader. An interrupted build leaves the
+  old build intact; a staging folder left by a killed build is rolled forward (committed) or discarded (not committed)
   by the next build, and by any reader that locks the folder (``push``, the scorer)
   before it reads. A build that fails in a folder it created removes that folder again
   while it is empty.
@@ -41,12 +43,13 @@ How the folder is kept safe:
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
 import tempfile
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from huggingface_hub.repocard import metadata_load
@@ -54,6 +57,7 @@ from huggingface_hub.repocard import metadata_load
 from builder.common import FolderLock, OutputError, write_atomic
 from builder.publish.card import render_card
 from builder.publish.layout import (
+    BUILD,
     CARD,
     FORMAT,
     FUNNEL,
@@ -69,7 +73,7 @@ from builder.publish.layout import (
 )
 from builder.publish.writer import PairWriter
 
-__all__ = ["Publisher", "published_files", "recover"]
+__all__ = ["Publisher", "build_id", "published_files", "recover"]
 
 
 STAGING_PREFIX = ".wikipedia_ipc-staging-"
@@ -78,12 +82,30 @@ COMMIT_KEYS = ("configs", "aside", "obsolete")
 STAGING_RECORD = "staging.json"  # the marker of a staging folder the toolkit made
 
 
-def write_funnel(folder: Path, record: dict[str, object], files: Sequence[Path]) -> dict[str, object]:
-    """``funnel.json``: the Table 3 rows, how the config was built, and the files the toolkit wrote."""
-    marked = {**record, MARKER: {"format": FORMAT, "files": [path.name for path in files]}}
-    text = json.dumps(marked, indent=2, ensure_ascii=False) + "\n"
+def write_funnel(
+    folder: Path, record: dict[str, object], files: Sequence[Path | str], build: str | None = None
+) -> dict[str, object]:
+    """``funnel.json``: the Table 3 rows, how the config was built, the files the toolkit wrote and the build's id."""
+    marker: dict[str, object] = {"format": FORMAT, "files": [Path(path).name for path in files]}
+    if build is not None:
+        marker[BUILD] = build
+    text = json.dumps({**record, MARKER: marker}, indent=2, ensure_ascii=False) + "\n"
     write_atomic(folder / FUNNEL, text)
     return json.loads(text)  # as a reader of funnel.json sees it, so that the card says the same
+
+
+def build_id(records: Iterable[dict]) -> str:
+    """A build's id: 16 hex digits of a hash of its configs' records, parquet file names (content hashes) included.
+
+    Builds with equal ids hold the same pairs with the same records; the id is the same for the local and the
+    Spark engine, and for a rebuild of the same dumps with the same versions and parameters.
+    """
+    digest = hashlib.blake2b(digest_size=8)
+    for record in sorted(records, key=lambda record: str(record["config"])):
+        marker = {key: value for key, value in record[MARKER].items() if key != BUILD}
+        canonical = json.dumps({**record, MARKER: marker}, sort_keys=True, ensure_ascii=False)
+        digest.update(canonical.encode("utf-8") + b"\0")
+    return digest.hexdigest()
 
 
 def _aside_name(path: Path) -> Path:
@@ -158,9 +180,11 @@ def _apply(output: Path, staging: Path) -> None:
     """Move a committed staging folder into the output; safe to run again after an interruption.
 
     Every path of the commit record is checked before the first file moves. The new parquet
-    files come first (new names: the old card does not see them), then the card, the one
-    point where readers switch to the new build; each config's ``funnel.json`` follows it, and
-    readers that lock the folder finish a committed staging folder before they read.
+    files come first (new names: the old card does not see them), then each config's
+    ``funnel.json``, then the card, the last file to switch: a card of build X means that every file
+    it names, funnel.json included, is of build X. In between, a funnel.json is of another build than
+    the card names for it, which :func:`builder.publish.layout.config_record` (every reader of the
+    folder) reports as an unfinished publish; readers that lock the folder finish it before they read.
     """
     record = staging / COMMIT_RECORD
     commit = _commit_record(staging)
@@ -176,11 +200,11 @@ def _apply(output: Path, staging: Path) -> None:
         target.mkdir(exist_ok=True)
         for file in sorted(source.glob("*.parquet")):
             os.replace(file, target / file.name)
-    if (staging / CARD).exists():
-        os.replace(staging / CARD, output / CARD)  # the point where readers switch to the new build
     for name in configs:
         if (staging / name / FUNNEL).exists():
             os.replace(staging / name / FUNNEL, output / name / FUNNEL)
+    if (staging / CARD).exists():
+        os.replace(staging / CARD, output / CARD)  # the point where readers switch to the new build
     for path in obsolete:
         if path.name != FUNNEL or funnel_manifest(path) is not None:
             path.unlink(missing_ok=True)
@@ -232,6 +256,7 @@ class Publisher:
         self.keep_earlier = keep_earlier
         self.staging: Path | None = None
         self.notes: list[str] = []
+        self.build: str | None = None  # the build's id, once published
         self._lock = FolderLock(self.output)
         self._aside: list[str] = []
         self._earlier: dict[str, list[str]] = {}  # the configs the card names, with the files their records list
@@ -369,8 +394,12 @@ class Publisher:
         """Render the card (``card_suffix`` appended), check it, commit the staged build and swap it in."""
         assert self.staging is not None
         obsolete = self._obsolete()
+        self.build = build_id(self._records.values())
+        for name, record in self._records.items():  # each staged funnel.json names the build, as the card will
+            self._records[name] = write_funnel(self.config_folder(name), record, record[MARKER]["files"], self.build)
         records = {**self._kept, **self._records}
-        (self.staging / CARD).write_text(render_card(records.values()) + card_suffix, encoding="utf-8")
+        card = render_card(records.values(), build=self.build) + card_suffix
+        (self.staging / CARD).write_text(card, encoding="utf-8")
         self._verify(obsolete)
         _fsync_tree(self.staging)
         commit = {"configs": sorted(self._records), "aside": self._aside, "obsolete": obsolete}

@@ -1,0 +1,166 @@
+"""A newcomer's first hour: the command answers --help at once under its own name, the sample builds every
+config, a build's outputs are ignored by git, a fallback is said once, and the README says what to run."""
+
+from __future__ import annotations
+
+import bz2
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = ("torch", "datasets", "duckdb", "pyspark", "pyarrow", "pandas", "transformers")
+
+
+def run_python(code: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), **env}
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, env=environment, timeout=600
+    )
+
+
+@pytest.mark.parametrize("arguments", [["--help"], ["build", "--help"], ["download", "--help"]])
+def test_help_loads_no_heavy_library(arguments: list[str], tmp_path: Path) -> None:
+    """--help is read before the model stack, DuckDB or Spark are imported (they took seconds to load)."""
+    code = (
+        "import sys\n"
+        f"sys.argv = ['/somewhere/bin/wikipedia-ipc', *{arguments!r}]\n"
+        "import wikipedia_ipc\n"
+        "try:\n    wikipedia_ipc.main()\nexcept SystemExit as done:\n    assert done.code == 0, done.code\n"
+        f"print('loaded:', sorted(name for name in {HEAVY!r} if name in sys.modules))\n"
+    )
+    finished = run_python(code, tmp_path)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    assert finished.stdout.startswith("usage: wikipedia-ipc ")
+    assert finished.stdout.rstrip().endswith("loaded: []")
+
+
+def test_usage_names_the_command_as_it_was_run(tmp_path: Path) -> None:
+    """The console script says ``wikipedia-ipc``; the file run by Python says how it was run."""
+    script = run_python(
+        "import sys; sys.argv = ['wikipedia_ipc.py', 'nonsense']\nimport runpy\n"
+        f"runpy.run_path({str(ROOT / 'wikipedia_ipc.py')!r}, run_name='__main__')",
+        tmp_path,
+    )
+    assert script.returncode == 2 and script.stderr.startswith("usage: python wikipedia_ipc.py "), script.stderr
+    module = run_python(
+        "import sys; sys.argv = ['wikipedia_ipc.py', 'nonsense']\nimport runpy\n"
+        "runpy.run_module('wikipedia_ipc', run_name='__main__', alter_sys=True)",
+        tmp_path,
+    )
+    assert module.returncode == 2 and module.stderr.startswith("usage: python -m wikipedia_ipc "), module.stderr
+
+
+def test_the_lazy_api_names_resolve() -> None:
+    """``from wikipedia_ipc import build, WikipediaIPC`` still works: the names load their modules on first use."""
+    import wikipedia_ipc
+    from builder.engines.local import build
+
+    assert wikipedia_ipc.build is build
+    assert wikipedia_ipc.WikipediaIPC.__name__ == "WikipediaIPC"
+    assert wikipedia_ipc.SAMPLE_DUMP.is_file()
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        wikipedia_ipc.nothing  # noqa: B018
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_what_the_quick_start_writes_is_ignored_by_git(tmp_path: Path) -> None:
+    """The build's folder and its scored copy (``python -m metrics score wikipedia_ipc/``) are not the project's."""
+    repository = tmp_path / "clone"
+    repository.mkdir()
+    shutil.copy(ROOT / ".gitignore", repository / ".gitignore")
+    subprocess.run(["git", "init", "-q", str(repository)], check=True)
+    paths = ["wikipedia_ipc/README.md", "wikipedia_ipc-scored/README.md", "wikipedia_ipc-scored/gold/funnel.json"]
+    checked = subprocess.run(
+        ["git", "check-ignore", "--no-index", *paths], cwd=repository, capture_output=True, text=True
+    )
+    assert checked.stdout.split() == paths
+
+
+def test_the_tagger_fallback_is_said_once(tmp_path: Path) -> None:
+    """Offline without NLTK's model: the build's process warns; its tagging workers, which fall back too, do not."""
+    empty = tmp_path / "no_nltk_data"
+    empty.mkdir()
+    code = (
+        "import sys, wikipedia_ipc\n"
+        f"sys.exit(wikipedia_ipc.main(['build', '--configs', 'gold', 'silver', '--output', {str(tmp_path / 'out')!r},"
+        " '--workers', '2', '--tagger', 'perceptron']))"
+    )
+    # a proxy on the discard port: the probe for NLTK's index is refused at once, as on a machine without network
+    finished = run_python(
+        code, tmp_path, NLTK_DATA=str(empty), https_proxy="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9"
+    )
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    assert len(re.findall(r"TaggerWarning: NLTK's \S+ model is not installed", finished.stderr)) == 1, finished.stderr
+
+
+def test_the_sample_history_is_written_by_make_sample_and_ends_in_the_articles() -> None:
+    """The shipped history dump is make_sample's output; every page's last revision is its text in the articles
+    dump, and its edits are an editor's: typo fixes, rewordings, vandalism reverted to the very bytes before."""
+    from builder.data.make_sample import HISTORY, HISTORY_EDITS, OUTPUT, sample_history_xml
+    from builder.sources.xml import iter_pages
+
+    assert bz2.decompress(HISTORY.read_bytes()).decode("utf-8") == sample_history_xml()
+    articles = {page.title: page.text for page in iter_pages(OUTPUT)}
+    history: dict[str, list[str]] = {}
+    for revision in iter_pages(HISTORY):
+        history.setdefault(revision.title, []).append(revision.text)
+    assert history.keys() == articles.keys()
+    assert all(texts[-1] == articles[title] for title, texts in history.items())
+    reverted = [title for title, texts in history.items() if len(texts) >= 3 and texts[-1] == texts[-3]]
+    assert {"Ēostre", "Northern Ireland in the Second World War", "Tower Bridge"} <= set(reverted)
+    assert len(HISTORY_EDITS) >= 10 and sum(len(texts) for texts in history.values()) > len(history) + 15
+
+
+def test_the_default_build_builds_all_three_levels(tmp_path: Path, perceptron_available: None) -> None:
+    """No dump given: gold and silver from the articles sample, as before, and bronze from its edit history."""
+    import pyarrow.parquet as pq
+
+    import wikipedia_ipc
+    from builder.config import GOLD, SILVER
+    from builder.engines.local import build
+    from builder.publish.layout import read_built
+
+    out, articles = tmp_path / "wikipedia_ipc", tmp_path / "articles"
+    assert wikipedia_ipc.main(["build", "--output", str(out), "--tagger", "perceptron", "--quiet"]) == 0
+    build([wikipedia_ipc.SAMPLE_DUMP], [GOLD, SILVER], articles, tagger="perceptron", show_progress=False)
+    built, alone = read_built(out), read_built(articles)
+    assert sorted(built) == ["bronze", "gold", "silver"]
+    for name in ("gold", "silver"):  # the articles' rows are those of a build of the articles sample alone
+        assert [file.read_bytes() for file in built[name].files] == [file.read_bytes() for file in alone[name].files]
+    assert built["bronze"].record["dumps"][0]["name"] == "enwiki-20240101-sample-pages-meta-history.xml.bz2"
+    rows = [row for file in built["bronze"].files for row in pq.read_table(file).to_pylist()]
+    revised = {frozenset((row["sentence1"], row["sentence2"])) for row in rows if row["same_page"]}
+    typo = "Water bead on a fabric that has been made non-we{}ting by chemical treatment."
+    assert frozenset((typo.format(""), typo.format("t"))) in revised  # a typo fixed between revisions
+    reworded = ("The bascules of Tower Bridge open so that a ship can pass.", "The bascules of Tower Bridge are "
+                "raised for a passing ship.")  # fmt: skip
+    assert frozenset(reworded) in revised
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "`enwiki-20240101-sample-pages-meta-history.xml.bz2`" in card and "**Sample build.**" in card
+
+
+def _fenced(text: str, language: str) -> list[str]:
+    return re.findall(rf"^```{language}\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+
+
+def test_the_readme_tests_section_installs_pytorch_for_the_cpu_first() -> None:
+    """As the install section says: on a CPU machine the test extras would otherwise pull the CUDA build."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = next(block for block in _fenced(readme, "bash") if 'pip install -e ".[test]"' in block)
+    assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in block.split('".[test]"')[0]
+
+
+def test_the_readme_loads_the_build_by_its_path_and_says_what_the_bare_name_is() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quick_start = readme.split("## Quick start", 1)[1].split("\n## Installing", 1)[0]
+    snippet = next(block for block in _fenced(quick_start, "python") if "load_dataset(" in block)
+    assert 'load_dataset(str(Path("wikipedia_ipc").resolve()), "gold"' in snippet
+    assert "Hub dataset id" in quick_start and "build id" not in snippet and "bronze" in quick_start
+    assert "This card was written by build" in quick_start  # how to tell which build a folder holds
+    assert "a few seconds" not in (ROOT / "docs" / "compare.md").read_text(encoding="utf-8")
