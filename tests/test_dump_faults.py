@@ -278,8 +278,10 @@ def test_non_numeric_ids_skip_the_page_and_the_build_goes_on(tmp_path: Path) -> 
         " its <id> 'abc' is not a number (before any good page)"
     )
     assert "('Page 12') skipped: its <id> 'abc' is not a number (last good page: 'Page 11')" in result.problems[1]
-    assert "revision at line 5 of the bz2 stream at byte" in result.problems[2]
-    assert result.problems[2].endswith("'Page 21' skipped: its <id> '12x' is not a number (last good page: 'Page 20')")
+    assert "a revision of page 'Page 21' (the page at line 1 of the bz2 stream at byte" in result.problems[2]
+    assert result.problems[2].endswith(
+        "; <timestamp> 2024-01-01T00:00:00Z) skipped: its <id> '12x' is not a number (last good page: 'Page 20')"
+    )
     assert result.warned == result.problems
 
 

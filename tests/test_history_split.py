@@ -62,7 +62,7 @@ def test_a_page_of_ten_thousand_revisions_is_split_across_workers(tmp_path: Path
     assert rows(two.shards) == rows(one.shards)
     assert (two.read, two.extract, two.problems) == (one.read, one.extract, one.problems)
     assert one.read.pages == 3 and one.read.pages_with_several_revisions == 3
-    assert one.read.malformed_revisions == 1 and "revision at line " in one.problems[0]
+    assert one.read.malformed_revisions == 1 and "a revision of page " in one.problems[0]
     assert len(rows(one.shards)) == one.extract.references > REVISIONS
 
 

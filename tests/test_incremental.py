@@ -41,9 +41,14 @@ BLOCKS = [
     "See [[Lighthouse|the lighthouse]] and {{convert|3|km}}. ",
     "== History ==\n",
     "[[File:Nested.jpg|thumb|A map with [[Harbour]] and {{lang|fr|le port}}]]",
+    "{{Infobox port|name=Harbour<br>town|image=Port.jpg|caption=The port<ref>Smith</ref> at noon<!-- check -->}}\n",
+    "{{Infobox lighthouse|image=Light.jpg|caption=The light<br />at night, [[Pier]]<small>1900</small>}}",
+    "{{Infobox never closed|image=Open.jpg|caption=Left open by an editor ",
+    "[[Broken link with a stray }} in it]] and ]] stray",
 ]
 WORDS = ["boats", " ", "the", "harbour", "\n", "pier", "café", "1850", "-", ":", "=", "|", "thumb", "File"]
 WORDS += ["[[Paris]]", "[[Paris|the city]]", "{{convert|3|km}}", "{{Infobox|image=I.jpg}}", "[[File:W.jpg]]"]
+WORDS += ["<br>", "<br />", "<small>", "</small>", "<ref>", "</ref>", "<!--", "-->", "}}", "]]", "{{", "[["]
 VANDALISM = ["[[", "]]", "{{", "}}", "<!--", "-->", "<ref>", "</ref>", "<gallery>", "[", "]", "<", ">", "]]]", "|"]
 CAPTIONS = ["Boats at dawn", "The old harbour", "Fishing boats were anchored in the harbour", "A pier"]
 
@@ -180,10 +185,12 @@ def test_where_two_revisions_differ() -> None:
 
 
 def test_markup_spans_cover_the_markup() -> None:
-    text = "Intro [[File:A.jpg|thumb|Cap]] mid {{Infobox|image=B.jpg}} <ref>x</ref> end {{open"
-    spans, tops = markup_spans(text)
-    assert spans == [(6, 30), (35, 58), (59, 64), (65, 71), (76, len(text))]
-    assert tops == {6: 30, 35: 58}
+    text = "Intro [[File:A.jpg|thumb|Cap]] mid {{Infobox|image=B.jpg}} <ref>x</ref> end {{open|and [[B]] after"
+    spans, tops, unpaired = markup_spans(text)
+    # an opener that never pairs is markup with its name only: the text after it is read as before it
+    assert spans == [(6, 30), (35, 58), (59, 64), (65, 71), (76, 82), (87, 92)]
+    assert tops == {6: 30, 35: 58, 87: 92}
+    assert unpaired == {"{{": 76}
 
 
 def test_an_edit_that_breaks_a_comment_end_is_parsed() -> None:

@@ -10,16 +10,18 @@ reuses the previous revision's result when it can prove what the edit changed:
 * an edit confined to plain text gets the previous result with the positions after the
   edit shifted. "Plain" is decided with the extractor's own scanners on the previous
   text: the edit must lie outside every ``[[…]]``/``{{…}}`` span (an opener that never
-  closes counts to the end of the page), every gallery and every ``<…>`` tag; the removed
+  closes counts with the name after it), every gallery and every ``<…>`` tag; the removed
   and the inserted text may hold no bracket or angle bracket but in whole links without a
   ``:`` and templates without a ``=`` (which the extractor pairs and then ignores); and the
   characters around the edit may be none of these nor ``-`` (which ends comments). Such an
   edit cannot pair, unpair or blank any other token, and the extractor reads no other text,
   so its result is the same up to offsets;
-* an edit inside one top-level link or template (one no other encloses, with no tag in
-  it, still one span after the edit) gets the previous result with that span's
-  references and counts replaced by those of the span parsed alone, before and after:
-  the extractor reads such a span without regard to the rest of the page.
+* an edit inside one top-level link or template (one no other encloses, still one span
+  after the edit, whose comment and extension-tag marks are the same before and after:
+  ``<br>`` and ``<small>`` may come and go, ``<ref>``, ``<!--`` or ``<gallery>`` may not)
+  gets the previous result with that span's references and counts replaced by those of
+  the span parsed alone, before and after: the extractor reads such a span without
+  regard to the rest of the page.
 
 Where few edits qualify, trying stops after a while (every 32nd edit is tried again, and
 trying resumes when they qualify), so that looking costs no more than it saves.
@@ -36,6 +38,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 
 from builder.extract.wikitext import (
+    _INERT_TAGS,
     DEFAULT_FILE_ALIASES,
     ExtractionError,
     ExtractStats,
@@ -49,6 +52,7 @@ from builder.extract.wikitext import (
 __all__ = ["RevisionExtractor"]
 
 TEXTS_KEPT = 16  # earlier texts of a page whose results are kept, for reverts
+SPANS_KEPT = 8  # spans parsed alone whose results are kept (an edit's span after is the next one's before)
 TRIAL_EDITS = 32  # while few edits qualify, one edit in this many is tried still
 SUCCESS_WEIGHT = 0.05  # the weight of the latest try in the moving average of successes
 WORTH_TRYING = 0.35  # the share of shifts below which trying costs more than it saves (finding an edit, the markup)
@@ -59,7 +63,13 @@ _MARKUP_CHARS = re.compile(r"[\[\]{}<>]")
 _INERT_PAIR = re.compile(r"\[\[[^\[\]{}<>:]*\]\]|\{\{[^\[\]{}<>=]*\}\}")
 _EDGE_CHARS = frozenset("[]{}<>-")
 _ANGLE = re.compile(r"<[^<>]*>?")
-_ANGLE_CHARS = re.compile(r"[<>]")
+_CLOSER_OF = {"[[": "]]", "{{": "}}"}
+# An opener that never pairs, with the name after it: the extractor counts an unclosed "{{Infobox" and "[[File:"
+# (wikitext._INFOBOX_NAME reads "{{" with the word after it, the file-link pattern "[[" up to its first colon)
+_OPENER_NAME = re.compile(r"\{\{\s*\w*|\[\[[^\[\]{}<>|\n:]*:?")
+# What the extractor's scan for comments and extension tags (wikitext._hide_inert_markup) reacts to: a span whose
+# sequence of these is unchanged by an edit pairs them as before, with the rest of the page as before.
+_REGION_MARKS = re.compile(r"<!--|-->|</?(?:" + _INERT_TAGS + r"|gallery)\b[^<>]*>?", re.IGNORECASE)
 
 
 @dataclasses.dataclass
@@ -71,6 +81,7 @@ class _Parsed:
     counts: ExtractStats
     markup: list[tuple[int, int]] | None = None
     tops: dict[int, int] | None = None  # the links and templates no other encloses: start → end
+    unpaired: dict[str, int] | None = None  # "[[" and "{{" → where the first opener of the kind that never pairs is
 
 
 @dataclasses.dataclass
@@ -97,6 +108,7 @@ class RevisionExtractor:
         self._page_id: int | None = None
         self._previous: _Parsed | None = None
         self._texts: OrderedDict[str, _Parsed] = OrderedDict()
+        self._spans: OrderedDict[str, tuple[list[ImageReference], ExtractStats]] = OrderedDict()
         self._edits = 0
         self._success = 1.0  # the recent share of tried edits that got a shift or a span (a moving average)
 
@@ -106,6 +118,7 @@ class RevisionExtractor:
             self._page_id = page_id
             self._previous = None
             self._texts.clear()
+            self._spans.clear()
         parsed = self._texts.get(wikitext)
         if parsed is not None:
             self.stats.repeated += 1
@@ -150,7 +163,7 @@ class RevisionExtractor:
         old = previous.text
         start, old_end, new_end = _edit(old, wikitext)
         if previous.markup is None:
-            previous.markup, previous.tops = markup_spans(old)
+            previous.markup, previous.tops, previous.unpaired = markup_spans(old)
         markup = previous.markup
         shift = new_end - old_end
         index = bisect.bisect_left(markup, (start,))
@@ -169,33 +182,40 @@ class RevisionExtractor:
                 for first, last in (previous.tops or {}).items()
                 if not start <= first < old_end
             }
-            return _Parsed(wikitext, references, previous.counts, moved, tops)
-        return self._reparsed_span(previous, wikitext, start, old_end, shift, index)
+            unpaired = {kind: at + (shift if at >= start else 0) for kind, at in (previous.unpaired or {}).items()}
+            return _Parsed(wikitext, references, previous.counts, moved, tops, unpaired)
+        return self._reparsed_span(previous, wikitext, start, old_end, shift)
 
-    def _reparsed_span(
-        self, previous: _Parsed, wikitext: str, start: int, old_end: int, shift: int, index: int
-    ) -> _Parsed | None:
-        """An edit inside one top-level link or template with no tag in it: that span alone is parsed, before and
-        after the edit, and its references and counts replace the old ones.
+    def _reparsed_span(self, previous: _Parsed, wikitext: str, start: int, old_end: int, shift: int) -> _Parsed | None:
+        """An edit inside one top-level link or template: that span alone is parsed, before and after the edit,
+        and its references and counts replace the old ones.
 
         The span's opener is the first token no other encloses, and its closer pairs with it before and after the
         edit: the tokens before it and after it pair as they did, and the extractor reads nothing of the span in
-        relation to the rest of the page (no tag in it can be closed or opened elsewhere).
+        relation to the rest of the page. Comments and extension tags are the one thing read across it: no region
+        of them is open where the span starts (its opener is a token), and with the same marks in the same order
+        before and after the edit, the span's own regions pair within it as they did, and those of the rest of
+        the page as they did.
         """
-        markup, tops = previous.markup, previous.tops
-        assert markup is not None and tops is not None
-        container = index if index < len(markup) and markup[index][0] == start else index - 1
-        if container < 0:
+        markup, tops, unpaired = previous.markup, previous.tops, previous.unpaired
+        assert markup is not None and tops is not None and unpaired is not None
+        starts = sorted(tops)
+        top = bisect.bisect_right(starts, start) - 1
+        if top < 0:
             return None
-        first, last = markup[container]
-        if tops.get(first) != last or old_end > last or _at_edge(previous.text, first, last):
+        first = starts[top]
+        last = tops[first]
+        if old_end > last or _at_edge(previous.text, first, last) or _in_a_tag(previous.text, first):
             return None
+        container = bisect.bisect_right(markup, (first, len(previous.text) + 1)) - 1  # the stretch that holds it
         before, after = previous.text[first:last], wikitext[first : last + shift]
-        if _ANGLE_CHARS.search(before) or _ANGLE_CHARS.search(after) or not _one_span(after):
+        # an opener of the page before the span that never pairs would pair with a closer the span leaves unpaired
+        kept_open = {_CLOSER_OF[kind] for kind, at in unpaired.items() if at < first}
+        if _REGION_MARKS.findall(before) != _REGION_MARKS.findall(after) or not _one_span(after, kept_open):
             return None
         try:
-            old_references, old_counts = _alone(before, self.aliases, self.options)
-            new_references, new_counts = _alone(after, self.aliases, self.options)
+            old_references, old_counts = self._span_result(before)
+            new_references, new_counts = self._span_result(after)
         except ExtractionError:
             return None
         counts = ExtractStats()
@@ -213,12 +233,25 @@ class RevisionExtractor:
         references += _moved(
             [reference for reference in previous.references if reference.position >= last], first, shift
         )
+        held_from, held_to = markup[container]
         moved = (
-            markup[:container] + [(first, last + shift)] + [(a + shift, b + shift) for a, b in markup[container + 1 :]]
+            markup[:container]
+            + [(held_from, held_to + shift)]
+            + [(a + shift, b + shift) for a, b in markup[container + 1 :]]
         )
         moved_tops = {a + (shift if a > first else 0): b + shift if a >= first else b for a, b in tops.items()}
+        moved_unpaired = {kind: at + (shift if at > first else 0) for kind, at in unpaired.items()}
         self.stats.respanned += 1
-        return _Parsed(wikitext, references, counts, moved, moved_tops)
+        return _Parsed(wikitext, references, counts, moved, moved_tops, moved_unpaired)
+
+    def _span_result(self, span: str) -> tuple[list[ImageReference], ExtractStats]:
+        """A span parsed alone; the last few are kept, since an edit's span after is the next edit's span before."""
+        result = self._spans.get(span)
+        if result is None:
+            result = self._spans[span] = _alone(span, self.aliases, self.options)
+            if len(self._spans) > SPANS_KEPT:
+                self._spans.popitem(last=False)
+        return result
 
 
 def _alone(
@@ -228,15 +261,25 @@ def _alone(
     return extract_images(span, "", aliases, counts, **options), counts  # type: ignore[arg-type]
 
 
-def _one_span(text: str) -> bool:
-    """Whether ``text`` is one link or template: its first token opens it and its last closes it."""
+def _one_span(text: str, kept_open: frozenset[str] | set[str] = frozenset()) -> bool:
+    """Whether ``text`` is one link or template: its first token opens it and its last closes it, and no closer
+    of a kind in ``kept_open`` is left unpaired in it (it would pair with an opener of the page left open)."""
     tokens = _Tokens(text)
     return (
         len(tokens.positions) >= 2
         and tokens.positions[0] == 0
         and tokens.partner[0] == len(tokens.positions) - 1
         and tokens.positions[-1] == len(text) - 2
+        and not (
+            kept_open and any(tokens.partner[i] < 0 and tokens.kinds[i] in kept_open for i in range(len(tokens.kinds)))
+        )
     )
+
+
+def _in_a_tag(text: str, position: int) -> bool:
+    """Whether ``position`` lies inside a ``<…>`` (``<gallery caption="{{…}}">``): an edit there may change the tag."""
+    opener = text.rfind("<", 0, position)
+    return opener >= 0 and text.find(">", opener, position) < 0
 
 
 def _at_edge(text: str, start: int, end: int) -> bool:
@@ -297,13 +340,20 @@ def _edit(old: str, new: str) -> tuple[int, int, int]:
     return start, len(old) - suffix, len(new) - suffix
 
 
-def markup_spans(text: str) -> tuple[list[tuple[int, int]], dict[int, int]]:
-    """Every stretch of ``text`` whose characters the extractor reads, merged and sorted; and the top-level spans.
+def markup_spans(text: str) -> tuple[list[tuple[int, int]], dict[int, int], dict[str, int]]:
+    """Every stretch of ``text`` whose characters the extractor reads, merged and sorted; the top-level spans;
+    and where the first opener of each kind that never pairs is.
 
     Found with the extractor's own scanners, as it reads the page: every paired ``[[…]]``
-    and ``{{…}}`` (an opener that never closes runs to the end), every closer, every
-    gallery's content and every ``<…>`` (tags, comment openers). The top-level spans are
-    the paired links and templates that no other encloses, before any opener that never closes.
+    and ``{{…}}``, every closer, every opener that never closes with the name after it
+    (an unclosed ``{{Infobox`` or ``[[File:`` is counted by its name), every gallery's content,
+    every mark of a comment or an extension tag (``<!--``, ``-->``, ``<ref …>``, ``</ref>``) and
+    every ``<…>`` outside them. The top-level spans are the paired links and templates that no
+    other encloses.
+
+    An opener that never closes is text to the extractor, and stays so through the edits
+    that are shifted (they add no closer) or reparsed in a span (:func:`_one_span`: no
+    closer of its kind is left unpaired in the span), so the text after it is not markup for them.
     """
     hidden, galleries = _hide_inert_markup(text)
     if galleries:
@@ -318,20 +368,25 @@ def markup_spans(text: str) -> tuple[list[tuple[int, int]], dict[int, int]]:
     tokens = _Tokens(hidden)
     spans = list(galleries)
     tops: dict[int, int] = {}
+    unpaired: dict[str, int] = {}
     reach = 0
-    unclosed = False
     for index, position in enumerate(tokens.positions):
         partner = tokens.partner[index]
         if partner < 0:
-            closer = tokens.kinds[index] in ("]]", "}}")
-            spans.append((position, position + 2 if closer else len(text)))
-            unclosed = unclosed or not closer
+            kind = tokens.kinds[index]
+            if kind in _CLOSER_OF:
+                unpaired.setdefault(kind, position)
+            name = _OPENER_NAME.match(hidden, position) if kind in _CLOSER_OF else None
+            spans.append((position, name.end() if name else position + 2))
         elif partner > index:
             end = tokens.positions[partner] + 2
             spans.append((position, end))
-            if not unclosed and position >= reach:
+            if position >= reach:
                 tops[position] = reach = end
-    spans.extend(match.span() for match in _ANGLE.finditer(text))
+    # the marks of comments and extension tags, and the tags outside them: inside a comment (even one that never
+    # closes) or a footnote, text is blanked for the extractor, so an edit there that adds no mark changes nothing
+    spans.extend(match.span() for match in _REGION_MARKS.finditer(text))
+    spans.extend(match.span() for match in _ANGLE.finditer(hidden))
     spans.sort()
     merged: list[tuple[int, int]] = []
     for first, last in spans:
@@ -339,4 +394,4 @@ def markup_spans(text: str) -> tuple[list[tuple[int, int]], dict[int, int]]:
             merged[-1] = (merged[-1][0], max(merged[-1][1], last))
         else:
             merged.append((first, last))
-    return merged, tops
+    return merged, tops, unpaired

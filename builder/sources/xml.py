@@ -144,7 +144,6 @@ class _PageCollector:
         self._page_where = ""
         self._revision: dict[str, object] = {}
         self._revision_flaw = ""
-        self._revision_where = ""
         self._page_revisions = 0
         self._stray_text = False
         self._last_root_event = ""
@@ -227,8 +226,8 @@ class _PageCollector:
             self._page["target"] = attrs.get("title", "")
         elif name == "revision":
             self._revision = {"id": None, "text": "", "timestamp": ""}
-            self._revision_flaw = ""
-            self._revision_where = self.locate()
+            self._revision_flaw = ""  # named by its page's place, id and timestamp: a line number per revision
+            # would make expat count every line of every text (a fifth of a history's reading time)
         elif name == "namespace" and parent == "namespaces":
             key = attrs.get("key", "0")
             try:
@@ -359,7 +358,11 @@ class _PageCollector:
         if self._revision_flaw or self._revision["id"] is None:
             self.stats.malformed_revisions += 1
             flaw = self._revision_flaw or "it has no <id>"
-            self.note(f"revision at {self._revision_where} of page {self._page['title']!r} skipped: {flaw}")
+            named = f"<id> {self._revision['id']!r}, " if self._revision["id"] is not None else ""
+            self.note(
+                f"a revision of page {self._page['title']!r} (the page at {self._page_where}; {named}<timestamp> "
+                f"{self._revision['timestamp'] or 'none'}) skipped: {flaw}"
+            )
             return
         if self._redirects_by_text and (self._keep_page() or self._file_redirect_by_text()):
             self._redirect_now = self._redirect_target(str(self._revision["text"]))
