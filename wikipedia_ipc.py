@@ -379,6 +379,20 @@ def command_parser() -> argparse.ArgumentParser:
         "shipped one for the languages it names; builder/data/template_parameters.json shows the shape",
     )
     run.add_argument(
+        "--inline-templates",
+        metavar="FILE",
+        help="a JSON table of inline templates per language (how each prints its text) that extends the shipped "
+        "one; builder/data/inline_templates.json shows the shape",
+    )
+    run.add_argument(
+        "--unrendered-templates",
+        choices=("auto", "drop", "cut"),
+        default="auto",
+        help="a caption holding a template no table renders: drop it and count it (drop), cut the template out "
+        "(cut, the authors' cleaning), or drop in every edition but English and cut in English (auto, the "
+        "default; a cross-lingual build drops in English too)",
+    )
+    run.add_argument(
         "--caption-rule",
         choices=CAPTION_RULES,
         help="replace the configs' caption rule (step 5): sentence (gold), verb (silver, bronze, crosslingual), "
@@ -535,6 +549,8 @@ def _build(arguments: argparse.Namespace) -> int:
             image_tables=tuple(arguments.image_table),
             languages=languages,
             template_parameters=arguments.template_parameters,
+            inline_templates=arguments.inline_templates,
+            unrendered_templates=arguments.unrendered_templates,
             work_dir=arguments.work_dir,
             resume=arguments.resume,
             overwrite=arguments.overwrite,

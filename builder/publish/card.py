@@ -76,10 +76,25 @@ def _build_section(record: dict[str, object]) -> str:
         f"- Parameters:\n{parameter_lines}\n"
         f"- Library versions: {version_lines}\n"
         f"- Skipped while reading: {skipped_lines}\n"
+        f"{_cleaning_lines(record)}"
         f"{_identity_line(record.get('identity'))}"
         f"- Splits: {_splits_line(record)}\n\n"
         f"{Funnel.from_list(record['funnel']).markdown()}"  # type: ignore[arg-type]
     )
+
+
+def _cleaning_lines(record: dict) -> str:
+    """Which inline template table and which rule rendered the captions; the templates that dropped captions."""
+    cleaning = record.get("caption_cleaning")
+    if not cleaning:
+        return ""
+    rules = "; ".join(f"`{language}`: {rule}" for language, rule in cleaning.items())
+    line = f"- Caption cleaning: {rules}\n"
+    unrendered = record.get("unrendered_templates")
+    if unrendered:
+        named = ", ".join(f"`{title}` ({count:,})" for title, count in unrendered.items())
+        line += f"- Captions dropped for a template no table renders (add it with `--inline-templates`): {named}\n"
+    return line
 
 
 def _language_lines(record: dict) -> str:
