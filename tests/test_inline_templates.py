@@ -84,10 +84,12 @@ def test_parser_functions_print_their_text_in_every_language() -> None:
 
 def test_shapes_of_the_shipped_table() -> None:
     french = inline_templates("fr")
-    assert clean_caption("au {{s-|XIX}}, à {{heure|4|30}}, {{unité|10|km}}", french) == "au XIXe siècle, à 4 h 30, 10 km"
+    text = "au {{s-|XIX}}, à {{heure|4|30}}, {{unité|10|km}}"
+    assert clean_caption(text, french) == "au XIXe siècle, à 4 h 30, 10 km"
     assert clean_caption("{{langue|de|Österreich}} et {{1er|Empire}}", french) == "Österreich et 1er Empire"
     russian = inline_templates("ru")
-    assert clean_caption("{{iw|Институт имени Отто Гана|||Max Planck Institute}}", russian) == "Институт имени Отто Гана"
+    text = "{{iw|Институт имени Отто Гана|||Max Planck Institute}}"
+    assert clean_caption(text, russian) == "Институт имени Отто Гана"
     assert clean_caption("{{нп5|Новая синагога (Берлин)|Новая синагога|de|Neue Synagoge}}", russian) == "Новая синагога"
     # a title of an edition wins over an English template of the same title: French {{date}} is no English date
     assert clean_caption("le {{date|12|mai|2000}}", french) == "le 12 mai 2000"
@@ -104,7 +106,8 @@ def test_every_edition_of_the_parameter_table_has_inline_templates() -> None:
 def test_a_user_table_extends_the_shipped_one(tmp_path: Path) -> None:
     table = tmp_path / "inline.json"
     seen = "Berlino: 'Stazziona Centrale d{{v}}a ferruvia'"
-    table.write_text(json.dumps({"languages": {"nap": [{"names": ["v"], "shape": "format", "text": "'", "seen": seen}]}}))
+    entry = {"names": ["v"], "shape": "format", "text": "'", "seen": seen}
+    table.write_text(json.dumps({"languages": {"nap": [entry]}}))
     rules = caption_rules("nap", user=read_inline_table(table), user_source=str(table))
     stats = ExtractStats()
     assert "Stazziona Centrale d'a ferruvia (Berlin Hauptbahnhof)" in captions("nap", rules, stats)
