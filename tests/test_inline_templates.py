@@ -147,3 +147,20 @@ def test_the_funnel_and_the_card_count_the_dropped_captions(tmp_path: Path) -> N
     assert "captions with an unrendered template: 3" in card
     assert "- Caption cleaning: `nap`: the inline templates of builder/data/inline_templates.json" in card
     assert "`V` (3)" in card
+
+
+def test_a_history_counts_the_dropped_captions_as_extraction_from_scratch() -> None:
+    """Revisions that reuse a parsed page (RevisionExtractor) count unrendered templates as parsing each would."""
+    from builder.extract.incremental import RevisionExtractor
+
+    rules = caption_rules("fr")
+    base = "Texte.\n[[Fichier:A.jpg|vignette|Le {{inconnu|x}} pont]]\n[[Fichier:B.jpg|Le {{nombre|3|ponts}}]]\n"
+    history = [base, base.replace("{{inconnu|x}} pont", "pont {{autre}}"), base.replace("{{inconnu|x}}", "vieux")]
+    extractor, total = RevisionExtractor(language=language_for("fr"), rules=rules), ExtractStats()
+    for text in history:
+        extractor.extract(1, text, "Pont", total)
+    scratch = ExtractStats()
+    for text in history:
+        extract_images(text, "Pont", stats=scratch, language=language_for("fr"), rules=rules)
+    assert total.unrendered_templates == scratch.unrendered_templates == {"Inconnu": 1, "Autre": 1}
+    assert total.captions_with_an_unrendered_template == scratch.captions_with_an_unrendered_template == 2

@@ -115,6 +115,19 @@ class ExtractStats:
             else:
                 setattr(self, field.name, getattr(self, field.name) + getattr(other, field.name))
 
+    def subtract(self, other: ExtractStats) -> None:
+        """Take away counts that :meth:`add` added (a revision's span parsed again, in a history)."""
+        for field in dataclasses.fields(self):
+            if field.name == "unrendered_templates":
+                for title, count in other.unrendered_templates.items():
+                    left = self.unrendered_templates.get(title, 0) - count
+                    if left:
+                        self.unrendered_templates[title] = left
+                    else:
+                        self.unrendered_templates.pop(title, None)
+            else:
+                setattr(self, field.name, getattr(self, field.name) - getattr(other, field.name))
+
 
 def _visible(char: str) -> str:
     """Whitespace becomes a space; invisible format and control characters (BOM, ZWSP, LRM, NUL) go."""
