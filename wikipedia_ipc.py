@@ -281,6 +281,20 @@ def command_parser() -> argparse.ArgumentParser:
         "shipped one for the languages it names; builder/data/template_parameters.json shows the shape",
     )
     run.add_argument(
+        "--inline-templates",
+        metavar="FILE",
+        help="a JSON table of inline templates per language (how each prints its text) that extends the shipped "
+        "one; builder/data/inline_templates.json shows the shape",
+    )
+    run.add_argument(
+        "--unrendered-templates",
+        choices=("auto", "drop", "cut"),
+        default="auto",
+        help="a caption holding a template no table renders: drop it and count it (drop), cut the template out "
+        "(cut, the authors' cleaning), or drop in every edition but English and cut in English (auto, the "
+        "default; a cross-lingual build drops in English too)",
+    )
+    run.add_argument(
         "--caption-rule",
         choices=CAPTION_RULES,
         help="replace the configs' caption rule (step 5): sentence (gold), verb (silver, bronze, crosslingual), "
@@ -396,9 +410,7 @@ def _download(arguments: argparse.Namespace) -> int:
     if not (all(map(math.isfinite, numbers)) and arguments.timeout > 0 and min(numbers) >= 0):
         print("error: --timeout must be a positive number, --min-rate and --retry-wait not negative", file=sys.stderr)
         return 2
-    network = Network(
-        arguments.timeout, max(0, arguments.retries) + 1, arguments.retry_wait, arguments.min_rate * 1000
-    )
+    network = Network(arguments.timeout, max(0, arguments.retries) + 1, arguments.retry_wait, arguments.min_rate * 1000)
     try:
         plan = plan_download(
             arguments.wiki, arguments.date, arguments.kind, arguments.format, arguments.mirror, network
@@ -477,6 +489,8 @@ def _build_once(arguments: argparse.Namespace, given: Sequence[str], names: Sequ
             image_tables=tuple(arguments.image_table),
             languages=languages,
             template_parameters=arguments.template_parameters,
+            inline_templates=arguments.inline_templates,
+            unrendered_templates=arguments.unrendered_templates,
             work_dir=arguments.work_dir,
             resume=arguments.resume,
             overwrite=arguments.overwrite,

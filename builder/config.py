@@ -264,8 +264,11 @@ class BuildOptions:
     are the MySQL dumps of ``image`` tables (for the ``sha1`` identity and the cross-lingual config);
     ``languages`` is one language code for every dump or a code per dump (as given); without it
     each dump's ``<dbname>`` decides; ``template_parameters`` a user's table that extends the shipped
-    one. With ``work_dir`` and ``resume`` a build reuses the reference shards an interrupted build
-    finished; ``overwrite`` allows a non-empty output folder that holds no earlier build.
+    one, ``inline_templates`` likewise for inline templates; ``unrendered_templates`` is the no-hole rule's
+    policy (``auto``: every edition but English drops a caption holding a template nothing renders; ``drop``:
+    English too; ``cut``: none does, the authors' cleaning). With ``work_dir`` and ``resume`` a build reuses
+    the reference shards an interrupted build finished; ``overwrite`` allows a non-empty output folder that
+    holds no earlier build.
     """
 
     tagger: str | Tagger = "auto"
@@ -274,6 +277,8 @@ class BuildOptions:
     image_tables: tuple[str | Path, ...] = ()
     languages: str | Mapping[str, str] | None = None
     template_parameters: str | Path | None = None
+    inline_templates: str | Path | None = None
+    unrendered_templates: str = "auto"
     work_dir: str | Path | None = None
     resume: bool = False
     overwrite: bool = False
@@ -287,6 +292,8 @@ class BuildOptions:
             raise ValueError("resume needs the work_dir of the interrupted build")
         if not _MEMORY_SIZE.fullmatch(str(self.memory_limit)):
             raise ValueError(f"memory limit {self.memory_limit!r} is not a size such as 512MB or 4GB")
+        if self.unrendered_templates not in ("auto", "drop", "cut"):
+            raise ValueError(f"unrendered_templates must be auto, drop or cut, not {self.unrendered_templates!r}")
         if self.rows_per_shard < 1:
             raise ValueError(f"rows_per_shard must be 1 or more, not {self.rows_per_shard}")
         if isinstance(self.image_tables, (str, Path)):

@@ -21,6 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import builder.extract.wikitext
+from builder.extract.cleaning import Rendering
+from builder.extract.inline import InlineTable
 from builder.extract.wikitext import ExtractStats, extract_images
 
 PIECES = [
@@ -44,17 +46,17 @@ pages = st.lists(st.sampled_from(PIECES) | st.sampled_from(STARTS), max_size=40)
 def handed_to_cleaner() -> Iterator[list[str]]:
     """Record every text extraction passes to the real cleaner."""
     texts: list[str] = []
-    cleaner = builder.extract.wikitext.clean_caption
+    cleaner = builder.extract.wikitext.render_caption
 
-    def recording(wikitext: str) -> str:
+    def recording(wikitext: str, table: InlineTable | None = None) -> Rendering:
         texts.append(wikitext)
-        return cleaner(wikitext)
+        return cleaner(wikitext, table)
 
-    builder.extract.wikitext.clean_caption = recording
+    builder.extract.wikitext.render_caption = recording
     try:
         yield texts
     finally:
-        builder.extract.wikitext.clean_caption = cleaner
+        builder.extract.wikitext.render_caption = cleaner
 
 
 def well_formed(text: str) -> bool:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Protocol
 
 from builder.config import BuildOptions, ExtractionSettings, PipelineConfig, configs_for_languages
+from builder.extract.inline import caption_rules, read_inline_table
 from builder.extract.parameters import read_parameter_table
 from builder.extract.tasks import Extraction, check_dump_kinds, dump_languages
 from builder.filters.chain import FilterChain
@@ -164,6 +165,7 @@ def funnel_record(
         "pages_that_failed_to_parse": extraction.extract.failed_pages,
         "captions_the_cleaner_could_not_render": extraction.extract.captions_dropped,
         "captions_with_invalid_utf8": extraction.extract.invalid_utf8_captions,
+        "captions_with_an_unrendered_template": extraction.extract.captions_with_an_unrendered_template,
         "references_repeated_by_later_revisions": extraction.extract.repeated_in_history,
         "malformed_pages": extraction.read.malformed_pages,
         "malformed_revisions": extraction.read.malformed_revisions,
@@ -188,6 +190,9 @@ def funnel_record(
         "identity": identity,
         "funnel": chain.funnel.to_list(),
     }
+    unrendered = extraction.extract.unrendered_templates
+    if unrendered:  # which templates to add to the inline table (--inline-templates), most frequent first
+        record["unrendered_templates"] = dict(sorted(unrendered.items(), key=lambda item: (-item[1], item[0])))
     if splits is not None:
         record["splits"] = splits
     if languages:
@@ -210,6 +215,20 @@ class BuildPlan:
     @property
     def crosslingual(self) -> bool:
         return any(config.crosslingual for config in self.configs)
+
+    @property
+    def unrendered(self) -> str:
+        """The no-hole rule's policy extraction applies: a cross-lingual build holds English captions to it too."""
+        policy = self.options.unrendered_templates
+        return "drop" if policy == "auto" and self.crosslingual else policy
+
+    def caption_cleaning(self) -> dict[str, str]:
+        """Per language, the rules its captions were rendered by (for funnel.json and the card)."""
+        source = str(self.options.inline_templates or "")
+        return {
+            language: caption_rules(language, self.unrendered, user_source=source).describe()
+            for language in self.languages
+        }
 
     @property
     def tagger_name(self) -> str | None:
@@ -237,6 +256,8 @@ def prepare(dumps: Sequence[str | Path], configs: Sequence[PipelineConfig], opti
     taggers = taggers_for(expanded, languages, options.tagger)
     if options.template_parameters:
         read_parameter_table(options.template_parameters)
+    if options.inline_templates:
+        read_inline_table(options.inline_templates)
     for language in languages:
         word_counter_signature(language)  # a language written without spaces needs its segmenter
     return BuildPlan(list(dumps), expanded, options, settings, languages, given, taggers)
@@ -356,4 +377,8 @@ def config_record(
     """A config's ``funnel.json``: its counts, its tagger's signature and, beyond English, its languages."""
     signature = tagger_signature(chain.config, plan.taggers, plan.languages)
     recorded = config_languages(chain.config, plan.languages) if plan.languages != ["en"] else []
-    return funnel_record(chain, written.rows, extraction, signature, identity, written.splits, recorded)
+    record = funnel_record(chain, written.rows, extraction, signature, identity, written.splits, recorded)
+    if recorded or plan.unrendered != "auto":  # an English build's record stays as it was
+        cleaning = plan.caption_cleaning()
+        record["caption_cleaning"] = {language: cleaning[language] for language in recorded or plan.languages}
+    return record

@@ -117,6 +117,8 @@ def extract_references(
     file_redirects: bool = False,
     languages: Mapping[str, str] | None = None,
     parameter_table: str | Path | None = None,
+    inline_table: str | Path | None = None,
+    unrendered: str = "auto",
 ) -> Extraction:
     """Extraction over all dumps: pages → image references with cleaned texts, as parquet shards.
 
@@ -128,7 +130,17 @@ def extract_references(
     """
     shard_dir.mkdir(parents=True, exist_ok=True)
     tasks, described = plan_tasks(
-        dumps, workers, namespaces, shard_dir, history, first_seen, file_redirects, languages, parameter_table
+        dumps,
+        workers,
+        namespaces,
+        shard_dir,
+        history,
+        first_seen,
+        file_redirects,
+        languages,
+        parameter_table,
+        inline_table,
+        unrendered,
     )
     started = time.perf_counter()
     results = run_tasks(tasks, workers, show_progress)
@@ -370,6 +382,8 @@ class LocalEngine:
             file_redirects=settings.file_redirects,
             languages=plan.given,
             parameter_table=options.template_parameters,
+            inline_table=options.inline_templates,
+            unrendered=plan.unrendered,
         )
         return self.extraction
 

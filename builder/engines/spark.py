@@ -311,6 +311,8 @@ class SparkEngine:
             settings.file_redirects,
             plan.given,
             options.template_parameters,
+            options.inline_templates,
+            plan.unrendered,
         )
         started = time.perf_counter()
         context = self.session.sparkContext

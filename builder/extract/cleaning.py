@@ -45,9 +45,10 @@ from mwparserfromhell.nodes import (
 from mwparserfromhell.parser import ParserError
 from mwparserfromhell.wikicode import Wikicode
 
-from builder.extract.templates import Arguments, renderer_of, resolve_template
+from builder.extract.inline import InlineTable, parser_function
+from builder.extract.templates import DROPPED, Arguments, renderer_of, resolve_template, template_key
 
-__all__ = ["CaptionError", "clean_caption"]
+__all__ = ["CaptionError", "Rendering", "clean_caption", "render_caption"]
 
 
 # Nesting levels of templates and links a caption may have. MediaWiki shows an error in place of templates
@@ -130,23 +131,53 @@ def _printable(char: str) -> str:
     return "" if unicodedata.category(char)[0] == "C" else char
 
 
-def clean_caption(wikitext: str) -> str:
+@dataclasses.dataclass(frozen=True)
+class Rendering:
+    """A caption's plain text, how many templates it held, and the titles of those nothing renders.
+
+    A caller that publishes whole captions only drops one with ``unrendered`` titles (the no-hole rule).
+    """
+
+    text: str
+    templates: int = 0
+    unrendered: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass
+class _Context:
+    """What rendering one caption uses and finds: the edition's inline templates (None: English's alone)."""
+
+    table: InlineTable | None
+    templates: int = 0
+    unrendered: list[str] = dataclasses.field(default_factory=list)
+
+
+def clean_caption(wikitext: str, table: InlineTable | None = None) -> str:
     """The plain text of a caption or alt text given as wikitext.
 
+    ``table`` holds the inline templates of the caption's edition (:func:`builder.extract.inline.inline_templates`);
+    without it, English's alone are rendered, as the authors' extractor did.
     Raises :class:`CaptionError`, and nothing else, for a caption that cannot be rendered.
     """
+    return render_caption(wikitext, table).text
+
+
+def render_caption(wikitext: str, table: InlineTable | None = None) -> Rendering:
+    """:func:`clean_caption` with what it met: the count of templates and the titles it could not render."""
     prepared = wikitext
     if _MARKUP.search(wikitext) or _LINE_MARKUP.search(wikitext):
         prepared = _Scanner(wikitext).run()
     if _MARKUP.search(prepared) or (":" in prepared and _FREE_URL.search(prepared)):
-        return normalize_text(_parse_and_render(prepared))
-    return normalize_text(prepared)
+        context = _Context(table)
+        text = normalize_text(_parse_and_render(prepared, context))
+        return Rendering(text, context.templates, tuple(context.unrendered))
+    return Rendering(normalize_text(prepared))
 
 
-def _parse_and_render(prepared: str) -> str:
+def _parse_and_render(prepared: str, context: _Context | None = None) -> str:
     """Templates, arguments, entities and external links of scanned text, rendered."""
     try:
-        return _render(mwparserfromhell.parse(prepared, skip_style_tags=True))
+        return _render(mwparserfromhell.parse(prepared, skip_style_tags=True), context or _Context(None))
     except (ParserError, RecursionError) as error:
         raise CaptionError(f"cannot parse the caption ({type(error).__name__}: {error})") from error
 
@@ -426,70 +457,101 @@ def _line_without_quotes(line: str) -> str:
     return "".join(out)
 
 
-def _render(code: Wikicode) -> str:
-    return "".join(_render_node(node) for node in code.nodes)
+def _render(code: Wikicode, context: _Context) -> str:
+    return "".join(_render_node(node, context) for node in code.nodes)
 
 
 @functools.singledispatch
-def _render_node(node: Node) -> str:
+def _render_node(node: Node, context: _Context) -> str:
     """A node type this renderer does not know shows as its wikitext."""
     return str(node)
 
 
 @_render_node.register
-def _render_text(node: Text) -> str:
+def _render_text(node: Text, context: _Context) -> str:
     return _LEFTOVER_BRACKETS.sub(" ", node.value)  # a space: "[]][" must not become "[["
 
 
 @_render_node.register
-def _render_wikilink(node: Wikilink) -> str:
+def _render_wikilink(node: Wikilink, context: _Context) -> str:
     """The scanner resolves links; one the parser still finds (``[`` next to a resolved link) shows its text."""
     if _is_hidden_link(str(node.title)):
         return ""
-    return _render(node.text) if node.text is not None else _display_target(_render(node.title))
+    return _render(node.text, context) if node.text is not None else _display_target(_render(node.title, context))
 
 
 @_render_node.register
-def _render_external_link(node: ExternalLink) -> str:
+def _render_external_link(node: ExternalLink, context: _Context) -> str:
     """A labelled link shows its label; a bare or numbered URL is no caption text."""
     if node.brackets and node.title is not None:
-        return _render(node.title)
+        return _render(node.title, context)
     return ""
 
 
 @_render_node.register
-def _render_entity(node: HTMLEntity) -> str:
+def _render_entity(node: HTMLEntity, context: _Context) -> str:
     return node.normalize()
 
 
 @_render_node.register
-def _render_heading(node: Heading) -> str:
+def _render_heading(node: Heading, context: _Context) -> str:
     """The scan turned real headings into their titles; the parser also reads ``=a=b`` as one, which is text."""
     marks = "=" * node.level
-    return marks + _render(node.title) + marks
+    return marks + _render(node.title, context) + marks
 
 
 @_render_node.register
-def _render_argument(node: Argument) -> str:
+def _render_argument(node: Argument, context: _Context) -> str:
     """Outside a template ``{{{1|default}}}`` shows its default."""
-    return _render(node.default) if node.default is not None else ""
+    return _render(node.default, context) if node.default is not None else ""
 
 
 @_render_node.register
-def _render_template(node: Template) -> str:
-    renderer = renderer_of(resolve_template(_template_name(node)))
-    if renderer is None:
+def _render_template(node: Template, context: _Context) -> str:
+    """English's renderers alone without a table (the authors' cleaning); with one, the edition's first.
+
+    A template nothing renders prints nothing; its title is recorded for the no-hole rule.
+    """
+    context.templates += 1
+    name = _template_name(node)
+    key = resolve_template(name)
+    if context.table is None:
+        renderer = renderer_of(key)
+        if renderer is None:
+            if not _is_silent(key):
+                context.unrendered.append(template_key(name))
+            return ""
+        return renderer(_arguments(node, context))
+    entry = context.table.find(template_key(name))
+    if entry is not None:
+        return entry.render(template_key(name), _arguments(node, context))
+    if ":" in name:
+        function, _, argument = _render(node.name, context).partition(":")
+        text = parser_function(function, argument)
+        if text is not None:
+            return text
+        context.unrendered.append(function.strip())
         return ""
-    return renderer(_arguments(node))
+    renderer = renderer_of(key)
+    if renderer is not None:
+        return renderer(_arguments(node, context))
+    if not _is_silent(key):
+        context.unrendered.append(template_key(name))
+    return ""
+
+
+def _is_silent(key: str) -> bool:
+    """Templates known to print no caption text (footnotes, maintenance tags, citations)."""
+    return key in DROPPED or key.startswith("Cite ")
 
 
 def _template_name(template: Template) -> str:
     return str(template.name)
 
 
-def _arguments(template: Template) -> Arguments:
+def _arguments(template: Template, context: _Context) -> Arguments:
     """Later parameters of one name win, as in MediaWiki (``{{x|a|1=b}}`` has 1 = b)."""
     values = {}
     for parameter in template.params:
-        values[str(parameter.name).strip()] = _render(parameter.value).strip()
+        values[str(parameter.name).strip()] = _render(parameter.value, context).strip()
     return Arguments(values)

@@ -219,11 +219,9 @@ class RevisionExtractor:
         except ExtractionError:
             return None
         counts = ExtractStats()
-        for field in dataclasses.fields(counts):
-            name = field.name
-            setattr(
-                counts, name, getattr(previous.counts, name) - getattr(old_counts, name) + getattr(new_counts, name)
-            )
+        counts.add(previous.counts)
+        counts.subtract(old_counts)
+        counts.add(new_counts)
         if len(old_references) != sum(first <= reference.position < last for reference in previous.references):
             return None  # cannot be (the span's references are those it has alone), but the page is then parsed
         references = [reference for reference in previous.references if reference.position < first]

@@ -24,6 +24,7 @@ from tqdm.auto import tqdm
 
 from builder.extract.history import FirstSeenPerPage
 from builder.extract.incremental import RevisionExtractor
+from builder.extract.inline import caption_rules, read_inline_table
 from builder.extract.parameters import read_parameter_table, template_parameters
 from builder.extract.wikitext import DEFAULT_FILE_ALIASES, ExtractionError, ExtractStats, normalize_title
 from builder.lang.dumps import dump_language
@@ -94,6 +95,8 @@ class ExtractTask:
     wiki: str = ""  # its db name (``dewiki``), whose own File namespace names count too; "" if not known
     template_parameters: str = ""  # a user's table of template parameter names (builder.lang.languages), if any
     read_ahead: bool = False  # decompress in a thread ahead of the parser: for a build with one worker
+    inline_templates: str = ""  # a user's table of inline templates (builder.extract.inline), if any
+    unrendered: str = "auto"  # the no-hole rule's policy (builder.extract.inline.UNRENDERED_POLICIES)
 
 
 @dataclasses.dataclass
@@ -189,8 +192,10 @@ def iter_task_references(task: ExtractTask, result: ExtractResult, progress: tqd
     language = language_for(task.wiki or task.language)
     user = read_parameter_table(task.template_parameters) if task.template_parameters else None
     parameters = template_parameters(task.language, user)
+    inline = read_inline_table(task.inline_templates) if task.inline_templates else None
+    rules = caption_rules(task.language, task.unrendered, user=inline, user_source=task.inline_templates)
     # a history's revisions reuse what the page's earlier ones had
-    revisions = RevisionExtractor(task.aliases, language=language, parameters=parameters)
+    revisions = RevisionExtractor(task.aliases, language=language, parameters=parameters, rules=rules)
     try:
         for page in reader:
             try:
@@ -311,13 +316,16 @@ def plan_tasks(
     file_redirects: bool = False,
     languages: Mapping[str, str] | None = None,
     parameter_table: str | Path | None = None,
+    inline_table: str | Path | None = None,
+    unrendered: str = "auto",
 ) -> tuple[list[ExtractTask], list[dict[str, str]]]:
     """Cut the dumps into tasks: multistream files into ranges, other files whole.
 
     A shard's name hashes the dump's :func:`~builder.sources.files.fingerprint`, so a dump that
     changed since an interrupted build is read again on ``--resume``. Each dump's language
     is ``languages[str(dump)]`` when given, else its wiki's (:func:`dump_language`).
-    ``parameter_table`` is a user's table of template parameter names (read before, so a bad one fails early).
+    ``parameter_table`` is a user's table of template parameter names (read before, so a bad one fails early);
+    ``inline_table`` one of inline templates, and ``unrendered`` the no-hole rule's policy.
     """
     from builder.sources.download import (  # imported here: builder.sources.download reaches this module through output
         provenance,
@@ -330,6 +338,8 @@ def plan_tasks(
     described = []
     table = str(Path(parameter_table).resolve()) if parameter_table else ""
     table_stamp = hashlib.sha1(Path(table).read_bytes()).hexdigest() if table else ""
+    inline = str(Path(inline_table).resolve()) if inline_table else ""
+    inline_stamp = hashlib.sha1(Path(inline).read_bytes()).hexdigest() if inline else ""
     for dump in dumps:
         path = check_dump_path(dump)
         readable = True
@@ -363,6 +373,8 @@ def plan_tasks(
             )
             if file_redirects:  # the task's counts then hold the File redirects too
                 identity += "|file redirects"
+            if language != "en" or inline or unrendered != "auto":  # shards cleaned by other rules are not reused
+                identity += f"|inline templates {inline_stamp}|{unrendered}"
             shard = shard_dir / f"references-{hashlib.sha1(identity.encode()).hexdigest()[:16]}.parquet"
             task = ExtractTask(
                 str(path),
@@ -377,6 +389,8 @@ def plan_tasks(
                 wiki,
                 table,
                 workers == 1,
+                inline,
+                unrendered,
             )
             tasks.append(task)
     check_one_wiki_per_language(tasks)

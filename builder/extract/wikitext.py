@@ -27,7 +27,8 @@ import unicodedata
 from collections.abc import Iterable
 from urllib.parse import unquote
 
-from builder.extract.cleaning import CaptionError, clean_caption
+from builder.extract.cleaning import CaptionError, clean_caption, render_caption
+from builder.extract.inline import CaptionRules, caption_rules
 from builder.extract.parameters import ParameterGroup, template_parameters
 from builder.lang.languages import ImageOption, Language
 
@@ -102,10 +103,30 @@ class ExtractStats:
     captions_dropped: int = 0
     repeated_in_history: int = 0
     invalid_utf8_captions: int = 0  # captions and alt texts dropped for a U+FFFD, the mark of invalid bytes
+    # the no-hole rule: captions and alt texts dropped for a template nothing renders, and those templates' titles
+    captions_with_an_unrendered_template: int = 0
+    unrendered_templates: dict[str, int] = dataclasses.field(default_factory=dict)
 
     def add(self, other: ExtractStats) -> None:
         for field in dataclasses.fields(self):
-            setattr(self, field.name, getattr(self, field.name) + getattr(other, field.name))
+            if field.name == "unrendered_templates":
+                for title, count in other.unrendered_templates.items():
+                    self.unrendered_templates[title] = self.unrendered_templates.get(title, 0) + count
+            else:
+                setattr(self, field.name, getattr(self, field.name) + getattr(other, field.name))
+
+    def subtract(self, other: ExtractStats) -> None:
+        """Take away counts that :meth:`add` added (a revision's span parsed again, in a history)."""
+        for field in dataclasses.fields(self):
+            if field.name == "unrendered_templates":
+                for title, count in other.unrendered_templates.items():
+                    left = self.unrendered_templates.get(title, 0) - count
+                    if left:
+                        self.unrendered_templates[title] = left
+                    else:
+                        self.unrendered_templates.pop(title, None)
+            else:
+                setattr(self, field.name, getattr(self, field.name) - getattr(other, field.name))
 
 
 def _visible(char: str) -> str:
@@ -359,16 +380,23 @@ def _is_option(segment: str) -> bool:
     return keyed is not None and keyed.group(1).casefold() in _KEYED_OPTIONS
 
 
-def _clean(wikitext: str, stats: ExtractStats) -> str:
+def _clean(wikitext: str, stats: ExtractStats, rules: CaptionRules) -> str:
     """A caption's plain text; one the cleaner cannot render is dropped and counted, not its page.
 
     A caption with a U+FFFD is dropped and counted too: the reader puts one where the dump
-    had bytes that are not UTF-8, and a published caption must not hold a guess.
+    had bytes that are not UTF-8, and a published caption must not hold a guess. Under the
+    no-hole rule, so is one holding a template nothing renders, counted by the template's title.
     """
     try:
-        text = clean_caption(wikitext)
+        rendering = render_caption(wikitext, rules.table)
     except CaptionError:
         stats.captions_dropped += 1
+        return ""
+    text = rendering.text
+    if rules.whole and rendering.unrendered:
+        stats.captions_with_an_unrendered_template += 1
+        for title in dict.fromkeys(rendering.unrendered):
+            stats.unrendered_templates[title] = stats.unrendered_templates.get(title, 0) + 1
         return ""
     if "\ufffd" in text:
         stats.invalid_utf8_captions += 1
@@ -391,7 +419,9 @@ def _localized_option(segment: str, language: Language) -> ImageOption | None:
     return option
 
 
-def _caption_and_alt(segments: list[str], stats: ExtractStats, language: Language | None) -> tuple[str, str]:
+def _caption_and_alt(
+    segments: list[str], stats: ExtractStats, language: Language | None, rules: CaptionRules
+) -> tuple[str, str]:
     """The caption is the last segment that is not an option (as MediaWiki reads it); ``alt=`` gives the alt text.
 
     On a wiki of another language, the options of that language (``mini``, ``hochkant=1.2``,
@@ -409,7 +439,7 @@ def _caption_and_alt(segments: list[str], stats: ExtractStats, language: Languag
             caption = segment
         elif localized.id == "img_alt" and localized.value is not None:
             alt = localized.value
-    return _clean(caption, stats), _clean(alt, stats)
+    return _clean(caption, stats, rules), _clean(alt, stats, rules)
 
 
 @dataclasses.dataclass
@@ -459,11 +489,13 @@ class _Extractor:
         stats: ExtractStats,
         language: Language | None,
         groups: tuple[ParameterGroup, ...],
+        rules: CaptionRules,
     ) -> None:
         self.text, self.galleries = _hide_inert_markup(text)
         self.aliases = aliases
         self.stats = stats
         self.language = language
+        self.rules = rules
         self.parameter_key, self.parameter_roles = _parameter_keys(groups)
         self.references: list[ImageReference] = []
         names = "|".join(re.escape(alias) for alias in aliases)
@@ -533,7 +565,7 @@ class _Extractor:
             (title_start, title_end), *options = tokens.inner_segments(index)
             file = normalize_title(tokens.text[title_start:title_end], self.aliases)
             segments = [tokens.markup(start, end) for start, end in options]
-            caption, alt = _caption_and_alt(segments, self.stats, self.language)
+            caption, alt = _caption_and_alt(segments, self.stats, self.language, self.rules)
             position = tokens.positions[index]
             holder = self.template_of_link.get(position)
             if holder is None:
@@ -545,7 +577,7 @@ class _Extractor:
             self._add(file, caption, alt, "template", position, template, field.parameters())
 
     def _parameter(self, span: tuple[int, int] | None) -> str:
-        return _clean(self.tokens.markup(*span), self.stats) if span is not None else ""
+        return _clean(self.tokens.markup(*span), self.stats, self.rules) if span is not None else ""
 
     def _templates(self) -> None:
         """Every paired ``{{…}}``, innermost first (closing order), for its image parameters."""
@@ -637,7 +669,9 @@ class _Extractor:
     def _gallery_line(self, start: int, end: int) -> None:
         tokens = _Tokens(self.text, start, end)
         (name_start, name_end), *options = tokens.segments(0, len(tokens.kinds), start, end)
-        caption, alt = _caption_and_alt([tokens.markup(a, b) for a, b in options], self.stats, self.language)
+        caption, alt = _caption_and_alt(
+            [tokens.markup(a, b) for a, b in options], self.stats, self.language, self.rules
+        )
         file = normalize_title(self.text[name_start:name_end].strip(), self.aliases, bare=True)
         self._add(file, caption, alt, "gallery", start)
 
@@ -649,6 +683,7 @@ def extract_images(
     stats: ExtractStats | None = None,
     language: Language | None = None,
     parameters: tuple[ParameterGroup, ...] | None = None,
+    rules: CaptionRules | None = None,
 ) -> list[ImageReference]:
     """All image references of a page, in page order, with cleaned caption and alt text.
 
@@ -656,8 +691,9 @@ def extract_images(
     own name). ``language`` is the wiki's (:func:`builder.lang.languages.language_for`): its File
     namespace names and image options are read too, English's stay valid; None reads a page
     as English, as the paper did. ``parameters`` are the template parameter groups
-    (:func:`builder.extract.parameters.template_parameters` of the language by default). ``title``
-    names the page in errors.
+    (:func:`builder.extract.parameters.template_parameters` of the language by default). ``rules``
+    say how captions are rendered (:func:`builder.extract.inline.caption_rules` of the language by
+    default: the no-hole rule in every language but English). ``title`` names the page in errors.
     """
     code = language.code if language is not None else "en"
     english = code == "en"
@@ -666,7 +702,12 @@ def extract_images(
     groups = parameters if parameters is not None else template_parameters(code)
     try:
         extractor = _Extractor(
-            wikitext, aliases, stats if stats is not None else ExtractStats(), None if english else language, groups
+            wikitext,
+            aliases,
+            stats if stats is not None else ExtractStats(),
+            None if english else language,
+            groups,
+            rules if rules is not None else caption_rules(code),
         )
         return extractor.run()
     except (RecursionError, ValueError, IndexError) as error:

@@ -77,6 +77,7 @@ def _build_section(record: dict[str, object]) -> str:
         f"- Parameters:\n{parameter_lines}\n"
         f"- Library versions: {version_lines}\n"
         f"- Skipped while reading: {skipped_lines}\n"
+        f"{_cleaning_lines(record)}"
         f"{_identity_line(record.get('identity'))}"
         f"- Splits: {_splits_line(record)}\n"
         f"{_config_build_line(record)}\n"
@@ -97,6 +98,20 @@ def _build_line(build: str | None) -> str:
 def _config_build_line(record: dict) -> str:
     build = record[MARKER].get(BUILD)
     return f"- Build: `{build}`\n" if build else ""
+
+
+def _cleaning_lines(record: dict) -> str:
+    """Which inline template table and which rule rendered the captions; the templates that dropped captions."""
+    cleaning = record.get("caption_cleaning")
+    if not cleaning:
+        return ""
+    rules = "; ".join(f"`{language}`: {rule}" for language, rule in cleaning.items())
+    line = f"- Caption cleaning: {rules}\n"
+    unrendered = record.get("unrendered_templates")
+    if unrendered:
+        named = ", ".join(f"`{title}` ({count:,})" for title, count in unrendered.items())
+        line += f"- Captions dropped for a template no table renders (add it with `--inline-templates`): {named}\n"
+    return line
 
 
 def _language_lines(record: dict) -> str:

@@ -88,6 +88,14 @@ DEVIATIONS: tuple[Deviation, ...] = (
     ),
     Deviation(
         "Caption cleaning",
+        "English templates only; every other template cut out of the caption",
+        "English: the same by default (`--unrendered-templates drop` asks for the rule below); other editions and "
+        "the cross-lingual build: their inline templates rendered (`builder/data/inline_templates.json`, "
+        "`--inline-templates`) and a caption holding a template nothing renders dropped and counted by title",
+        "`{{nombre|130|années}}` cut out leaves a sentence with a hole that passes every filter",
+    ),
+    Deviation(
+        "Caption cleaning",
         "no limit on nesting",
         "a caption nested deeper than 20 templates or links is dropped and counted in funnel.json",
         "vandalised pages must not stall a build or cost a page its other images",
