@@ -68,7 +68,7 @@ from metrics.profiles import (
     get_profile,
 )
 from metrics.scoring import resolve_device, score_pairs, signature
-from metrics.semantic import resolve_runtime
+from metrics.semantic import WMS_WORDS, resolve_runtime
 
 if TYPE_CHECKING:  # matplotlib itself is imported only when the maps are drawn
     from matplotlib.axes import Axes
@@ -162,8 +162,8 @@ def scored_corpus(name: str, path: Path | None, arguments: argparse.Namespace, c
             )
             for measure in MEASURES:
                 columns[measure].extend(results[measure])  # type: ignore[arg-type]
-            # per-pair flags of texts cut to the sentence models' length, where the scorer reports them
-            truncated.extend(results.get("truncated") or [False] * len(chunk))  # type: ignore[arg-type]
+            # per pair: a text of it was cut to a measure's limit (the models' length, WMS's distinct words)
+            truncated.extend(count > 0 for count in results["truncated_pairs"])  # type: ignore[union-attr]
             progress.update(len(chunk))
     table = pa.table(
         {
@@ -282,7 +282,10 @@ def write_tables(rows: list[dict[str, object]], output: Path, metric: str, thres
         "empty text) are counted under unscored and left out of the means.",
     ]
     if truncated:
-        legend.append(f"{truncated:,} pairs had a text cut to the sentence models' input length.")
+        legend.append(
+            f"{truncated:,} pairs had a text cut for the semantic measures: to the models' input length (BERT, ST) "
+            f"or to its first {WMS_WORDS:,} distinct content words (WMS)."
+        )
     legend.append(f"Signature: `{run_signature(metric, threshold)}`")
     # each legend line a Markdown paragraph of its own
     text = "\n".join(lines) + "\n\n" + "\n\n".join(legend) + "\n"
