@@ -164,8 +164,13 @@ def test_rouge_l_is_rouge_scores_figure_on_real_pairs() -> None:
     pairs = [(a, b) for a, b, _ in TABLE_5] + list(zip(sentences[:2000], sentences[2000:4000], strict=True))
     pairs.append((" ".join(sentences[:40]), " ".join(sentences[40:80])))  # two texts of about 800 tokens
     scorer = SyntacticScorer()
+    authors = rouge_scorer.RougeScorer(["rouge1", "rougeL"], use_stemmer=True)  # rouge_score's own tokens and stems
     for a, b in pairs:
-        assert scorer.score(a, b, ["rougeL"])["rougeL"] == _rouge_score_l(scorer, a, b), (a, b)
+        ours = scorer.score(a, b, ["rouge1", "rougeL"])
+        assert ours["rougeL"] == _rouge_score_l(scorer, a, b), (a, b)
+        if pair_scheme(a, b, "auto") == "rouge":
+            theirs = authors.score(a, b)
+            assert (ours["rouge1"], ours["rougeL"]) == (theirs["rouge1"].fmeasure, theirs["rougeL"].fmeasure), (a, b)
 
 
 def test_a_long_pair_is_scored_whole_in_little_memory() -> None:
