@@ -2,13 +2,14 @@
 
 Two English texts of 100 KB each (real Wikipedia sentences from gensim's enwiki excerpt, about
 16,000 tokens apiece, different sentences), scored with the ``minilm`` profile one measure at a
-time after a warm-up that loads the models. For each measure the run prints the seconds and the
-growth of the process's peak resident memory (Linux's ``VmHWM``, reset before each measure through
-``/proc/self/clear_refs``) and the texts the measure read cut. Then the previous path, side by side:
-ROUGE-1 and ROUGE-L from rouge_score's ``RougeScorer`` on the same tokens, as ``score_pairs`` ran them
-before (its ROUGE-L fills a table of len(a) × len(b) Python integers), with a check that its figures
-equal ours. The language check is off: it reads long English texts as too poor in function words
-(their distinct words, among which function words are few). Usage::
+time after a warm-up that loads the models. For each measure the run prints the seconds (wall, and
+CPU of all threads: the machine may be shared), the growth of the process's peak resident memory
+(Linux's ``VmHWM``, reset before each measure through ``/proc/self/clear_refs``) and the texts the
+measure read cut. Then the previous path, side by side: ROUGE-1 and ROUGE-L from rouge_score's
+``RougeScorer`` on the same tokens, as ``score_pairs`` ran them before (its ROUGE-L fills a table of
+len(a) × len(b) Python integers), with a check that its figures equal ours. The language check is
+off: it reads long English texts as too poor in function words (their distinct words, among which
+function words are few). Usage::
 
     python benchmarks/long_pair.py [--size 100000] [--no-before]
 """
@@ -16,6 +17,7 @@ equal ours. The language check is off: it reads long English texts as too poor i
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import warnings
@@ -51,14 +53,18 @@ def _status(field: str) -> float:
     raise OSError(f"/proc/self/status has no {field}")
 
 
-def measured(run: Callable[[], object]) -> tuple[object, float, float]:
-    """What ``run`` returns, its seconds, and how far it raised the peak resident memory above the start (MB)."""
+def measured(run: Callable[[], object]) -> tuple[object, str, float]:
+    """What ``run`` returns, its wall and CPU seconds, and how far it raised the peak resident memory (MB).
+
+    CPU seconds (all the process's threads) say more than wall seconds on a machine shared with other jobs.
+    """
     with open("/proc/self/clear_refs", "w", encoding="ascii") as handle:
         handle.write("5")  # the peak (VmHWM) starts again from the current resident memory
     start = _status("VmRSS")
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     value = run()
-    return value, time.perf_counter() - started, _status("VmHWM") - start
+    seconds = f"{time.perf_counter() - started:.2f} ({time.process_time() - cpu:.2f})"
+    return value, seconds, _status("VmHWM") - start
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -76,6 +82,7 @@ def main(argv: list[str] | None = None) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         score_pairs(["Boats in the harbour at dusk."], ["The harbour of the town, with its boats."])  # models loaded
+    print(f"load average before: {os.getloadavg()[0]:.1f}; seconds: wall (CPU)")
     print("| measure | now: seconds | now: peak MB | texts cut | score | before: seconds | before: peak MB |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     now: dict[str, float] = {}
@@ -92,15 +99,16 @@ def main(argv: list[str] | None = None) -> None:
         cut = result["truncated_pairs"][0]  # type: ignore[index]
         if measure != "all six":
             now[measure] = score
-        print(f"| {measure} | {seconds:.2f} | {peak:,.0f} | {cut} | {score:.6f} | | |")
+        print(f"| {measure} | {seconds} | {peak:,.0f} | {cut} | {score:.6f} | | |")
     if not arguments.no_before:
         tokenizer = SyntacticScorer()._tokenizer
         tokenizer.scheme = pair_scheme(first, second, "auto")  # the pair's tokens, as score_pairs reads them
         rouge = rouge_scorer.RougeScorer(["rouge1", "rougeL"], tokenizer=tokenizer)
         before, seconds, peak = measured(lambda: rouge.score(first, second))
         same = before["rouge1"].fmeasure == now["rouge1"] and before["rougeL"].fmeasure == now["rougeL"]  # type: ignore[index]
-        print(f"| rouge1 + rougeL (rouge_score, as before) | | | | | {seconds:.2f} | {peak:,.0f} |")
+        print(f"| rouge1 + rougeL (rouge_score, as before) | | | | | {seconds} | {peak:,.0f} |")
         print(f"rouge_score's ROUGE-1 and ROUGE-L equal ours exactly: {same}")
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
     for message in dict.fromkeys(messages):
         print(f"warning: {message}")
 

@@ -418,7 +418,7 @@ def score_pairs(
     first, second = [predictions[i] for i in scored], [references[i] for i in scored]
     found: dict[str, list[float]] = {measure: [] for measure in SYNTACTIC if measure in chosen}
     syntactic = SyntacticScorer(tokenize, language)
-    pairs = zip(first, second, strict=True)
+    pairs = zip(first, second, strict=True) if found else iter(())  # no syntactic measure: nothing to tokenize
     for a, b in progress_bar(pairs, total=len(scored), desc="ROUGE, BLEU", unit=" pairs", disable=not progress):
         for measure, value in syntactic.score(a, b, chosen).items():
             found[measure].append(value)
