@@ -68,7 +68,7 @@ from metrics.profiles import (
     get_profile,
 )
 from metrics.scoring import resolve_device, score_pairs, signature
-from metrics.semantic import WMS_WORDS, resolve_runtime
+from metrics.semantic import resolve_runtime
 
 if TYPE_CHECKING:  # matplotlib itself is imported only when the maps are drawn
     from matplotlib.axes import Axes
@@ -282,10 +282,7 @@ def write_tables(rows: list[dict[str, object]], output: Path, metric: str, thres
         "empty text) are counted under unscored and left out of the means.",
     ]
     if truncated:
-        legend.append(
-            f"{truncated:,} pairs had a text cut for the semantic measures: to the models' input length (BERT, ST) "
-            f"or to its first {WMS_WORDS:,} distinct content words (WMS)."
-        )
+        legend.append(f"{truncated:,} pairs had a text cut to the sentence models' input length.")
     legend.append(f"Signature: `{run_signature(metric, threshold)}`")
     # each legend line a Markdown paragraph of its own
     text = "\n".join(lines) + "\n\n" + "\n\n".join(legend) + "\n"
