@@ -128,8 +128,8 @@ def scored_corpus(prepared: Prepared, arguments: argparse.Namespace) -> pa.Table
             )
             for measure in MEASURES:
                 columns[measure].extend(results[measure])  # type: ignore[arg-type]
-            # per-pair flags of texts cut to the sentence models' length, where the scorer reports them
-            truncated.extend(results.get("truncated") or [False] * len(chunk))  # type: ignore[arg-type]
+            # per pair: a text of it was cut to a measure's limit (the models' length, WMS's distinct words)
+            truncated.extend(count > 0 for count in results["truncated_pairs"])  # type: ignore[union-attr]
             progress.update(len(chunk))
     table = pa.table(
         {

@@ -110,6 +110,8 @@ class SemanticScorer:
         self._bert_scorer = None
         self._word_mover: WordMover | None = None
         self._syntactic = SyntacticScorer(tokenizer, language)
+        # what each semantic measure reads of a text at most, as the warning about cut texts names it
+        self.limits: dict[str, str] = {"wms": f"{WMS_WORDS:,} distinct content words"}
 
     def encoder(self) -> SharedEncoder:
         if self._encoder is None:
@@ -185,27 +187,27 @@ class SemanticScorer:
 
     def score(
         self, a: Sequence[str], b: Sequence[str], measures: Sequence[str], progress: bool = False
-    ) -> tuple[dict[str, list[float]], int, int]:
-        """Per-pair scores, encoding each unique sentence once; how many texts were cut to a limit; and
+    ) -> tuple[dict[str, list[float]], dict[str, list[int]], list[int], int]:
+        """Per-pair scores, encoding each unique sentence once; per measure and pair, how many of the pair's
+        texts the measure read cut to its limit; per pair, how many of its texts any measure read cut; and
         how many pairs have a text the model reads mostly as unknown word pieces (NaN, not a guess)."""
         unique = sorted(set(a) | set(b))
         index = {sentence: i for i, sentence in enumerate(unique)}
         pairs = [(index[x], index[y]) for x, y in zip(a, b, strict=True)]
         scores: dict[str, list[float]] = {measure: [] for measure in SEMANTIC if measure in measures}
-        if not pairs:
-            return scores, 0, 0
-        cut = [False] * len(unique)
+        cut: dict[str, list[bool]] = {}  # per measure, which unique texts it read cut
         unknown = [False] * len(unique)
-        if "st" in measures or "bert" in measures:
+        if pairs and ("st" in measures or "bert" in measures):
             transformer_scores, cut, unknown = self._transformer_scores(unique, pairs, measures, progress)
             scores.update(transformer_scores)
-        if "wms" in measures:
+        if pairs and "wms" in measures:
             mover = self.word_mover()
             bags = []
-            for i, sentence in enumerate(unique):
+            cut["wms"] = []
+            for sentence in unique:
                 bag, wms_cut = mover.cut_bag(sentence)
                 bags.append(bag)
-                cut[i] = cut[i] or wms_cut
+                cut["wms"].append(wms_cut)
             unseen = [False] * len(unique)
             if self.profile.word_vectors == "word-pieces":  # the vectors of unknown pieces are missing
                 encoder = self.encoder()
@@ -213,16 +215,20 @@ class SemanticScorer:
                 unknown = [x or y for x, y in zip(unknown, unseen, strict=True)]
             bar = progress_bar(pairs, desc="WMS", unit=" pairs", disable=not progress)
             scores["wms"] = [math.nan if unseen[i] or unseen[j] else mover.similarity(bags[i], bags[j]) for i, j in bar]
-        truncated = sum(cut[i] + cut[j] for i, j in pairs)
-        return scores, truncated, sum(unknown[i] or unknown[j] for i, j in pairs)
+        per_measure = {measure: [texts[i] + texts[j] for i, j in pairs] for measure, texts in cut.items()}
+        cut_any = [any(texts[i] for texts in cut.values()) for i in range(len(unique))]
+        per_pair = [cut_any[i] + cut_any[j] for i, j in pairs]
+        return scores, per_measure, per_pair, sum(unknown[i] or unknown[j] for i, j in pairs)
 
     def _transformer_scores(
         self, unique: list[str], pairs: list[tuple[int, int]], measures: Sequence[str], progress: bool
-    ) -> tuple[dict[str, list[float]], list[bool], list[bool]]:
-        """ST and BERT per pair; which unique texts were cut, and which the models read mostly as unknown."""
+    ) -> tuple[dict[str, list[float]], dict[str, list[bool]], list[bool]]:
+        """ST and BERT per pair; which unique texts each read cut, and which the models read mostly as unknown."""
         scores: dict[str, list[float]] = {}
         if self.profile.shared:
-            encodings, cut = self.encoder().encode(unique, progress)
+            encodings, truncated = self.encoder().encode(unique, progress)
+            self.limits["st"] = self.limits["bert"] = f"{self.encoder().limit} word pieces"
+            cut = {measure: truncated for measure in ("bert", "st") if measure in measures}
             if "st" in measures:
                 scores["st"] = [_clip(cosine(encodings[i], encodings[j])) for i, j in pairs]
             if "bert" in measures:
@@ -231,7 +237,7 @@ class SemanticScorer:
                     _clip((greedy_f1(encodings[i], encodings[j]) - baseline) / (1 - baseline)) for i, j in pairs
                 ]
             return scores, cut, [encoding.unknown for encoding in encodings]
-        cut = [False] * len(unique)
+        cut = {}
         unknown = [False] * len(unique)
         if "st" in measures:
             vectors, pieces = self._library_st(unique)
@@ -239,7 +245,8 @@ class SemanticScorer:
                 math.nan if pieces.unknown[i] or pieces.unknown[j] else _clip(float(vectors[i] @ vectors[j]))
                 for i, j in pairs
             ]
-            cut = [x or y for x, y in zip(cut, pieces.truncated, strict=True)]
+            cut["st"] = pieces.truncated
+            self.limits["st"] = f"{self._sentence_model.max_seq_length} word pieces"  # type: ignore[union-attr]
             unknown = [x or y for x, y in zip(unknown, pieces.unknown, strict=True)]
         if "bert" in measures:
             distinct = sorted(set(pairs))
@@ -247,11 +254,13 @@ class SemanticScorer:
             f1 = self._library_bert([texts[i] for i, _ in distinct], [texts[j] for _, j in distinct])
             by_pair = dict(zip(distinct, f1, strict=True))
             tokenizer = self._bert_scorer._tokenizer  # type: ignore[union-attr]
-            pieces = word_pieces(tokenizer, texts, model_limit(tokenizer, self._bert_scorer._model.config))  # type: ignore[union-attr]
+            limit = model_limit(tokenizer, self._bert_scorer._model.config)  # type: ignore[union-attr]
+            pieces = word_pieces(tokenizer, texts, limit)
             scores["bert"] = [
                 math.nan if pieces.unknown[i] or pieces.unknown[j] else _clip(by_pair[(i, j)]) for i, j in pairs
             ]
-            cut = [x or y for x, y in zip(cut, pieces.truncated, strict=True)]
+            cut["bert"] = pieces.truncated
+            self.limits["bert"] = f"{limit} word pieces"
             unknown = [x or y for x, y in zip(unknown, pieces.unknown, strict=True)]
         return scores, cut, unknown
 
@@ -374,11 +383,24 @@ def score_pairs(
     as unknown word pieces (more than half of them ``[UNK]``: Amharic, Thai or runic text
     for MiniLM) for BERT and ST, and for WMS when its vectors are the model's word pieces;
     a text without a known content word for WMS. ``nan`` counts them per measure;
-    aggregates are over the rest (their ``n``); no pairs give empty lists and ``n`` 0.
-    ``truncated`` counts the texts (of both lists) cut to the models' limit, or for WMS to
-    their first 1,000 distinct known content words.
+    aggregates are over the rest (their ``n``). No pairs give empty lists, ``n`` 0 and NaN
+    means, with a warning that says so (an empty batch is no error; a mean of nothing is no score).
+
+    Long texts are cut for the semantic measures only: BERT and ST read a text's first word pieces
+    up to the model's limit (the profile's ``max_length``), WMS its first 1,000 distinct known
+    content words. ROUGE-1, ROUGE-L and BLEU read every text whole (ROUGE-L's longest common
+    subsequence in linear memory: two 100 KB texts take well under a second). ``truncated``
+    counts the texts (of both lists, once per pair) that any measure read cut; ``truncated_pairs``
+    gives that count (0, 1 or 2) per pair; ``truncated_by_measure`` the texts each measure read
+    cut; the warning names the measures and their limits.
     """
     check_pairs(predictions, references)
+    if not predictions:
+        warnings.warn(
+            "no pairs to score: predictions and references are empty, so every list is empty and every "
+            "aggregate mean NaN (n 0)",
+            stacklevel=2,
+        )
     chosen = tuple(MEASURES if measures is None else measures)
     unknown = set(chosen) - set(MEASURES)
     if unknown:
@@ -396,14 +418,16 @@ def score_pairs(
     first, second = [predictions[i] for i in scored], [references[i] for i in scored]
     found: dict[str, list[float]] = {measure: [] for measure in SYNTACTIC if measure in chosen}
     syntactic = SyntacticScorer(tokenize, language)
-    pairs = zip(first, second, strict=True)
+    pairs = zip(first, second, strict=True) if found else iter(())  # no syntactic measure: nothing to tokenize
     for a, b in progress_bar(pairs, total=len(scored), desc="ROUGE, BLEU", unit=" pairs", disable=not progress):
         for measure, value in syntactic.score(a, b, chosen).items():
             found[measure].append(value)
-    truncated = unreadable = 0
+    unreadable = 0
+    cut: dict[str, list[int]] = {}  # per measure and scored pair: its texts the measure read cut
+    texts_cut = [0] * len(scored)  # per scored pair: its texts any measure read cut
     if semantic:
         scorer = semantic_scorer(resolved, device, batch_size, tokenize, fp16, runtime, language)
-        semantic_scores, truncated, unreadable = scorer.score(first, second, chosen, progress)
+        semantic_scores, cut, texts_cut, unreadable = scorer.score(first, second, chosen, progress)
         found.update(semantic_scores)
     scores: dict[str, list[float]] = {}
     for measure, values in found.items():
@@ -420,14 +444,19 @@ def score_pairs(
     result: dict[str, object] = dict(ordered)
     result["aggregates"] = {measure: aggregate(values) for measure, values in ordered.items()}
     result["nan"] = {measure: sum(math.isnan(value) for value in values) for measure, values in ordered.items()}
-    result["truncated"] = truncated
+    truncated_pairs = [0] * len(predictions)
+    for index, count in zip(scored, texts_cut, strict=True):
+        truncated_pairs[index] = count
+    result["truncated"] = sum(truncated_pairs)
+    result["truncated_pairs"] = truncated_pairs
+    result["truncated_by_measure"] = {measure: sum(cut.get(measure, ())) for measure in MEASURES if measure in chosen}
     result["signature"] = signature(resolved, tokenize, language, runtime)
     reasons = {
         "a text without any word": kinds.count("wordless"),
         "a text the model reads mostly as unknown word pieces": unreadable,
         "a text that is not valid Unicode (a lone surrogate, not encodable as UTF-8)": kinds.count("invalid"),
     }
-    _warn(result, len(predictions), reasons, resolved.max_length)
+    _warn(result, len(predictions), reasons, scorer.limits if semantic else {})
     return result
 
 
@@ -451,7 +480,7 @@ def encodable(text: str) -> bool:
     return True
 
 
-def _warn(result: dict[str, object], total: int, reasons: dict[str, int], limit: int) -> None:
+def _warn(result: dict[str, object], total: int, reasons: dict[str, int], limits: dict[str, str]) -> None:
     """Say what could not be scored, and what was cut, instead of hiding it in the averages."""
     nan = {measure: count for measure, count in result["nan"].items() if count}  # type: ignore[attr-defined]
     if nan:
@@ -459,8 +488,11 @@ def _warn(result: dict[str, object], total: int, reasons: dict[str, int], limit:
         why = "".join(f"; {count:,} pairs have {reason}" for reason, count in reasons.items() if count)
         warnings.warn(f"{counts} of {total:,} pairs have no score (NaN, left out of the aggregates){why}", stacklevel=3)
     if result["truncated"]:
+        by_measure: dict[str, int] = result["truncated_by_measure"]  # type: ignore[assignment]
+        cut = [f"{measure} {count:,} (to {limits[measure]})" for measure, count in by_measure.items() if count]
+        whole = [measure for measure, count in by_measure.items() if not count]
         warnings.warn(
-            f"{result['truncated']:,} texts are longer than {limit} word pieces (or {WMS_WORDS:,} distinct content "
-            "words for WMS) and were cut to the models' limit",
+            f"{result['truncated']:,} texts were cut to the models' limit; texts cut per measure: {', '.join(cut)}"
+            + (f"; {', '.join(whole)} read every text whole" if whole else ""),
             stacklevel=3,
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bz2
 import os
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,7 +40,7 @@ def write_dump(tmp_path: Path) -> Callable[..., Path]:
 
 @pytest.fixture(scope="session")
 def perceptron_available() -> None:
-    """The NLTK perceptron model: CI has it (NLTK_DATA), so under CI its absence is a failure."""
+    """The perceptron tagger with a model, NLTK's or textblob-aptagger's: CI has it, so under CI its absence fails."""
     from builder.filters.tagging import PerceptronTagger, TaggerUnavailable
 
     try:
@@ -48,3 +49,38 @@ def perceptron_available() -> None:
         if os.environ.get("CI") == "true":
             raise
         pytest.skip(str(error))
+
+
+def require_nltk_perceptron() -> None:
+    """Skip (fail under CI) unless the perceptron tags with NLTK's own model, not textblob-aptagger's fallback.
+
+    Offline without NLTK's data the tagger still works, on the older fallback model, with a warning
+    and other verdicts: tests of NLTK's model or of its verdicts cannot pass there, and must say why.
+    """
+    from builder.filters.tagging import NLTK_TAGGER, PerceptronTagger, TaggerUnavailable, TaggerWarning
+
+    reason = None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TaggerWarning)  # the fallback's warning; the reason below says it
+            tagger = PerceptronTagger()
+    except TaggerUnavailable as error:
+        reason = str(error)
+    else:
+        if tagger.model != f"nltk:{NLTK_TAGGER}":
+            reason = (
+                f"NLTK's {NLTK_TAGGER} model is not on NLTK's search path (NLTK_DATA="
+                f"{os.environ.get('NLTK_DATA', 'unset')}) and could not be fetched: the perceptron tags with "
+                f"{tagger.model}, whose verdicts differ"
+            )
+    if reason is None:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI must have NLTK's tagger model: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def nltk_perceptron() -> None:
+    """The perceptron tagger with NLTK's own model: CI has it (NLTK_DATA), so under CI its absence is a failure."""
+    require_nltk_perceptron()

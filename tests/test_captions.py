@@ -169,7 +169,25 @@ def test_perceptron_fetch_failure_falls_back(no_nltk_model: None, monkeypatch: p
     assert tagger.model == "textblob-aptagger:trontagger-0.1.0"
 
 
-def test_perceptron_uses_nltk_model_without_warning(perceptron_available: None) -> None:
+@pytest.mark.parametrize("ci", ["", "true"])
+def test_tests_of_nltks_model_skip_offline_and_fail_under_ci(
+    no_nltk_model: None, monkeypatch: pytest.MonkeyPatch, ci: str
+) -> None:
+    """Offline without NLTK's data the fallback tags without an error: the tests of NLTK's model skip, saying why,
+    and under CI they fail (the fixture used to look for TaggerUnavailable only, which the fallback never raises)."""
+    from conftest import require_nltk_perceptron
+
+    from builder.filters import tagging
+
+    monkeypatch.setattr(tagging, "NLTK_INDEX", "http://127.0.0.1:9/index.xml")  # the discard port: refused at once
+    monkeypatch.setenv("CI", ci)
+    outcome = pytest.fail.Exception if ci else pytest.skip.Exception
+    reason = r"tagger_eng model is not on NLTK's search path .* tags with textblob-aptagger:trontagger-0\.1\.0"
+    with pytest.raises(outcome, match=("CI must have NLTK's tagger model: .*" if ci else "") + reason):
+        require_nltk_perceptron()
+
+
+def test_perceptron_uses_nltk_model_without_warning(nltk_perceptron: None) -> None:
     """With NLTK's model on the search path (CI's NLTK_DATA) no fetch is tried and no warning is given."""
     import warnings
 

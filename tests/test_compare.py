@@ -427,6 +427,20 @@ def test_a_file_of_pairs_of_yours_lands_in_the_table(tmp_path: Path, capsys: pyt
     assert main(["--corpus", f"named={named}", "--columns", "left,right", "--output", str(tmp_path / "out")]) == 0
 
 
+def test_a_pair_with_a_long_text_is_counted_as_cut_in_the_table(tmp_path: Path) -> None:
+    """A text longer than the model's limit: the table counts its pair as cut (the run used to stop on it)."""
+    long_text = " ".join(["The boats lay in the harbour of the old town at dusk."] * 60)  # about 840 word pieces
+    tsv = tmp_path / "long.tsv"
+    tsv.write_text(f"text1\ttext2\n{PAIRS[0][0]}\t{PAIRS[0][1]}\n{long_text}\t{PAIRS[2][0]}\n", "utf-8")
+    with pytest.warns(UserWarning, match=r"texts cut per measure: bert 1 \(to 512 word pieces\), st 1"):
+        assert main(["--corpus", f"long={tsv}", "--output", str(tmp_path / "out")]) == 0
+    with open(tmp_path / "out" / "table.csv", encoding="utf-8") as handle:
+        rows = [row for row in csv.DictReader(handle) if row["subset"] == "all"]
+    assert [(row["n"], row["truncated"]) for row in rows] == [("2", "1")]
+    table_md = (tmp_path / "out" / "table.md").read_text(encoding="utf-8")
+    assert "1 pairs had a text cut to the sentence models' input length." in table_md
+
+
 @pytest.mark.parametrize(
     ("name", "content", "message"),
     [

@@ -113,9 +113,14 @@ def test_wordless_texts_are_nan_and_long_texts_are_counted() -> None:
     for measure in ("rouge1", "rougeL", "bleu", "wms", "bert", "st", "syn", "sem", "delta"):
         assert [math.isnan(value) for value in r[measure]] == [True, True, True, False], measure
         assert r["aggregates"][measure]["n"] == 1
-    assert r["nan"]["delta"] == 3 and r["truncated"] == 2
+    assert r["nan"]["delta"] == 3 and r["truncated"] == 2 and r["truncated_pairs"] == [0, 0, 0, 2]
+    assert r["truncated_by_measure"] == {"rouge1": 0, "rougeL": 0, "bleu": 0, "wms": 0, "bert": 2, "st": 2}
     messages = " ".join(str(warning.message) for warning in caught)
-    assert "3 of 4 pairs have no score" in messages and "2 texts are longer than 512 word pieces" in messages
+    assert "3 of 4 pairs have no score" in messages
+    assert (
+        "2 texts were cut to the models' limit; texts cut per measure: bert 2 (to 512 word pieces), "
+        "st 2 (to 512 word pieces); rouge1, rougeL, bleu, wms read every text whole"
+    ) in messages
     assert "|maxlen:512|" in r["signature"]
     with pytest.raises(ValueError, match="differ in length: 2 vs 1"):
         score_pairs(["a", "b"], ["a"])

@@ -114,7 +114,7 @@ def test_spacy_precision_and_recall_are_measured(spacy_tagger: SpacyTagger, labe
 # silver captions in the paper, so every False is a caption CoreNLP kept and this backend loses:
 # the perceptron tags "digging" as a noun in both B captions; spaCy does so in B2 and tags
 # "drumming" in D2 as a noun.
-@pytest.mark.usefixtures("perceptron_available")
+@pytest.mark.usefixtures("nltk_perceptron")  # the fallback model gives other verdicts
 def test_table_5_verdicts_with_the_perceptron() -> None:
     assert len(TABLE_5) == 8
     assert table_5_verdicts(PerceptronTagger()) == [True, True, False, False, True, True, True, True]

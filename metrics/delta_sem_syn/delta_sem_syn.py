@@ -70,8 +70,10 @@ Returns:
     (a text without any word or not valid Unicode, a text the model reads mostly as
     unknown word pieces, no known content word for WMS); two texts equal after NFKC
     and case folding score 1 everywhere (delta 0); "aggregates": {measure: {"mean",
-    "std", "n"}} over the scored pairs; "nan": {measure: count}; "truncated": texts
-    cut to the model's limit (or to 1,000 distinct words for WMS);
+    "std", "n"}} over the scored pairs (no pairs: NaN means and a warning); "nan":
+    {measure: count}; "truncated": texts some measure read cut (BERT and ST to the
+    model's limit, WMS to 1,000 distinct words; ROUGE and BLEU read texts whole);
+    "truncated_pairs": that count per pair; "truncated_by_measure": {measure: count};
     "signature": the profile, models, scalings and library versions behind the scores
     (the role of BERTScore's hashcode: report it with the numbers).
 Examples:
