@@ -230,8 +230,8 @@ def command_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--memory",
         default=DEFAULT_MEMORY_LIMIT,
-        help=f"memory for grouping references by image (DuckDB; default {DEFAULT_MEMORY_LIMIT}); past it, sorting "
-        "spills to the work folder",
+        help=f"memory of the build while it groups and tags (default {DEFAULT_MEMORY_LIMIT}): DuckDB gets this minus "
+        "what the process already holds (at least 128 MB); past it, sorting spills to the work folder",
     )
     run.add_argument("--resume", action="store_true", help="reuse the finished dump parts in --work-dir")
     run.add_argument(

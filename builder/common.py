@@ -15,7 +15,16 @@ import sys
 import threading
 from pathlib import Path
 
-__all__ = ["DATA", "FolderLock", "OutputError", "PACKAGE", "exit_with_parent", "plural", "write_atomic"]
+__all__ = [
+    "DATA",
+    "FolderLock",
+    "OutputError",
+    "PACKAGE",
+    "exit_with_parent",
+    "plural",
+    "process_memory",
+    "write_atomic",
+]
 
 PACKAGE = Path(__file__).resolve().parent
 DATA = PACKAGE / "data"  # the shipped tables and the sample dump
@@ -38,6 +47,20 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+def process_memory() -> int:
+    """Bytes the current process holds in memory (resident set), 0 where the system does not say."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:  # Linux: pages, the second field resident
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        pass
+    try:
+        import psutil  # elsewhere, if installed
+    except ImportError:
+        return 0
+    return int(psutil.Process().memory_info().rss)
 
 
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a Linux process gets when the thread that started it ends

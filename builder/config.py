@@ -30,6 +30,7 @@ __all__ = [
     "CROSSLINGUAL",
     "DEFAULT_FRACTIONS",
     "DEFAULT_MEMORY_LIMIT",
+    "MIN_DUCKDB_MEMORY",
     "DumpKind",
     "ExtractionSettings",
     "GOLD",
@@ -40,6 +41,8 @@ __all__ = [
     "SOURCES",
     "SPLIT_NAMES",
     "check_fractions",
+    "duckdb_memory",
+    "memory_bytes",
     "configs_for_languages",
     "default_workers",
     "parse_splits",
@@ -61,6 +64,26 @@ _TOLERANCE = 1e-9
 DEFAULT_MEMORY_LIMIT = "512MB"  # DuckDB's grouping and tagging queries; its own default is 80% of the machine's memory
 ROWS_PER_SHARD = 500_000  # pairs per parquet file of the output
 _MEMORY_SIZE = re.compile(r"\d+(?:\.\d+)?\s*(?:[KMGT]i?B|bytes)", re.IGNORECASE)
+_UNITS = {"bytes": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
+_UNITS.update({"kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40})
+# DuckDB needs room to sort at all: what it gets when the process already holds nearly all of --memory
+MIN_DUCKDB_MEMORY = 128 * 10**6
+
+
+def memory_bytes(size: str) -> int:
+    """``512MB`` in bytes, as DuckDB reads sizes: KB, MB, GB and TB are powers of 1000, KiB … TiB of 1024."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|bytes)\s*", str(size), re.IGNORECASE)
+    if match is None:
+        raise ValueError(f"memory limit {size!r} is not a size such as 512MB or 4GB")
+    return int(float(match.group(1)) * _UNITS[match.group(2).casefold()])
+
+
+def duckdb_memory(limit: str, held: int) -> int:
+    """DuckDB's share of a build's ``--memory``: the limit minus what the process already holds
+    (its imports, the extraction's records), and never less than :data:`MIN_DUCKDB_MEMORY`."""
+    return max(MIN_DUCKDB_MEMORY, memory_bytes(limit) - held)
+
+
 # how an image is recognised: its normalized title (the paper), File-namespace redirects, equal SHA-1
 IDENTITIES = ("title", "redirect", "sha1")
 
@@ -260,7 +283,8 @@ class BuildOptions:
     """How one build runs, whatever its configs: the options of ``wikipedia-ipc build``, for every engine.
 
     ``tagger`` is a tagger name (``auto``, ``perceptron``, …) or a tagger object; ``memory_limit``
-    bounds DuckDB's grouping and tagging (past it they spill to the work folder); ``image_tables``
+    bounds the build's process while it groups and tags (DuckDB gets it minus what the process holds,
+    at least 128 MB; past it, DuckDB spills to the work folder); ``image_tables``
     are the MySQL dumps of ``image`` tables (for the ``sha1`` identity and the cross-lingual config);
     ``languages`` is one language code for every dump or a code per dump (as given); without it
     each dump's ``<dbname>`` decides; ``template_parameters`` a user's table that extends the shipped

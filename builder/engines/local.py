@@ -35,8 +35,8 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from builder.common import exit_with_parent
-from builder.config import BuildOptions, PipelineConfig, default_workers
+from builder.common import exit_with_parent, process_memory
+from builder.config import BuildOptions, PipelineConfig, default_workers, duckdb_memory
 from builder.engines.core import BuildPlan, BuildReport, Selected, Written, run
 from builder.extract.tasks import (
     BATCH_ROWS,
@@ -393,7 +393,10 @@ class LocalEngine:
             self.connection = duckdb.connect()
             self.connection.execute(f"SET temp_directory = '{self.work / 'duckdb'}'")
             self.connection.execute(f"SET threads = {max(1, plan.options.workers)}")
-            self.connection.execute(f"SET memory_limit = '{plan.options.memory_limit}'")
+            # --memory bounds the process, not DuckDB alone: what the process holds (imports, the extraction's
+            # records) is taken from DuckDB's share
+            budget = duckdb_memory(plan.options.memory_limit, process_memory())
+            self.connection.execute(f"SET memory_limit = '{budget // 10**6}MB'")
         return self.connection
 
     def select(

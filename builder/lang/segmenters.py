@@ -5,16 +5,24 @@ PyThaiNLP) for Chinese, Japanese and Thai, whose absence is said before a build 
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import importlib.util
 from collections.abc import Callable
+from typing import Any
 
 import regex
-from nltk.tokenize import NLTKWordTokenizer
 
 __all__ = ["WordCounterUnavailable", "has_min_words", "word_counter_signature"]
 
-_WORDS = NLTKWordTokenizer()
+
+@functools.cache
+def _treebank() -> Any:
+    """NLTK's Treebank word tokenizer, imported on first use: ``import nltk`` loads scikit-learn and SciPy
+    (about 200 MB), which a build's processes should not hold while they read dumps or group references."""
+    from nltk.tokenize import NLTKWordTokenizer
+
+    return NLTKWordTokenizer()
 
 
 def word_count(text: str, language: str = "en") -> int:
@@ -29,7 +37,7 @@ def word_count(text: str, language: str = "en") -> int:
     tokens of the language's segmenter that hold a letter or digit.
     """
     if language in ("en", "simple"):
-        return sum(1 for token in _WORDS.tokenize(text) if any(char.isalnum() for char in token))
+        return sum(1 for token in _treebank().tokenize(text) if any(char.isalnum() for char in token))
     if language in UNSPACED_LANGUAGES:
         return sum(1 for token in _segmenter(language)(text) if any(char.isalnum() for char in token))
     return len(_WORD_TOKEN.findall(text))

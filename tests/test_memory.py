@@ -1,0 +1,54 @@
+"""What a build's memory is made of: no heavy library held before it is needed, and ``--memory`` bounds the
+process (DuckDB gets what the process does not already hold)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from builder.common import process_memory
+from builder.config import MIN_DUCKDB_MEMORY, duckdb_memory, memory_bytes
+
+
+def test_the_engines_import_no_library_a_build_reads_dumps_without() -> None:
+    """``import nltk`` loads scikit-learn and SciPy (about 200 MB) into every process that imports it: the parent
+    and every extraction worker held them before a page was read."""
+    code = (
+        "import json, sys; import builder.engines.local, builder.engines.core, builder.filters.chain; "
+        "print(json.dumps(sorted(m for m in ('nltk', 'sklearn', 'scipy', 'pandas', 'torch') if m in sys.modules)))"
+    )
+    loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    assert loaded == []
+
+
+def test_step_4_still_counts_treebank_tokens_once_nltk_is_loaded() -> None:
+    from builder.lang.segmenters import has_min_words, word_count
+
+    assert word_count("Algeria's capital, Algiers – seen from the sea.") == 8  # "Algeria", "'s"; the dash is none
+    assert has_min_words("Algeria's capital, Algiers – seen from", 6)  # 5 by whitespace, 6 Treebank tokens
+    assert not has_min_words("Algeria's capital – seen", 6)
+
+
+@pytest.mark.parametrize(
+    ("size", "expected"),
+    [
+        ("512MB", 512 * 10**6),
+        ("4GB", 4 * 10**9),
+        ("1.5GiB", int(1.5 * 2**30)),
+        ("300 kib", 300 * 1024),
+        ("10bytes", 10),
+    ],
+)
+def test_sizes_are_read_as_duckdb_reads_them(size: str, expected: int) -> None:
+    assert memory_bytes(size) == expected
+
+
+def test_duckdb_gets_what_the_process_does_not_hold() -> None:
+    assert duckdb_memory("512MB", 100 * 10**6) == 412 * 10**6
+    assert duckdb_memory("512MB", 500 * 10**6) == MIN_DUCKDB_MEMORY  # never so little that it cannot sort
+    assert 10 * 10**6 < process_memory() < 24 * 10**9  # this process, as the system counts it
+    with pytest.raises(ValueError, match="'lots' is not a size such as 512MB or 4GB"):
+        memory_bytes("lots")
