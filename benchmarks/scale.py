@@ -15,9 +15,13 @@ and worker count:
   arithmetic.
 
 Dumps are cached under ``benchmarks/results/scale/`` (same seed and size, same bytes), so
-a second run only builds. Usage::
+a second run only builds. ``--bytes-per-reference 1000`` writes image-dense dumps (one
+reference per kB of XML instead of the real dump's 12 kB); ``--against DIR`` builds each
+dump a second time with the toolkit of another checkout (an earlier commit), side by side
+in the same run, so that a change is measured under the same load. Usage::
 
     python benchmarks/scale.py [--base-mb 200] [--factors 1 3 10] [--workers 1 2] [--seed 0]
+                               [--bytes-per-reference 12000] [--against ../earlier-checkout]
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.synthetic_dump import Shape, write_dump  # noqa: E402
+from benchmarks.synthetic_dump import XML_BYTES_PER_REFERENCE, Shape, write_dump  # noqa: E402
 from builder.engines.core import STAGES  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "scale"
@@ -116,19 +120,22 @@ def _folder_bytes(folder: Path) -> int:
     return total
 
 
-def run_build(shape: Shape, workers: int) -> dict:
-    """One gold+silver build in a child process, with its memory and disk sampled from here."""
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_build(shape: Shape, workers: int, root: Path = ROOT) -> dict:
+    """One gold+silver build in a child process (with the toolkit of ``root``), its memory and disk sampled here."""
     with tempfile.TemporaryDirectory(prefix="wikipedia-ipc-scale-") as scratch:
         work = Path(scratch) / "work"
         code = _CHILD.format(
-            root=str(Path(__file__).resolve().parent.parent),
+            root=str(root),
             dump=str(shape.path),
             output=str(Path(scratch) / "out"),
             workers=workers,
             work=str(work),
         )
         started = time.time()
-        child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+        child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=root)
         sampler = Sampler(child.pid, work)
         sampler.start()
         stdout, _ = child.communicate()
@@ -142,7 +149,7 @@ def run_build(shape: Shape, workers: int) -> dict:
     for name, start, end in result["spans"]:
         peaks[name] = max(peaks.get(name, 0), sampler.peak_between(start, end))
     result.update(wall=wall, peaks=peaks, peak=max((rss for _, rss in sampler.samples), default=0))
-    result.update(disk=sampler.peak_disk, workers=workers)
+    result.update(disk=sampler.peak_disk, workers=workers, root=root)
     return result
 
 
@@ -162,8 +169,9 @@ def print_size(shape: Shape, runs: list[dict]) -> None:
     for run in runs:
         seconds = [run["seconds"].get(stage, 0.0) for stage in STAGES]
         peaks = [run["peaks"].get(stage, 0) for stage in STAGES]
+        against = "" if run["root"] == ROOT else f" ({run['root'].name})"
         print(
-            f"| {run['workers']} | "
+            f"| {run['workers']}{against} | "
             + " | ".join(f"{value:.1f}" for value in seconds)
             + f" | {run['wall']:.1f} | {shape.bz2_bytes / MB / run['wall']:.2f} | "
             + " | ".join(_gb(value) for value in peaks)
@@ -227,13 +235,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed of the dump generator")
     parser.add_argument("--cache", type=Path, default=RESULTS, help="where the generated dumps are kept")
     parser.add_argument("--enwiki-gb", type=float, default=ENWIKI_GB, help="bz2 size of the dump to project to")
+    parser.add_argument(
+        "--bytes-per-reference", type=int, default=XML_BYTES_PER_REFERENCE, help="XML per image reference (density)"
+    )
+    parser.add_argument("--against", type=Path, help="a checkout of another version, built side by side")
     args = parser.parse_args(argv)
+    if args.against is not None and not (args.against / "builder" / "engines" / "local.py").is_file():
+        parser.error(f"--against {args.against}: not a checkout of this toolkit (no builder/engines/local.py)")
 
     shapes = []
     for factor in args.factors:
         target = int(args.base_mb * factor * MB)
         started = time.perf_counter()
-        shape = write_dump(args.cache, target, args.seed)
+        shape = write_dump(args.cache, target, args.seed, bytes_per_reference=args.bytes_per_reference)
         print(f"dump {shape.path.name}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
         shapes.append(shape)
     results: dict[tuple[int, int], dict] = {}
@@ -244,6 +258,9 @@ def main(argv: list[str] | None = None) -> int:
             run = run_build(shape, workers)
             results[(shape.bz2_bytes, workers)] = run
             runs.append(run)
+            if args.against is not None:
+                print(f"building {shape.path.name} with {workers} worker(s), {args.against}…", file=sys.stderr)
+                runs.append(run_build(shape, workers, args.against.resolve()))
         print_size(shape, runs)
     for workers in args.workers:
         print_growth(shapes, results, workers)

@@ -254,7 +254,7 @@ def _page_xml(title: str, page_id: int, text: str) -> str:
 
 
 def _streams(
-    target_bytes: int, references: _References, rng: random.Random
+    target_bytes: int, references: _References, rng: random.Random, bytes_per_reference: int = XML_BYTES_PER_REFERENCE
 ) -> Iterator[tuple[str, list[tuple[int, str]]]]:
     """The dump as XML chunks of 100 pages each, with (page_id, title) for the index."""
     pages = real_pages()
@@ -267,7 +267,7 @@ def _streams(
     while written < target_bytes:
         base_title, text = pages[(page_id - 10) % len(pages)]
         title = f"{base_title} ({(page_id - 10) // len(pages) + 1})"
-        owed += len(text) / XML_BYTES_PER_REFERENCE
+        owed += len(text) / bytes_per_reference
         count = int(owed)
         owed -= count
         xml = _page_xml(title, page_id, _page_text(text, count, references, title, rng))
@@ -287,10 +287,20 @@ def _compress(xml: str) -> bytes:
     return bz2.compress(xml.encode("utf-8"), compresslevel=9)
 
 
-def write_dump(folder: Path, target_bytes: int, seed: int = 0, workers: int = 2) -> Shape:
-    """Write ``enwiki-…-pages-articles-multistream.xml.bz2`` of about ``target_bytes`` XML, with its index."""
+def write_dump(
+    folder: Path,
+    target_bytes: int,
+    seed: int = 0,
+    workers: int = 2,
+    bytes_per_reference: int = XML_BYTES_PER_REFERENCE,
+) -> Shape:
+    """Write ``enwiki-…-pages-articles-multistream.xml.bz2`` of about ``target_bytes`` XML, with its index.
+
+    ``bytes_per_reference`` sets the density of image references (the real dump's by default; an
+    image-dense dump, such as a wiki of galleries and lists, has one per kB or less)."""
     folder.mkdir(parents=True, exist_ok=True)
-    stem = f"enwiki-20220901-scale{target_bytes // 1_000_000}mb-s{seed}-pages-articles-multistream"
+    dense = "" if bytes_per_reference == XML_BYTES_PER_REFERENCE else f"-r{bytes_per_reference}"
+    stem = f"enwiki-20220901-scale{target_bytes // 1_000_000}mb-s{seed}{dense}-pages-articles-multistream"
     path = folder / f"{stem}.xml.bz2"
     index = folder / f"{stem.replace('multistream', 'multistream-index')}.txt.bz2"
     described = folder / f"{stem}.json"
@@ -299,7 +309,7 @@ def write_dump(folder: Path, target_bytes: int, seed: int = 0, workers: int = 2)
         if counts.pop("version", None) == VERSION:
             return Shape(path, index, **counts)
     rng = random.Random(seed)
-    references = _References(target_bytes // XML_BYTES_PER_REFERENCE, real_captions(), rng)
+    references = _References(target_bytes // bytes_per_reference, real_captions(), rng)
     xml_bytes = pages = 0
     offset = 0
     with (
@@ -308,7 +318,7 @@ def write_dump(folder: Path, target_bytes: int, seed: int = 0, workers: int = 2)
         bz2.open(index.with_suffix(".partial"), "wt", encoding="utf-8") as index_out,
     ):
         pending = []
-        for xml, listed in _streams(target_bytes, references, rng):
+        for xml, listed in _streams(target_bytes, references, rng, bytes_per_reference):
             xml_bytes += len(xml.encode("utf-8"))
             pages += len(listed)
             pending.append((pool.apply_async(_compress, (xml,)), listed))
