@@ -98,6 +98,7 @@ class ExtractTask:
     wiki: str = ""  # its db name (``dewiki``), whose own File namespace names count too; "" if not known
     template_parameters: str = ""  # a user's table of template parameter names (builder.lang.languages), if any
     read_ahead: bool = False  # decompress in a thread ahead of the parser: for a build with one worker
+    history: bool = False  # an edit history: each page record carries a digest of its text
 
 
 @dataclasses.dataclass
@@ -226,7 +227,7 @@ def iter_task_records(
                 "page_id": page.page_id,
                 "revision_id": page.revision_id,
                 "title": page.title,
-                "digest": text_digest(page.text),
+                "digest": text_digest(page.text) if task.history else 0,
                 "first_row": written,
                 "rows": len(rows),
             }
@@ -423,6 +424,8 @@ def plan_tasks(
             )
             if file_redirects:  # the task's counts then hold the File redirects too
                 identity += "|file redirects"
+            if history:  # its page records carry digests
+                identity += "|history"
             shard = shard_dir / f"references-{hashlib.sha1(identity.encode()).hexdigest()[:16]}.parquet"
             task = ExtractTask(
                 str(path),
@@ -437,6 +440,7 @@ def plan_tasks(
                 wiki,
                 table,
                 workers == 1,
+                history,
             )
             tasks.append(task)
     check_one_wiki_per_language(tasks)
