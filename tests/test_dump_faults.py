@@ -473,7 +473,7 @@ def test_a_dump_whose_name_does_not_tell_gets_its_kind_from_its_content(tmp_path
     several = tmp_path / "several.xml"
     several.write_text(dump_xml(history_pages()), encoding="utf-8")
     single = tmp_path / "single.xml"
-    single.write_text(dump_xml(pages(3)), encoding="utf-8")
+    single.write_text(dump_xml(pages(6)[3:]), encoding="utf-8")  # pages 4–6: ids of their own, not copies
     result = same_verdict([several, single], tmp_path, history)
     assert isinstance(result, Verdict)
     assert [dump["kind"] for dump in result.dumps] == ["history", "articles"]

@@ -296,3 +296,40 @@ def test_history_pages_split_across_tasks(spark, tmp_path: Path, write_dump, per
     assert remote.rows == local.rows
     assert remote.extraction.read == local.extraction.read and remote.extraction.problems == local.extraction.problems
     same_output(tmp_path / "local", tmp_path / "spark", "bronze")
+
+
+def test_later_copies_are_left_out_as_the_local_engine_does(
+    spark, tmp_path: Path, write_dump, perceptron_available: None
+) -> None:
+    """The sample with its decompressed copy, and a page twice in one multistream dump cut into tasks."""
+    import bz2
+
+    from test_copies import harbour_twice
+
+    plain = tmp_path / "enwiki-20240101-sample-pages-articles.xml"
+    plain.write_bytes(bz2.decompress(Path(wikipedia_ipc.SAMPLE_DUMP).read_bytes()))
+    inside = write_dump(harbour_twice(), name="enwiki-20240101-pages-articles-copies.xml.bz2", multistream=True)
+    for dumps, name in (([wikipedia_ipc.SAMPLE_DUMP, plain], "sample"), ([inside], "inside")):
+        local = build(dumps, [GOLD], tmp_path / name / "local", tagger="perceptron", show_progress=False)
+        remote = build_spark(dumps, [GOLD], tmp_path / name / "spark", tagger="perceptron", workers=2, spark=spark)
+        same_output(tmp_path / name / "local", tmp_path / name / "spark", "gold")
+        assert remote.extraction.later_copies == local.extraction.later_copies == (37 if name == "sample" else 1)
+        assert remote.extraction.problems == local.extraction.problems
+    build([wikipedia_ipc.SAMPLE_DUMP], [GOLD], tmp_path / "once", tagger="perceptron", show_progress=False)
+    same_output(tmp_path / "once", tmp_path / "sample" / "spark", "gold")
+
+
+def test_history_copies_on_spark(spark, tmp_path: Path, perceptron_available: None) -> None:
+    """Overlapping history parts and a revision id given twice: the local engine's bronze and counts."""
+    reused = page_xml("Pier", [link("Pier.jpg", "The pier is long"), link("Pier.jpg", "The pier was built")], 4)
+    reused = reused.replace("<id>401</id>", "<id>400</id>")
+    one = tmp_path / "enwiki-20240101-pages-meta-history1.xml"
+    one.write_text(dump_xml(HISTORY[:2] + [reused]), encoding="utf-8")
+    two = tmp_path / "enwiki-20240101-pages-meta-history2.xml"
+    two.write_text(dump_xml([HISTORY[0], HISTORY[2]]), encoding="utf-8")
+    local = build([one, two], [BRONZE], tmp_path / "local", tagger="perceptron", show_progress=False)
+    remote = build_spark([one, two], [BRONZE], tmp_path / "spark", tagger="perceptron", workers=2, spark=spark)
+    assert (local.extraction.later_copies, local.extraction.reused_revision_ids) == (4, 1)
+    assert (remote.extraction.later_copies, remote.extraction.reused_revision_ids) == (4, 1)
+    assert remote.extraction.problems == local.extraction.problems
+    same_output(tmp_path / "local", tmp_path / "spark", "bronze")

@@ -174,6 +174,8 @@ def funnel_record(
         "xml_entities_left_out": extraction.read.entities_left_out,
         "dumps_with_a_wrong_root_element": extraction.read.wrong_root_element,
         "dumps_that_failed": len(extraction.failures),
+        "later_copies_of_pages": extraction.later_copies,
+        "repeated_revision_ids": extraction.reused_revision_ids,
     }
     record: dict[str, object] = {
         "config": chain.config.name,

@@ -36,8 +36,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from builder.common import exit_with_parent, process_memory
-from builder.config import BuildOptions, PipelineConfig, default_workers, duckdb_memory
+from builder.config import DEFAULT_MEMORY_LIMIT, BuildOptions, PipelineConfig, default_workers, duckdb_memory
 from builder.engines.core import BuildPlan, BuildReport, Selected, Written, run
+from builder.extract.copies import CopyGroup, note_copies
 from builder.extract.tasks import (
     BATCH_ROWS,
     REFERENCE_SCHEMA,
@@ -45,6 +46,7 @@ from builder.extract.tasks import (
     ExtractResult,
     ExtractTask,
     finish_extraction,
+    pages_file,
     plan_tasks,
     run_extract_task,
 )
@@ -119,6 +121,7 @@ def extract_references(
     parameter_table: str | Path | None = None,
     inline_table: str | Path | None = None,
     unrendered: str = "auto",
+    memory_limit: str = DEFAULT_MEMORY_LIMIT,
 ) -> Extraction:
     """Extraction over all dumps: pages → image references with cleaned texts, as parquet shards.
 
@@ -126,7 +129,8 @@ def extract_references(
     a reference repeated by later revisions of its page counts once (:mod:`builder.extract.history`);
     ``file_redirects``: the File-namespace redirects are collected too (:attr:`Extraction.redirects`).
     Skipped parts of the dumps are reported as :class:`DumpWarning` and kept in
-    :attr:`Extraction.problems`.
+    :attr:`Extraction.problems`. Later copies of pages already read are found once every task is
+    done (:func:`find_later_copies`), warned of, and listed in :attr:`Extraction.later` for the grouping.
     """
     shard_dir.mkdir(parents=True, exist_ok=True)
     tasks, described = plan_tasks(
@@ -144,7 +148,73 @@ def extract_references(
     )
     started = time.perf_counter()
     results = run_tasks(tasks, workers, show_progress)
-    return finish_extraction(tasks, results, described, history, time.perf_counter() - started)[0]
+    extraction, failed = finish_extraction(tasks, results, described, history, time.perf_counter() - started)
+    later = shard_dir / "later-copies.parquet"
+    later.unlink(missing_ok=True)  # an earlier build's, in a resumed work folder
+    with duckdb.connect() as connection:
+        connection.execute(f"SET temp_directory = '{shard_dir / 'duckdb'}'")
+        connection.execute(f"SET threads = {max(1, workers)}")
+        connection.execute(f"SET memory_limit = '{memory_limit}'")
+        read = [(number, task) for number, task in enumerate(tasks) if task.dump not in failed]
+        groups = find_later_copies(connection, read, history, later)
+    extraction.later_copies, extraction.reused_revision_ids = note_copies(groups, extraction.problems)
+    extraction.later = later if groups else None
+    extraction.seconds = time.perf_counter() - started
+    return extraction
+
+
+def find_later_copies(
+    connection: duckdb.DuckDBPyConnection, tasks: Sequence[tuple[int, ExtractTask]], history: bool, out: Path
+) -> list[CopyGroup]:
+    """The rule of :mod:`builder.extract.copies` over the tasks' page records, in SQL.
+
+    ``tasks`` are the numbered tasks of the dumps that were read whole. A record whose
+    :func:`~builder.extract.copies.copy_unit` is not that of the first record of its
+    :func:`~builder.extract.copies.copy_key` in (task, record) order is a later copy;
+    the (shard, row number) of their references go to ``out`` (written only when there is a copy),
+    and the groups come back.
+    """
+    if not tasks:
+        return []
+    table = pa.table(
+        {
+            "task": [number for number, _ in tasks],
+            "dump": [task.dump for _, task in tasks],
+            "language": [task.language for _, task in tasks],
+            "shard": [task.shard for _, task in tasks],
+            "pages": [str(pages_file(task.shard)) for _, task in tasks],
+        }
+    )
+    connection.register("copy_tasks", table)
+    files = _parquet_list([pages_file(task.shard) for _, task in tasks])
+    revision, unit = ("p.revision_id", "p.record") if history else ("-1", "p.element")
+    kind = "CASE WHEN digest = first_digest THEN 'revision' ELSE 'reused' END" if history else "'page'"
+    connection.execute(
+        "CREATE OR REPLACE TEMP TABLE later_copies AS "
+        "WITH pages AS (SELECT t.task, t.dump, t.language, t.shard, p.*, "
+        f"{revision} AS revision_key, {unit} AS unit FROM read_parquet({files}, filename = true) p "
+        "JOIN copy_tasks t ON p.filename = t.pages), "
+        "ranked AS (SELECT *, first_value(task) OVER w AS first_task, first_value(unit) OVER w AS first_unit, "
+        "first_value(dump) OVER w AS first_dump, first_value(digest) OVER w AS first_digest FROM pages "
+        "WINDOW w AS (PARTITION BY language, page_id, revision_key ORDER BY task, record)) "
+        f"SELECT shard, first_row, rows, record, task, dump, first_dump, {kind} AS kind, page_id, revision_id, title "
+        "FROM ranked WHERE task <> first_task OR unit <> first_unit"
+    )
+    rows = connection.sql(
+        "SELECT dump, first_dump, kind, count(*) OVER g AS n, task, record, page_id, revision_id, title "
+        "FROM later_copies WINDOW g AS (PARTITION BY dump, first_dump, kind) "
+        "QUALIFY row_number() OVER (PARTITION BY dump, first_dump, kind ORDER BY task, record) = 1"
+    ).fetchall()
+    if rows:
+        target = str(out).replace("'", "''")
+        expanded = "SELECT shard, unnest(range(first_row, first_row + rows)) AS row FROM later_copies WHERE rows > 0"
+        connection.execute(f"COPY ({expanded}) TO '{target}' (FORMAT parquet)")
+    connection.execute("DROP TABLE later_copies")
+    connection.unregister("copy_tasks")
+    return [
+        CopyGroup(later, first, kind, count, (task, record), page_id, revision_id, title)
+        for later, first, kind, count, task, record, page_id, revision_id, title in rows
+    ]
 
 
 def _stream_rows(connection: duckdb.DuckDBPyConnection, query: str) -> Iterator[dict]:
@@ -164,6 +234,18 @@ def _parquet_list(paths: Sequence[Path]) -> str:
     return "[" + ", ".join("'" + str(path).replace("'", "''") + "'" for path in paths) + "]"
 
 
+def _references(shards: Sequence[Path], later: Path | None) -> str:
+    """The build's reference rows as a SQL relation, the later copies of pages (``later``) left out."""
+    files = _parquet_list(shards)
+    if later is None:
+        return f"read_parquet({files})"
+    return (
+        f"(SELECT r.* EXCLUDE (filename, file_row_number) FROM read_parquet({files}, filename = true, "
+        f"file_row_number = true) r ANTI JOIN read_parquet({_parquet_list([later])}) l "
+        "ON r.filename = l.shard AND r.file_row_number = l.row)"
+    )
+
+
 def _selection(chain: FilterChain, table: str = "") -> str:
     """The SQL condition on a reference row for the config: its sources and, in a multi-language build, its language."""
     prefix = f"{table}." if table else ""
@@ -181,26 +263,29 @@ def select_candidates(
     out: Path,
     identity: IdentityMap | None = None,
     local: Path | None = None,
+    later: Path | None = None,
 ) -> int:
     """Steps 0–4 for one config over the image-sorted references; survivors go to ``out``.
 
     The identity map is joined before the sort: a reference's cluster is its title's canonical image.
     ``local`` lists the files uploaded locally to a wiki (:func:`builder.filters.identity.local_files`): a
     cross-lingual config leaves their references out, as they are not the Commons file of the same
-    name. Returns how many references that left out.
+    name. Returns how many references that left out. ``later``: the later copies of pages, left out
+    (:attr:`Extraction.later`).
     """
     connection.register("identity_map", (identity or IdentityMap()).table())
     condition = _selection(chain, "r")
+    references = _references(shards, later)
     kept_apart = 0
     if local is not None:
         files = _parquet_list([local])
         local_file = f"SELECT 1 FROM read_parquet({files}) l WHERE l.language = r.language AND l.image = r.image"
-        counted = f"SELECT count(*) FROM read_parquet({_parquet_list(shards)}) r WHERE {condition}"
+        counted = f"SELECT count(*) FROM {references} r WHERE {condition}"
         kept_apart = connection.sql(f"{counted} AND EXISTS ({local_file})").fetchall()[0][0]
         condition += f" AND NOT EXISTS ({local_file})"
     query = (
         "SELECT * FROM (SELECT r.* REPLACE (coalesce(m.image, r.image) AS image), r.image AS file, "
-        f"coalesce(m.redirect, r.image) AS redirect FROM read_parquet({_parquet_list(shards)}) r "
+        f"coalesce(m.redirect, r.image) AS redirect FROM {references} r "
         f"LEFT JOIN identity_map m ON r.image = m.file WHERE {condition}) ORDER BY {SORT_KEY}"
     )
     rows: list[dict] = []
@@ -218,10 +303,11 @@ def select_candidates(
     return kept_apart
 
 
-def count_titles(connection: duckdb.DuckDBPyConnection, shards: Sequence[Path], chain: FilterChain) -> int:
+def count_titles(
+    connection: duckdb.DuckDBPyConnection, shards: Sequence[Path], chain: FilterChain, later: Path | None = None
+) -> int:
     """The distinct titles the config's references use: its images before an identity map that changes titles."""
-    files = _parquet_list(shards)
-    query = f"SELECT count(DISTINCT image) FROM read_parquet({files}) WHERE {_selection(chain)}"
+    query = f"SELECT count(DISTINCT image) FROM {_references(shards, later)} WHERE {_selection(chain)}"
     return connection.sql(query).fetchall()[0][0]
 
 
@@ -384,6 +470,7 @@ class LocalEngine:
             parameter_table=options.template_parameters,
             inline_table=options.inline_templates,
             unrendered=plan.unrendered,
+            memory_limit=options.memory_limit,
         )
         return self.extraction
 
@@ -409,8 +496,10 @@ class LocalEngine:
         for name, chain in chains.items():
             self.candidates[name] = self.work / f"candidates-{name}.parquet"
             apart = local if chain.config.crosslingual else None
-            kept_apart = select_candidates(connection, shards, chain, self.candidates[name], identity.map, apart)
-            titles = count_titles(connection, shards, chain) if identity.map.image else None
+            later = self.extraction.later
+            out = self.candidates[name]
+            kept_apart = select_candidates(connection, shards, chain, out, identity.map, apart, later)
+            titles = count_titles(connection, shards, chain, later) if identity.map.image else None
             selected[name] = Selected(titles, kept_apart)
         return selected
 

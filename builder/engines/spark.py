@@ -4,7 +4,9 @@ It builds whatever the local engine builds (several languages, the cross-lingual
 history dumps cut inside pages) with the local engine's rows:
 
 * extraction – dump files and multistream byte ranges are the partitions of an RDD;
-  each runs :func:`builder.extract.tasks.iter_task_references`;
+  each runs :func:`builder.extract.tasks.iter_task_records`; the later copies of pages
+  (:mod:`builder.extract.copies`) are found with a shuffle by page (a history: by revision)
+  and left out of the references with another, which a build without copies never runs;
 * grouping by image – Spark's shuffle, after each reference went through a broadcast
   of the build's identity map (:mod:`builder.filters.identity`), the references of one image
   sorted as the local engine sorts them;
@@ -46,12 +48,13 @@ import pyarrow.parquet as pq
 
 from builder.config import BuildOptions, PipelineConfig
 from builder.engines.core import BuildPlan, BuildReport, Selected, Written, run
+from builder.extract.copies import CopyGroup, copy_key, copy_kind, copy_unit, merge_examples, note_copies
 from builder.extract.tasks import (
     Extraction,
     ExtractResult,
     ExtractTask,
     finish_extraction,
-    iter_task_references,
+    iter_task_records,
     plan_tasks,
     task_failure,
 )
@@ -80,17 +83,64 @@ def _spill():  # noqa: ANN202 - a pyspark.StorageLevel
 
 
 def _extract_partition(tasks: Iterable[tuple[int, ExtractTask]]) -> Iterator[tuple[str, object]]:
-    """Rows tagged ``("row", (dump, row))``, then one ``("stats", (task number, result))`` per task."""
+    """Rows tagged ``("row", ((task number, row number), row))`` and page records ``("page", (task number,
+    record))``, then one ``("stats", (task number, result))`` per task."""
     for number, task in tasks:
         result = ExtractResult(ReadStats(), ExtractStats())
         try:
-            rows = list(iter_task_references(task, result))
+            items = list(iter_task_records(task, result))
         except (DumpError, OSError) as error:  # a bad dump fails alone; the others go on
-            rows = []
+            items = []
             result.error = task_failure(task, error)
-        for row in rows:
-            yield "row", (task.dump, row)
+        rows = 0
+        for kind, item in items:
+            if kind == "row":
+                yield "row", ((number, rows), item)
+                rows += 1
+            else:
+                yield "page", (number, item)
         yield "stats", (number, result)
+
+
+def _later_copies(pages, languages: Sequence[str], history: bool):  # noqa: ANN001, ANN202 - RDDs
+    """The rule of :mod:`builder.extract.copies` on RDDs: each later copy as (copy, first).
+
+    A copy is (task, record, page id, revision id, title, digest, first row, rows, unit); the first of a
+    key is the smallest, and a copy whose (task, unit) is not the first's is a later one.
+    """
+
+    def keyed(item: tuple[int, dict]) -> tuple[tuple, tuple]:
+        number, page = item
+        key = copy_key(languages[number], page["page_id"], page["revision_id"], history)
+        fields = ("record", "page_id", "revision_id", "title", "digest", "first_row", "rows")
+        unit = copy_unit(page["record"], page["element"], history)
+        return key, (number, *(page[field] for field in fields), unit)
+
+    records = pages.map(keyed)
+    firsts = records.reduceByKey(min)
+    return records.join(firsts).values().filter(lambda pair: (pair[0][0], pair[0][8]) != (pair[1][0], pair[1][8]))
+
+
+def _copied_rows(pair: tuple[tuple, tuple]) -> Iterator[tuple[tuple[int, int], None]]:
+    """The (task, row number) of a later copy's references."""
+    copy = pair[0]
+    for row in range(copy[6], copy[6] + copy[7]):
+        yield (copy[0], row), None
+
+
+def _copy_groups(later, dumps: Sequence[str], history: bool) -> list[CopyGroup]:  # noqa: ANN001 - an RDD
+    """The later copies counted per (dump, first dump, kind), each group with its first copy as example."""
+
+    def grouped(pair: tuple[tuple, tuple]) -> tuple[tuple[str, str, str], tuple[int, tuple]]:
+        copy, first = pair
+        kind = copy_kind(history, copy[5] == first[5])
+        return (dumps[copy[0]], dumps[first[0]], kind), (1, copy[:5])
+
+    groups = later.map(grouped).reduceByKey(merge_examples).collect()
+    return [
+        CopyGroup(dump, first, kind, count, (task, record), page_id, revision_id, title)
+        for (dump, first, kind), (count, (task, record, page_id, revision_id, title)) in groups
+    ]
 
 
 def _before_rule(config: PipelineConfig, groups: Iterable[tuple[str, Iterable[dict]]]) -> Iterator[tuple[str, object]]:
@@ -322,8 +372,18 @@ class SparkEngine:
         seconds = time.perf_counter() - started
         results = [stats[number] for number in range(len(tasks))]
         extraction, failed = finish_extraction(tasks, results, described, settings.history, seconds, shards=False)
-        rows_of = extracted.filter(lambda item: item[0] == "row").values()
-        self.references = rows_of.filter(lambda item, bad=frozenset(failed): item[0] not in bad).values()
+        bad = frozenset(number for number, task in enumerate(tasks) if task.dump in failed)
+        rows_of = extracted.filter(lambda item: item[0] == "row").values().filter(lambda item: item[0][0] not in bad)
+        pages = extracted.filter(lambda item: item[0] == "page").values().filter(lambda item: item[0] not in bad)
+        languages, dumps = [task.language for task in tasks], [task.dump for task in tasks]
+        later = _later_copies(pages, languages, settings.history).persist(_spill())
+        self.cached.append(later)
+        groups = _copy_groups(later, dumps, settings.history)
+        extraction.later_copies, extraction.reused_revision_ids = note_copies(groups, extraction.problems)
+        if groups:  # the references of the later copies are left out: a shuffle only a build with copies pays
+            rows_of = rows_of.subtractByKey(later.flatMap(_copied_rows))
+        self.references = rows_of.values()
+        extraction.seconds = time.perf_counter() - started
         return extraction
 
     def select(

@@ -2,10 +2,11 @@
 
 Both engines run the same tasks: a dump file, or a byte range of a multistream dump
 (:func:`plan_tasks`). A task yields its references as rows of :data:`REFERENCE_SCHEMA`
-(:func:`iter_task_references`) and counts what it read and skipped in an
-:class:`ExtractResult`; :func:`combine_results` adds the results up per dump, the same
+(:func:`iter_task_references`), each page it read as a record for finding later copies
+(:func:`iter_task_records`, :mod:`builder.extract.copies`), and counts what it read and skipped
+in an :class:`ExtractResult`; :func:`combine_results` adds the results up per dump, the same
 way however many tasks a dump was cut into. :func:`run_extract_task` writes a task's
-rows to a parquet shard that a resumed build can trust.
+rows and page records to parquet files that a resumed build can trust.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
+from builder.extract.copies import PAGE_SCHEMA, text_digest
 from builder.extract.history import FirstSeenPerPage
 from builder.extract.incremental import RevisionExtractor
 from builder.extract.inline import caption_rules, read_inline_table
@@ -53,7 +55,9 @@ __all__ = [
     "combine_redirects",
     "combine_results",
     "dump_languages",
+    "iter_task_records",
     "iter_task_references",
+    "pages_file",
     "plan_tasks",
     "run_extract_task",
     "task_failure",
@@ -97,6 +101,7 @@ class ExtractTask:
     read_ahead: bool = False  # decompress in a thread ahead of the parser: for a build with one worker
     inline_templates: str = ""  # a user's table of inline templates (builder.extract.inline), if any
     unrendered: str = "auto"  # the no-hole rule's policy (builder.extract.inline.UNRENDERED_POLICIES)
+    history: bool = False  # an edit history: each page record carries a digest of its text
 
 
 @dataclasses.dataclass
@@ -108,6 +113,7 @@ class ExtractResult:
     from these, the same way however many tasks the file was cut into. ``redirects`` are the
     task's File redirects as normalized ``(source, target)`` titles; ``redirects_ignored``
     counts those whose target is no file (another namespace, or a section of a page).
+    ``recorded`` counts the page records the task wrote (:func:`iter_task_records`).
     """
 
     read: ReadStats
@@ -117,6 +123,7 @@ class ExtractResult:
     last_good: str | None = None
     redirects: list[tuple[str, str]] = dataclasses.field(default_factory=list)
     redirects_ignored: int = 0
+    recorded: int = 0
 
     def to_json(self) -> str:
         return json.dumps(
@@ -127,6 +134,7 @@ class ExtractResult:
                 "last_good": self.last_good,
                 "redirects": self.redirects,
                 "redirects_ignored": self.redirects_ignored,
+                "recorded": self.recorded,
             }
         )
 
@@ -143,6 +151,7 @@ class ExtractResult:
             data["last_good"],
             redirects,
             data["redirects_ignored"],
+            data["recorded"],
         )
 
 
@@ -176,8 +185,16 @@ def _reference_rows(page_title: str, page_id: int, revision_id: int, references:
     ]
 
 
-def iter_task_references(task: ExtractTask, result: ExtractResult, progress: tqdm | None = None) -> Iterator[dict]:
-    """Extraction for one task: its pages' image references as rows; ``result`` counts as it goes."""
+def iter_task_records(
+    task: ExtractTask, result: ExtractResult, progress: tqdm | None = None
+) -> Iterator[tuple[str, dict]]:
+    """Extraction for one task: ``("page", record)`` for each page read, then ``("row", row)`` per reference.
+
+    A page record (:data:`~builder.extract.copies.PAGE_SCHEMA`) is numbered in the task's order
+    and says which of the task's rows are the page's references (``first_row``, ``rows``), so that
+    a later copy of the page can be left out after every task is done (:mod:`builder.extract.copies`).
+    A page that failed to parse is no record: a later copy of it is then read. ``result`` counts as it goes.
+    """
     reader = DumpReader(
         task.dump,
         task.namespaces,
@@ -196,6 +213,7 @@ def iter_task_references(task: ExtractTask, result: ExtractResult, progress: tqd
     rules = caption_rules(task.language, task.unrendered, user=inline, user_source=task.inline_templates)
     # a history's revisions reuse what the page's earlier ones had
     revisions = RevisionExtractor(task.aliases, language=language, parameters=parameters, rules=rules)
+    written = 0
     try:
         for page in reader:
             try:
@@ -207,7 +225,22 @@ def iter_task_references(task: ExtractTask, result: ExtractResult, progress: tqd
                 continue
             if task.first_seen:
                 references = first_seen.new_references(page.page_id, references)
-            yield from _reference_rows(page.title, page.page_id, page.revision_id, references, task.language)
+            rows = _reference_rows(page.title, page.page_id, page.revision_id, references, task.language)
+            record = {
+                "record": result.recorded,
+                "element": page.element,
+                "page_id": page.page_id,
+                "revision_id": page.revision_id,
+                "title": page.title,
+                "digest": text_digest(page.text) if task.history else 0,
+                "first_row": written,
+                "rows": len(rows),
+            }
+            result.recorded += 1
+            written += len(rows)
+            yield "page", record
+            for row in rows:
+                yield "row", row
             if progress is not None:
                 progress.update(1)
                 progress.set_postfix(references=f"{result.extract.references:,}", refresh=False)
@@ -217,40 +250,62 @@ def iter_task_references(task: ExtractTask, result: ExtractResult, progress: tqd
     normalize_redirects(reader.redirects, task.aliases, result)
 
 
-def run_extract_task(task: ExtractTask, progress: tqdm | None = None) -> ExtractResult:
-    """Extract one task's references into its parquet shard.
+def iter_task_references(task: ExtractTask, result: ExtractResult, progress: tqdm | None = None) -> Iterator[dict]:
+    """The reference rows of one task (:func:`iter_task_records` without its page records)."""
+    for kind, item in iter_task_records(task, result, progress):
+        if kind == "row":
+            yield item
 
-    The shard is written under a temporary name and renamed when complete, then its
-    ``.json`` with the task's counts (also renamed into place): a resumed build takes a
-    shard only when both are there and the counts can be read back, so a build killed at
-    any moment leaves nothing half-written that a resume would trust.
+
+def pages_file(shard: str | Path) -> Path:
+    """Where a task's page records are written, next to its shard of references."""
+    return Path(shard).with_suffix(".pages.parquet")
+
+
+def run_extract_task(task: ExtractTask, progress: tqdm | None = None) -> ExtractResult:
+    """Extract one task's references into its parquet shard, and its page records next to it.
+
+    The shard and the page records are written under temporary names and renamed when
+    complete, then the ``.json`` with the task's counts (also renamed into place): a resumed
+    build takes a shard only when all three are there and the counts can be read back, so a
+    build killed at any moment leaves nothing half-written that a resume would trust.
     A dump that cannot be read fails this task only; the error comes back in the result.
     """
     shard = Path(task.shard)
     done = shard.with_suffix(".json")
-    if shard.is_file() and done.is_file():
+    pages = pages_file(shard)
+    if shard.is_file() and pages.is_file() and done.is_file():
         try:
             return ExtractResult.from_json(done.read_text(encoding="utf-8"))
         except (ValueError, KeyError, TypeError):  # not written by this version: read the part again
             done.unlink()
     result = ExtractResult(ReadStats(), ExtractStats())
     partial = shard.with_suffix(".partial")
-    rows: list[dict] = []
+    pages_partial = pages.with_suffix(".partial")
+    batches: dict[str, list[dict]] = {"row": [], "page": []}
     try:
-        with pq.ParquetWriter(partial, REFERENCE_SCHEMA, compression="zstd") as writer:
-            for row in iter_task_references(task, result, progress):
-                rows.append(row)
-                if len(rows) >= BATCH_ROWS:
-                    writer.write_table(pa.Table.from_pylist(rows, schema=REFERENCE_SCHEMA))
-                    rows.clear()
-            writer.write_table(pa.Table.from_pylist(rows, schema=REFERENCE_SCHEMA))
+        with (
+            pq.ParquetWriter(partial, REFERENCE_SCHEMA, compression="zstd") as writer,
+            pq.ParquetWriter(pages_partial, PAGE_SCHEMA, compression="zstd") as page_writer,
+        ):
+            writers = {"row": (writer, REFERENCE_SCHEMA), "page": (page_writer, PAGE_SCHEMA)}
+            for kind, item in iter_task_records(task, result, progress):
+                batch = batches[kind]
+                batch.append(item)
+                if len(batch) >= BATCH_ROWS:
+                    writers[kind][0].write_table(pa.Table.from_pylist(batch, schema=writers[kind][1]))
+                    batch.clear()
+            for kind, (output, schema) in writers.items():
+                output.write_table(pa.Table.from_pylist(batches[kind], schema=schema))
     except (DumpError, OSError) as error:
         partial.unlink(missing_ok=True)
+        pages_partial.unlink(missing_ok=True)
         result.error = task_failure(task, error)
         return result
     counts = done.with_suffix(".json.partial")
     counts.write_text(result.to_json(), encoding="utf-8")
     partial.rename(shard)
+    pages_partial.rename(pages)
     counts.rename(done)
     return result
 
@@ -275,6 +330,9 @@ class Extraction:
     ``read`` and ``extract`` count the dumps that were read to their end; a dump with a
     part that failed is left out whole (``failures`` says why), so that the output and
     the counts do not depend on how many parts the dump was cut into.
+    ``later_copies`` and ``reused_revision_ids`` count the copies of pages read before, which the
+    grouping leaves out (:mod:`builder.extract.copies`); for the local engine, ``later`` lists them
+    as a parquet file of (shard, row number).
     """
 
     shards: list[Path]
@@ -287,6 +345,9 @@ class Extraction:
     redirects: list[tuple[str, str]] = dataclasses.field(default_factory=list)
     redirects_ignored: int = 0
     wikis: dict[str, str] = dataclasses.field(default_factory=dict)  # db name → language, of the dumps' wikis
+    later_copies: int = 0  # later copies of a page (a history: of a revision, with the same text)
+    reused_revision_ids: int = 0  # later revisions with the id of an earlier one of their page, another text
+    later: Path | None = None
 
 
 def check_dump_kinds(dumps: Sequence[str | Path], history: bool) -> None:
@@ -375,6 +436,8 @@ def plan_tasks(
                 identity += "|file redirects"
             if language != "en" or inline or unrendered != "auto":  # shards cleaned by other rules are not reused
                 identity += f"|inline templates {inline_stamp}|{unrendered}"
+            if history:  # its page records carry digests
+                identity += "|history"
             shard = shard_dir / f"references-{hashlib.sha1(identity.encode()).hexdigest()[:16]}.parquet"
             task = ExtractTask(
                 str(path),
@@ -391,6 +454,7 @@ def plan_tasks(
                 workers == 1,
                 inline,
                 unrendered,
+                history,
             )
             tasks.append(task)
     check_one_wiki_per_language(tasks)

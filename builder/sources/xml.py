@@ -55,6 +55,7 @@ class Page:
     revision_id: int
     text: str
     timestamp: str = ""
+    element: int = 0  # which <page> element of those the reader opened holds it: a page's revisions share one
 
 
 @dataclasses.dataclass
@@ -154,6 +155,7 @@ class _PageCollector:
         self._page_redirect_revisions = 0
         self._redirect_now: str | None = None
         self.page_continues = False  # the range ends inside a page: the next range reads its end
+        self._elements = 0  # <page> elements opened
 
     def note(self, message: str) -> None:
         if len(self.problems) < MAX_PROBLEMS:
@@ -215,6 +217,7 @@ class _PageCollector:
             self.stats.content_outside_pages += 1
             self.note(f"element <{name}> outside the pages at {self.locate()}")
         if name == "page":
+            self._elements += 1
             self._page = {"title": "", "ns": None, "id": None, "redirect": False, "target": "", "title_ns": None}
             self._page_flaw = ""
             self._page_where = self.locate()
@@ -379,6 +382,7 @@ class _PageCollector:
                 revision_id=int(self._revision["id"]),  # type: ignore[call-overload]
                 text=str(self._revision["text"]),
                 timestamp=str(self._revision["timestamp"]),
+                element=self._elements,
             )
         )
 
