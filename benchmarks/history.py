@@ -26,6 +26,7 @@ caption. The long page follows the issue's real one: 15,180 revisions of one art
 Usage::
 
     python benchmarks/history.py [--sizes 4 12 30] [--long-page 10000] [--cores 512]
+    python benchmarks/history.py --long-page 15000 --against ../earlier-checkout   # a change, side by side
 
 The default run takes a few minutes on two cores.
 """
@@ -38,6 +39,7 @@ import concurrent.futures
 import contextlib
 import importlib.util
 import multiprocessing
+import os
 import random
 import re
 import resource
@@ -281,6 +283,64 @@ def engine(path: Path, workers: int, folder: str) -> int:
     return extraction.extract.references
 
 
+_AGAINST_RUN = r"""
+import contextlib, json, sys, time
+from pathlib import Path
+from xml.etree import ElementTree
+path, what = Path(sys.argv[1]), sys.argv[2]
+started = time.perf_counter()
+if what == "iterparse":
+    for _, element in ElementTree.iterparse(path, events=("end",)):
+        if element.tag.endswith(("page", "revision")):
+            element.clear()
+else:
+    from builder.sources.xml import DumpReader
+    if what == "reader":
+        sum(1 for _ in DumpReader(path))
+    else:
+        from builder.extract.incremental import RevisionExtractor
+        from builder.extract.wikitext import ExtractionError, ExtractStats
+        stats, extractor = ExtractStats(), RevisionExtractor(("File", "Image"))
+        for page in DumpReader(path):
+            with contextlib.suppress(ExtractionError):
+                extractor.extract(page.page_id, page.text, page.title, stats)
+print(json.dumps(time.perf_counter() - started))
+"""
+
+
+def against(revisions: int, other: Path, seed: int, rounds: int = 2) -> None:
+    """One long page, this checkout against ``other``: iterparse, the reader and incremental extraction, each in a
+    fresh process importing that checkout's toolkit, alternating, the best of ``rounds``."""
+    trees = {"this checkout": Path(__file__).resolve().parent.parent, other.name: other.resolve()}
+    with tempfile.TemporaryDirectory() as scratch:
+        path = synthesize(Path(scratch), 0, revisions, seed)
+        best: dict[tuple[str, str], float] = {}
+        for _ in range(rounds):
+            for name, tree in trees.items():
+                for what in ("iterparse", "reader", "incremental"):
+                    run = subprocess.run(
+                        [sys.executable, "-c", _AGAINST_RUN, str(path), what],
+                        capture_output=True,
+                        text=True,
+                        check=True,
+                        cwd=tree,
+                        env={**os.environ, "PYTHONPATH": str(tree)},
+                    )
+                    seconds = float(run.stdout.strip().splitlines()[-1])
+                    best[name, what] = min(best.get((name, what), seconds), seconds)
+        size = path.stat().st_size / MB
+    print(f"\n## One page of {revisions:,} revisions, {size:.0f} MB of XML: best of {rounds}, alternating\n")
+    print("| toolkit | iterparse s | reader s | × iterparse | incremental s | × iterparse |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name in trees:
+        floor = best[name, "iterparse"]
+        reader, extraction = best[name, "reader"], best[name, "incremental"]
+        print(
+            f"| {name} | {floor:.2f} | {reader:.2f} | {reader / floor:.2f} | {extraction:.2f} "
+            f"| {extraction / floor:.2f} |"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=float, nargs=3, default=[4, 12, 30], help="MB of XML of the three dumps")
@@ -288,7 +348,15 @@ def main() -> None:
     parser.add_argument("--cores", type=int, default=512, help="cores of the Spark cluster of the projection")
     parser.add_argument("--history-tb", type=float, default=20.0, help="TB of XML of enwiki's full history")
     parser.add_argument("--seed", type=int, default=19)
+    parser.add_argument(
+        "--against",
+        type=Path,
+        help="a checkout of another version: only the long page, extracted by both, side by side",
+    )
     arguments = parser.parse_args()
+    if arguments.against is not None:
+        against(arguments.long_page, arguments.against, arguments.seed)
+        return
     rates: list[float] = []
     sevenzip: list[float] = []  # the fastest .7z decoding, MB/s of XML, per size
     with tempfile.TemporaryDirectory() as scratch:

@@ -107,7 +107,7 @@ class RevisionExtractor:
         self.stats = IncrementalStats()
         self._page_id: int | None = None
         self._previous: _Parsed | None = None
-        self._texts: OrderedDict[str, _Parsed] = OrderedDict()
+        self._texts: list[_Parsed] = []  # the latest last; compared by length, then text, never hashed
         self._spans: OrderedDict[str, tuple[list[ImageReference], ExtractStats]] = OrderedDict()
         self._edits = 0
         self._success = 1.0  # the recent share of tried edits that got a shift or a span (a moving average)
@@ -119,10 +119,9 @@ class RevisionExtractor:
             self._previous = None
             self._texts.clear()
             self._spans.clear()
-        parsed = self._texts.get(wikitext)
+        parsed = self._earlier(wikitext)
         if parsed is not None:
             self.stats.repeated += 1
-            self._texts.move_to_end(wikitext)
         else:
             parsed = None
             if self._worth_trying():
@@ -130,12 +129,26 @@ class RevisionExtractor:
                 self._success += SUCCESS_WEIGHT * ((parsed is not None) - self._success)
             if parsed is None:
                 parsed = self._parse(wikitext, title, stats)
-            self._texts[wikitext] = parsed
+            self._texts.append(parsed)
             if len(self._texts) > TEXTS_KEPT:
-                self._texts.popitem(last=False)
+                del self._texts[0]
         stats.add(parsed.counts)
         self._previous = parsed
         return list(parsed.references)
+
+    def _earlier(self, wikitext: str) -> _Parsed | None:
+        """An earlier revision of the page with this very text (a null edit, a revert), made the latest kept.
+
+        A dictionary would hash every revision's whole text; a length is known, and texts of one
+        length are compared only until they differ.
+        """
+        size = len(wikitext)
+        for index in range(len(self._texts) - 1, -1, -1):
+            parsed = self._texts[index]
+            if len(parsed.text) == size and parsed.text == wikitext:
+                self._texts.append(self._texts.pop(index))
+                return parsed
+        return None
 
     def _worth_trying(self) -> bool:
         """Whether to look for a shift or a span: where edits mostly do not qualify, every 32nd edit only."""
@@ -306,33 +319,35 @@ def _plain(text: str) -> bool:
 
 
 def _edit(old: str, new: str) -> tuple[int, int, int]:
-    """Where two texts differ: ``old[start:old_end]`` was replaced by ``new[start:new_end]``."""
+    """Where two texts differ: ``old[start:new_end]`` was replaced by ``new[start:new_end]``.
+
+    Chunks are compared from each end; the first differing chunk is then halved, each half compared
+    from where the equal part ends, so that no character is copied more than a few times.
+    """
     limit = min(len(old), len(new))
     start = 0
     while start < limit and old[start : start + COMPARE_CHUNK] == new[start : start + COMPARE_CHUNK]:
         start += COMPARE_CHUNK
     start = min(start, limit)
-    low, high = start, min(start + COMPARE_CHUNK, limit)
-    while low < high:  # the first differing offset in old[start:start+chunk]
-        middle = (low + high) // 2
-        if old[start : middle + 1] == new[start : middle + 1]:
-            low = middle + 1
+    high = min(start + COMPARE_CHUNK, limit)
+    while start < high:  # the first differing offset in old[start:high]
+        middle = (start + high + 1) // 2
+        if old[start:middle] == new[start:middle]:
+            start = middle
         else:
-            high = middle
-    start = low
+            high = middle - 1 if middle - start == 1 else middle
     room = limit - start  # the common suffix may not overlap the common prefix
     suffix = 0
     while suffix < room:
         step = min(COMPARE_CHUNK, room - suffix)
         if old[len(old) - suffix - step : len(old) - suffix] != new[len(new) - suffix - step : len(new) - suffix]:
-            low, high = suffix, suffix + step
-            while low < high:
-                middle = (low + high) // 2
-                if old[len(old) - middle - 1 : len(old) - suffix] == new[len(new) - middle - 1 : len(new) - suffix]:
-                    low = middle + 1
+            high = suffix + step
+            while suffix < high:  # the first differing offset from the end in that chunk
+                middle = (suffix + high + 1) // 2
+                if old[len(old) - middle : len(old) - suffix] == new[len(new) - middle : len(new) - suffix]:
+                    suffix = middle
                 else:
-                    high = middle
-            suffix = low
+                    high = middle - 1 if middle - suffix == 1 else middle
             break
         suffix += step
     return start, len(old) - suffix, len(new) - suffix
