@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import json
 import multiprocessing
 import os
 import secrets
@@ -21,8 +22,11 @@ __all__ = [
     "OutputError",
     "PACKAGE",
     "exit_with_parent",
+    "has_mark",
+    "mark",
     "plural",
     "process_memory",
+    "read_language_table",
     "write_atomic",
 ]
 
@@ -47,6 +51,42 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+def read_language_table(path: str | Path, what: str, item: str) -> dict[str, list[object]]:
+    """The entries per language of a shipped or user table, ``{"languages": {CODE: [ITEM, …]}}``, as lists;
+    ValueError names the file and what is wrong with its shape (the callers check each entry)."""
+    path = Path(path)
+    try:
+        table = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path}: cannot read the {what} ({error})") from None
+    languages = table.get("languages") if isinstance(table, dict) else None
+    if not isinstance(languages, dict):
+        article = "an" if what[0] in "aeiou" else "a"
+        raise ValueError(f'{path}: {article} {what} is {{"languages": {{CODE: [{item}, …]}}}}')
+    for code, entries in languages.items():
+        if not isinstance(entries, list):
+            raise ValueError(f"{path}: languages.{code} must be a list of {item.lower()}s")
+    return languages
+
+
+def has_mark(folder: Path, marker: str, kind: str) -> bool:
+    """Whether ``folder`` carries the toolkit's mark of ``kind`` (a JSON file ``marker`` that says so):
+    the toolkit clears or deletes only folders it marked, never a user's look-alike."""
+    path = folder / marker
+    if path.is_symlink() or not path.is_file():
+        return False
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(record, dict) and record.get("wikipedia_ipc") == kind
+
+
+def mark(folder: Path, marker: str, kind: str, **details: object) -> None:
+    """Mark ``folder`` as the toolkit's own, of ``kind`` (see :func:`has_mark`)."""
+    write_atomic(folder / marker, json.dumps({"wikipedia_ipc": kind, **details}) + "\n")
 
 
 def process_memory() -> int:

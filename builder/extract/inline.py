@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from builder.common import DATA
+from builder.common import DATA, read_language_table
 from builder.extract.templates import Arguments, template_key
 
 __all__ = [
@@ -90,18 +89,9 @@ def read_inline_table(path: str | Path) -> _Entries:
 
     Raises ValueError naming the file and the entry that is not a template with a known shape.
     """
-    path = Path(path)
-    try:
-        table = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path}: cannot read the inline template table ({error})") from None
-    languages = table.get("languages") if isinstance(table, dict) else None
-    if not isinstance(languages, dict):
-        raise ValueError(f'{path}: an inline template table is {{"languages": {{CODE: [TEMPLATE, …]}}}}')
+    languages = read_language_table(path, "inline template table", "TEMPLATE")
     entries: _Entries = {}
     for code, items in languages.items():
-        if not isinstance(items, list):
-            raise ValueError(f"{path}: languages.{code} must be a list of templates")
         entries[code] = []
         for number, item in enumerate(items):
             place = f"{path}: languages.{code}[{number}]"

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 from pathlib import Path
 
-from builder.common import DATA
+from builder.common import DATA, read_language_table
 
 __all__ = ["ParameterGroup", "read_parameter_table", "template_parameters"]
 
@@ -36,17 +35,10 @@ def read_parameter_table(path: str | Path) -> dict[str, tuple[ParameterGroup, ..
 
     Raises ValueError naming the file and the entry that is not a list of groups with an ``image`` name.
     """
-    path = Path(path)
-    try:
-        table = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path}: cannot read the template parameter table ({error})") from None
-    languages = table.get("languages") if isinstance(table, dict) else None
-    if not isinstance(languages, dict):
-        raise ValueError(f'{path}: a template parameter table is {{"languages": {{CODE: [GROUP, …]}}}}')
+    languages = read_language_table(path, "template parameter table", "GROUP")
     groups: dict[str, tuple[ParameterGroup, ...]] = {}
     for code, entries in languages.items():
-        if not isinstance(entries, list) or not entries:
+        if not entries:
             raise ValueError(f"{path}: languages.{code} must be a list of groups")
         parsed = []
         for number, entry in enumerate(entries):

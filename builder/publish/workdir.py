@@ -18,37 +18,29 @@ the same rules as the output folder:
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from builder.common import FolderLock, OutputError
+from builder.common import FolderLock, OutputError, has_mark, mark
 
 __all__ = ["WorkDir", "temporary_work_folder"]
 
 MARKER = ".wikipedia_ipc-work.json"
 TEMPORARY_PREFIX = "wikipedia-ipc-"
 FORMAT = 1
+WORK_FOLDER = "work folder"  # the kind its mark names
 
 
 def is_work_folder(folder: Path) -> bool:
     """Whether the folder carries the toolkit's work-folder mark."""
-    marker = folder / MARKER
-    if marker.is_symlink() or not marker.is_file():
-        return False
-    try:
-        record = json.loads(marker.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return False
-    return isinstance(record, dict) and record.get("wikipedia_ipc") == "work folder"
+    return has_mark(folder, MARKER, WORK_FOLDER)
 
 
 def _mark(folder: Path) -> None:
-    record = {"wikipedia_ipc": "work folder", "format": FORMAT, "pid": os.getpid()}
-    (folder / MARKER).write_text(json.dumps(record) + "\n", encoding="utf-8")
+    mark(folder, MARKER, WORK_FOLDER, format=FORMAT, pid=os.getpid())
 
 
 def _lock(folder: Path) -> FolderLock:

@@ -37,7 +37,7 @@ from typing import Any, TextIO
 
 from tqdm import tqdm
 
-from builder.common import LOCK_FILE, FolderLock, OutputError, write_atomic
+from builder.common import LOCK_FILE, FolderLock, OutputError, has_mark, mark, write_atomic
 from builder.sources.mirror import (
     CHUNK_SIZE,
     DownloadError,
@@ -74,6 +74,7 @@ WRITER = "wikipedia-ipc download"  # the manifest's mark: a download.json with a
 # NAME.part beside the dumps is never taken for a partial download, resumed or deleted.
 PARTIAL = ".wikipedia_ipc-partial"
 PARTIAL_MARKER = ".wikipedia_ipc-partial.json"
+PARTIAL_KIND = "partial downloads"  # the kind its mark names
 RESERVED = {MANIFEST: "download record", PARTIAL: "partial-download folder", LOCK_FILE: "lock file"}
 # Wikimedia's dump servers allow each address only a few connections at a time and throttle or
 # refuse more, so more parallel files would not be faster, only less polite.
@@ -465,14 +466,7 @@ def _fetch_and_verify(
 
 
 def _is_partial_folder(path: Path) -> bool:
-    marker = path / PARTIAL_MARKER
-    if path.is_symlink() or not path.is_dir() or marker.is_symlink() or not marker.is_file():
-        return False
-    try:
-        record = json.loads(marker.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return False
-    return isinstance(record, dict) and record.get("wikipedia_ipc") == "partial downloads"
+    return not path.is_symlink() and path.is_dir() and has_mark(path, PARTIAL_MARKER, PARTIAL_KIND)
 
 
 def _partial_folder(folder: Path) -> Path:
@@ -486,8 +480,7 @@ def _partial_folder(folder: Path) -> Path:
             )
         return path
     path.mkdir()
-    record = {"wikipedia_ipc": "partial downloads", "format": MANIFEST_FORMAT, "written_by": WRITER}
-    write_atomic(path / PARTIAL_MARKER, json.dumps(record) + "\n")
+    mark(path, PARTIAL_MARKER, PARTIAL_KIND, format=MANIFEST_FORMAT, written_by=WRITER)
     return path
 
 

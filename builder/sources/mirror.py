@@ -168,24 +168,26 @@ class Watch:
             raise Transient(self.reason)
 
 
-class _WatchedHTTPConnection(http.client.HTTPConnection):
+class _Watched:
+    """Hands a connection's socket to its watch once it is connected (a mixin before the connection class)."""
+
+    sock: socket.socket
+
     def __init__(self, *arguments: Any, watch: Watch, **options: Any) -> None:
         super().__init__(*arguments, **options)
         self._watch = watch
 
     def connect(self) -> None:
-        super().connect()
+        super().connect()  # type: ignore[misc]
         self._watch.attach(self.sock)
 
 
-class _WatchedHTTPSConnection(http.client.HTTPSConnection):
-    def __init__(self, *arguments: Any, watch: Watch, **options: Any) -> None:
-        super().__init__(*arguments, **options)
-        self._watch = watch
+class _WatchedHTTPConnection(_Watched, http.client.HTTPConnection):
+    pass
 
-    def connect(self) -> None:
-        super().connect()
-        self._watch.attach(self.sock)
+
+class _WatchedHTTPSConnection(_Watched, http.client.HTTPSConnection):
+    pass
 
 
 class _WatchedHTTPHandler(urllib.request.HTTPHandler):
