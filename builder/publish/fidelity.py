@@ -26,6 +26,14 @@ class Deviation:
 
 DEVIATIONS: tuple[Deviation, ...] = (
     Deviation(
+        "Reading the dumps",
+        "every page of every input file is read, so a page given twice (two files of one run, overlapping "
+        "parts) counts twice",
+        "a page is read once, by page id (a history: page and revision id), from the first file given; later "
+        "copies are skipped, counted in funnel.json and warned about with both files",
+        "a page counted twice doubles its references and pairs, and can push an image over step 2's bound",
+    ),
+    Deviation(
         "Image links",
         "`[[File:` / `[[Image:` with only the first letter case-insensitive",
         "namespace names in any case, plus the dump's localized File namespace",
