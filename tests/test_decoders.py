@@ -49,3 +49,33 @@ def test_a_truncated_7z_is_a_dump_error_from_either_decoder(
     archive.write_bytes(data[: len(data) // 2])
     with pytest.raises(DumpError, match=r"history1\.xml\.7z: cannot read the 7z archive"):
         list(iter_pages(archive))
+
+
+def test_checked_pieces_hand_on_what_replacing_invalid_bytes_gives_wherever_the_pieces_are_cut() -> None:
+    """The parser is fed bytes: a character cut by a piece's end is held back, and invalid runs become U+FFFD
+    in the bytes handed on, with their places, exactly as decoding the whole with ``replace`` would give."""
+    import random
+
+    from builder.sources.compression import checked_pieces
+    from builder.sources.files import ReadStats
+
+    chooser = random.Random(5)
+    alphabet = [b"a", b"\n", "é".encode(), "€".encode(), "𝄞".encode(), b"\xff", b"\xe2\x82", b"\xc3", b"\x80"]
+    for _ in range(300):
+        data = b"".join(chooser.choice(alphabet) for _ in range(chooser.randrange(0, 40)))
+        cuts = sorted(chooser.sample(range(len(data) + 1), min(len(data) + 1, chooser.randrange(0, 6))))
+        pieces = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+        stats = ReadStats()
+        handed = []
+        places = []
+        for _, piece, runs in checked_pieces(((None, piece) for piece in pieces), stats):
+            places += [(offset, length) for _, offset, length in runs]
+            for index, _, _ in runs:
+                assert piece[index : index + 3] == "\ufffd".encode()
+            handed.append(piece)
+        assert b"".join(handed) == data.decode("utf-8", "replace").encode()
+        invalid = sum(length for _, length in places)
+        assert stats.invalid_utf8_bytes == invalid
+        for offset, length in places:  # each run names bytes that do not decode
+            with pytest.raises(UnicodeDecodeError):
+                data[offset : offset + length].decode("utf-8")

@@ -162,3 +162,33 @@ def test_reading_ahead_in_a_thread_gives_the_same_pages_and_stops_with_its_reade
     reader.close()
     assert not any(thread.name.startswith("decompress:") for thread in threading.enumerate())
     assert sys.getswitchinterval() == switch
+
+
+@pytest.mark.parametrize("name", ["dump.xml", "dump.xml.bz2"])
+def test_a_read_that_meets_invalid_bytes_late_hands_on_each_page_once_and_counts_once(write_dump, name) -> None:
+    """The first read trusts expat with the bytes; one that is not UTF-8 makes it read again, checked: the pages
+    already handed on are not handed on again, and counts, problems and warnings are not doubled."""
+    filler = " ".join(f"word{k}" for k in range(3000))
+    pages = [page_xml(f"Page {n}", f"{filler} [[File:P{n}.jpg|thumb|Picture {n}]]", n) for n in range(1, 40)]
+    pages[3] = pages[3].replace("<id>4</id>", "<id>four</id>")  # a problem before the invalid bytes
+    pages[30] = pages[30].replace("Picture 31", "Picture \xff31")
+    clean = write_dump(pages, name="clean.xml")
+    path = write_dump(pages, name=name)
+    raw = path.read_bytes() if name.endswith(".xml") else bz2.decompress(path.read_bytes())
+    raw = raw.replace("Picture \xff31".encode(), b"Picture \xff31")  # the UTF-8 of U+00FF made one invalid byte
+    raw = raw.replace(b"Picture 35", b"Picture \xe2\x82 35")  # and a character cut short
+    path.write_bytes(raw if name.endswith(".xml") else bz2.compress(raw))
+    with pytest.warns(DumpWarning) as warned:
+        titles = [page.title for page in iter_pages(path)]
+    first = DumpReader(clean)
+    expected = [page.title for page in first]
+    assert titles == expected and len(titles) == 38
+    reader = DumpReader(path)
+    read = list(reader)
+    assert [page.title for page in read] == expected
+    assert "Picture \ufffd31" in read[29].text
+    assert reader.stats.invalid_utf8_bytes == 3
+    assert reader.stats.malformed_pages == first.stats.malformed_pages == 1
+    assert reader.stats.pages == first.stats.pages
+    messages = [str(warning.message) for warning in warned]
+    assert len(messages) == len(set(messages)) == len(reader.problems) == 3  # the page, and two places of bad bytes

@@ -108,7 +108,7 @@ class RevisionExtractor:
         self._page_id: int | None = None
         self._previous: _Parsed | None = None
         self._texts: list[_Parsed] = []  # the latest last; compared by length, then text, never hashed
-        self._spans: OrderedDict[str, tuple[list[ImageReference], ExtractStats]] = OrderedDict()
+        self._spans: OrderedDict[str, tuple[list[ImageReference], ExtractStats, list[str]]] = OrderedDict()
         self._edits = 0
         self._success = 1.0  # the recent share of tried edits that got a shift or a span (a moving average)
 
@@ -224,11 +224,12 @@ class RevisionExtractor:
         before, after = previous.text[first:last], wikitext[first : last + shift]
         # an opener of the page before the span that never pairs would pair with a closer the span leaves unpaired
         kept_open = {_CLOSER_OF[kind] for kind, at in unpaired.items() if at < first}
-        if _REGION_MARKS.findall(before) != _REGION_MARKS.findall(after) or not _one_span(after, kept_open):
-            return None
         try:
-            old_references, old_counts = self._span_result(before)
-            new_references, new_counts = self._span_result(after)
+            old_references, old_counts, old_marks = self._span_result(before)  # mostly the edit before's span after
+            marks = _REGION_MARKS.findall(after)
+            if marks != old_marks or not _one_span(after, kept_open):
+                return None
+            new_references, new_counts, _ = self._span_result(after, marks)
         except ExtractionError:
             return None
         counts = ExtractStats()
@@ -255,21 +256,20 @@ class RevisionExtractor:
         self.stats.respanned += 1
         return _Parsed(wikitext, references, counts, moved, moved_tops, moved_unpaired)
 
-    def _span_result(self, span: str) -> tuple[list[ImageReference], ExtractStats]:
-        """A span parsed alone; the last few are kept, since an edit's span after is the next edit's span before."""
+    def _span_result(
+        self, span: str, marks: list[str] | None = None
+    ) -> tuple[list[ImageReference], ExtractStats, list[str]]:
+        """A span parsed alone, with its region marks (``marks`` if known); the last few are kept, since an edit's
+        span after is the next edit's span before."""
         result = self._spans.get(span)
         if result is None:
-            result = self._spans[span] = _alone(span, self.aliases, self.options)
+            counts = ExtractStats()
+            references = extract_images(span, "", self.aliases, counts, **self.options)  # type: ignore[arg-type]
+            marks = _REGION_MARKS.findall(span) if marks is None else marks
+            result = self._spans[span] = (references, counts, marks)
             if len(self._spans) > SPANS_KEPT:
                 self._spans.popitem(last=False)
         return result
-
-
-def _alone(
-    span: str, aliases: tuple[str, ...], options: dict[str, object]
-) -> tuple[list[ImageReference], ExtractStats]:
-    counts = ExtractStats()
-    return extract_images(span, "", aliases, counts, **options), counts  # type: ignore[arg-type]
 
 
 def _one_span(text: str, kept_open: frozenset[str] | set[str] = frozenset()) -> bool:
@@ -321,36 +321,38 @@ def _plain(text: str) -> bool:
 def _edit(old: str, new: str) -> tuple[int, int, int]:
     """Where two texts differ: ``old[start:new_end]`` was replaced by ``new[start:new_end]``.
 
-    Chunks are compared from each end; the first differing chunk is then halved, each half compared
-    from where the equal part ends, so that no character is copied more than a few times.
+    Chunks of ``old`` are matched against ``new`` in place (``startswith``/``endswith`` at an offset),
+    from each end; the first chunk that differs is then halved, each half matched from where the equal
+    part ends, so that each character of ``old`` is copied about twice and none of ``new``.
     """
     limit = min(len(old), len(new))
     start = 0
-    while start < limit and old[start : start + COMPARE_CHUNK] == new[start : start + COMPARE_CHUNK]:
+    while start < limit and new.startswith(old[start : start + COMPARE_CHUNK], start):
         start += COMPARE_CHUNK
     start = min(start, limit)
     high = min(start + COMPARE_CHUNK, limit)
     while start < high:  # the first differing offset in old[start:high]
         middle = (start + high + 1) // 2
-        if old[start:middle] == new[start:middle]:
+        if new.startswith(old[start:middle], start):
             start = middle
         else:
             high = middle - 1 if middle - start == 1 else middle
     room = limit - start  # the common suffix may not overlap the common prefix
+    size, end = len(old), len(new)
     suffix = 0
     while suffix < room:
         step = min(COMPARE_CHUNK, room - suffix)
-        if old[len(old) - suffix - step : len(old) - suffix] != new[len(new) - suffix - step : len(new) - suffix]:
+        if not new.endswith(old[size - suffix - step : size - suffix], 0, end - suffix):
             high = suffix + step
-            while suffix < high:  # the first differing offset from the end in that chunk
+            while suffix < high:  # the first differing offset from the end in that piece
                 middle = (suffix + high + 1) // 2
-                if old[len(old) - middle : len(old) - suffix] == new[len(new) - middle : len(new) - suffix]:
+                if new.endswith(old[size - middle : size - suffix], 0, end - suffix):
                     suffix = middle
                 else:
                     high = middle - 1 if middle - suffix == 1 else middle
             break
         suffix += step
-    return start, len(old) - suffix, len(new) - suffix
+    return start, size - suffix, end - suffix
 
 
 def markup_spans(text: str) -> tuple[list[tuple[int, int]], dict[int, int], dict[str, int]]:

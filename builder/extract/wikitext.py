@@ -108,25 +108,24 @@ class ExtractStats:
     unrendered_templates: dict[str, int] = dataclasses.field(default_factory=dict)
 
     def add(self, other: ExtractStats) -> None:
-        for field in dataclasses.fields(self):
-            if field.name == "unrendered_templates":
-                for title, count in other.unrendered_templates.items():
-                    self.unrendered_templates[title] = self.unrendered_templates.get(title, 0) + count
-            else:
-                setattr(self, field.name, getattr(self, field.name) + getattr(other, field.name))
+        for name in _STAT_COUNTS:  # once per revision of a history: the names are looked up once
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for title, count in other.unrendered_templates.items():
+            self.unrendered_templates[title] = self.unrendered_templates.get(title, 0) + count
 
     def subtract(self, other: ExtractStats) -> None:
         """Take away counts that :meth:`add` added (a revision's span parsed again, in a history)."""
-        for field in dataclasses.fields(self):
-            if field.name == "unrendered_templates":
-                for title, count in other.unrendered_templates.items():
-                    left = self.unrendered_templates.get(title, 0) - count
-                    if left:
-                        self.unrendered_templates[title] = left
-                    else:
-                        self.unrendered_templates.pop(title, None)
+        for name in _STAT_COUNTS:
+            setattr(self, name, getattr(self, name) - getattr(other, name))
+        for title, count in other.unrendered_templates.items():
+            left = self.unrendered_templates.get(title, 0) - count
+            if left:
+                self.unrendered_templates[title] = left
             else:
-                setattr(self, field.name, getattr(self, field.name) - getattr(other, field.name))
+                self.unrendered_templates.pop(title, None)
+
+
+_STAT_COUNTS = tuple(field.name for field in dataclasses.fields(ExtractStats) if field.type == "int")
 
 
 def _visible(char: str) -> str:

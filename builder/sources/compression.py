@@ -1,6 +1,6 @@
 """Decompression backends of the dump reader: bz2 (one stream, multistream, parallel blocks),
 gzip, 7z (libarchive or py7zr) and plain XML, as pieces of bytes with the bz2 stream each
-came from; a reader thread decompresses ahead of the parser; UTF-8 decoding counts invalid bytes.
+came from; a reader thread decompresses ahead of the parser; UTF-8 checking counts invalid bytes.
 """
 
 from __future__ import annotations
@@ -20,11 +20,13 @@ from typing import BinaryIO
 from builder.sources.damage import MAX_BLOCK_BYTES, damage_in, good_blocks_before
 from builder.sources.files import CHUNK_SIZE, STREAM_HEADER, Compression, DumpError, ReadStats, open_binary
 
-__all__ = ["decoded_pieces", "raw_pieces"]
+__all__ = ["checked_pieces", "raw_pieces"]
+
+_REPLACEMENT = "\ufffd".encode()
 
 
 def _count_invalid_utf8(error: UnicodeError) -> tuple[str, int]:
-    """Replace undecodable bytes by U+FFFD and note where they were, for :func:`decoded_pieces`."""
+    """Replace undecodable bytes by U+FFFD and note where they were, for :func:`checked_pieces`."""
     assert isinstance(error, UnicodeDecodeError)
     _InvalidBytes.runs.append((error.start, error.end))
     return "\ufffd", error.end
@@ -292,14 +294,17 @@ def raw_pieces(
             raise DumpError(f"{path}: truncated or corrupt gzip data: {error}") from None
 
 
-def decoded_pieces(
+def checked_pieces(
     pieces: Iterable[tuple[int | None, bytes]], stats: ReadStats
-) -> Iterator[tuple[int | None, str, list[tuple[int, int, int]]]]:
-    """UTF-8 decode, replacing (and counting) invalid bytes instead of failing the whole dump.
+) -> Iterator[tuple[int | None, bytes, list[tuple[int, int, int]]]]:
+    """The pieces as valid UTF-8 for the XML parser: invalid bytes replaced by U+FFFD, and counted.
 
-    Each text comes with its invalid byte runs as (index of the U+FFFD in the text,
-    decompressed byte offset in its bz2 stream or file, length), so that the reader can
-    say where they were.
+    The parser is fed bytes, not decoded text: decoding only checks them (an ASCII piece not even
+    that), and expat reads UTF-8 itself, so no text is decoded and encoded again on the way in.
+    A character cut by a piece's end is held back until the next piece completes it. Each piece
+    comes with its invalid byte runs as (index of the replacement in the bytes handed on,
+    decompressed byte offset in its bz2 stream or file, length), so that the reader can say where
+    they were.
     """
     decoder = codecs.getincrementaldecoder("utf-8")(errors="wikipedia-ipc-count")
     stream: int | None = None
@@ -308,36 +313,46 @@ def decoded_pieces(
         if piece_stream != stream:
             stream, position = piece_stream, 0
         pending = decoder.getstate()[0]
-        text = decoder.decode(piece)
-        yield stream, text, _invalid_runs(pending, piece, position, stats)
+        if not pending and piece.isascii():
+            yield stream, piece, []
+        else:
+            decoder.decode(piece)
+            yield stream, *_valid_bytes(pending, piece, decoder.getstate()[0], position, stats)
         position += len(piece)
     pending = decoder.getstate()[0]
-    yield stream, decoder.decode(b"", final=True), _invalid_runs(pending, b"", position, stats)
+    decoder.decode(b"", final=True)
+    yield stream, *_valid_bytes(pending, b"", b"", position, stats)
 
 
-def _invalid_runs(pending: bytes, piece: bytes, position: int, stats: ReadStats) -> list[tuple[int, int, int]]:
-    """The runs :func:`_count_invalid_utf8` noted while decoding ``piece`` (at ``position``) behind ``pending``.
+def _valid_bytes(
+    pending: bytes, piece: bytes, kept: bytes, position: int, stats: ReadStats
+) -> tuple[bytes, list[tuple[int, int, int]]]:
+    """The bytes the decoder checked (``piece`` behind the ``pending`` bytes it held back before, without the
+    ``kept`` ones it holds back now), with the runs :func:`_count_invalid_utf8` noted replaced by U+FFFD.
 
-    The decoder's input is the bytes it kept back from the piece before, then the piece.
-    The bytes between two runs are valid UTF-8, so each run's place in the decoded text is
-    the length of what came before it; adjacent runs are one run.
+    Adjacent runs are reported as one run.
     """
+    data = pending + piece if pending else piece
+    end = len(data) - len(kept)
     if not _InvalidBytes.runs:
-        return []
-    data = pending + piece
+        return (data[:end] if kept else data), []
     offset = position - len(pending)
+    parts: list[bytes] = []
     runs: list[tuple[int, int, int]] = []
-    index = 0
+    handed = 0  # bytes handed on so far
     done = 0
-    for start, end in _InvalidBytes.runs:
-        stats.invalid_utf8_bytes += end - start
+    for start, stop in _InvalidBytes.runs:
+        stats.invalid_utf8_bytes += stop - start
+        parts.append(data[done:start])
+        handed += start - done
         if runs and start == done:
             at, where, length = runs[-1]
-            runs[-1] = (at, where, length + end - start)
+            runs[-1] = (at, where, length + stop - start)
         else:
-            index += len(data[done:start].decode("utf-8"))
-            runs.append((index, offset + start, end - start))
-        index += 1  # the U+FFFD
-        done = end
+            runs.append((handed, offset + start, stop - start))
+        parts.append(_REPLACEMENT)
+        handed += len(_REPLACEMENT)
+        done = stop
+    parts.append(data[done:end])
     _InvalidBytes.runs.clear()
-    return runs
+    return b"".join(parts), runs

@@ -14,6 +14,7 @@ way in every case.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import os
 import re
@@ -23,7 +24,7 @@ from pathlib import Path
 from xml.parsers import expat
 
 from builder.lang.languages import language_for, language_from_dbname
-from builder.sources.compression import decoded_pieces, raw_pieces
+from builder.sources.compression import checked_pieces, raw_pieces
 from builder.sources.damage import check_bz2_end
 from builder.sources.files import (
     CHUNK_SIZE,
@@ -42,6 +43,11 @@ __all__ = ["DumpReader", "Page", "SiteInfo", "iter_pages", "read_siteinfo"]
 
 
 FILE_NAMESPACE = 6
+# what expat says of bytes that are not UTF-8 (a byte that starts no character, a character cut by the end)
+_ENCODING_ERRORS = frozenset(
+    expat.errors.codes[message]
+    for message in (expat.errors.XML_ERROR_INVALID_TOKEN, expat.errors.XML_ERROR_PARTIAL_CHAR)
+)
 REDIRECT_ELEMENT_VERSION = (0, 4)  # export formats before 0.4 have no <redirect>: a redirect is told by its text
 
 
@@ -68,6 +74,10 @@ class SiteInfo:
     namespaces: dict[int, str] = dataclasses.field(default_factory=dict)
 
 
+class _InvalidBytes(Exception):
+    """A read that trusted its bytes met one that is not UTF-8 (or a malformed token): read it again, checked."""
+
+
 class _Lines:
     """Turns expat's line numbers into places that do not depend on where reading began.
 
@@ -83,21 +93,22 @@ class _Lines:
         self.shift = 0  # lines to add to expat's (a range of a plain file read behind text from elsewhere)
         self._ended_with_cr = False
 
-    def feed(self, stream: int | None, text: str) -> None:
+    def feed(self, stream: int | None, text: str | bytes) -> None:
         if stream != self.stream:
             self.stream = stream
             self.first_line = self.fed + 1
         if stream is None:
             return  # not bz2: one stream, expat's own line numbers are the places
         # expat counts "\n", "\r\n" and a lone "\r" as one line break each
-        breaks = text.count("\n")
-        if "\r" in text:
-            breaks += text.count("\r") - text.count("\r\n")
-        if self._ended_with_cr and text.startswith("\n"):
+        data = text.encode() if isinstance(text, str) else text
+        breaks = data.count(b"\n")
+        if b"\r" in data:
+            breaks += data.count(b"\r") - data.count(b"\r\n")
+        if self._ended_with_cr and data.startswith(b"\n"):
             breaks -= 1
         self.fed += breaks
-        if text:
-            self._ended_with_cr = text.endswith("\r")
+        if data:
+            self._ended_with_cr = data.endswith(b"\r")
 
     def where(self, line: int, column: int | None = None) -> str:
         at_column = "" if column is None else f", column {column}"
@@ -491,13 +502,40 @@ class DumpReader:
         self.last_good: str | None = None
 
     def __iter__(self) -> Iterator[Page]:
+        """The pages, read from bytes expat checks as UTF-8 itself; a file with invalid bytes is read again.
+
+        Checking every piece beforehand costs as much as a third of the parsing (decoding to text that
+        is then dropped), for bytes that are almost always valid. So a read first trusts expat to stop
+        at an invalid byte; if it does, the read starts again with the checks (invalid bytes replaced
+        and counted, as :func:`~builder.sources.compression.checked_pieces` says), the counts and
+        problems of the first read undone and the pages already handed on not handed on again.
+        """
+        snapshot = copy.deepcopy(self.stats)
+        problems, redirects = len(self.problems), len(self.redirects)
+        handed = 0
+        try:
+            for page in self._pages(checked=False):
+                handed += 1
+                yield page
+            return
+        except _InvalidBytes:
+            pass
+        for field in dataclasses.fields(self.stats):
+            setattr(self.stats, field.name, getattr(snapshot, field.name))
+        del self.problems[problems:]
+        del self.redirects[redirects:]
+        for index, page in enumerate(self._pages(checked=True)):
+            if index >= handed:
+                yield page
+
+    def _pages(self, checked: bool) -> Iterator[Page]:
         path = check_dump_path(self.path)
         compression = dump_compression(path)
         collector = _PageCollector(str(path), self.namespaces, self.skip_redirects, self.stats, self.file_redirects)
         collector.problems = self.problems
         collector.redirects = self.redirects
         self.siteinfo = collector.siteinfo
-        parser = expat.ParserCreate()
+        parser = expat.ParserCreate(encoding="UTF-8")  # fed checked UTF-8 bytes, whatever the XML declaration says
         parser.buffer_text = True
         parser.buffer_size = CHUNK_SIZE
         parser.StartElementHandler = collector.start
@@ -509,6 +547,7 @@ class DumpReader:
         lines = _Lines()
         collector.locate = lambda: lines.where(parser.CurrentLineNumber)
         start, end = self.byte_range if self.byte_range else (0, None)
+        raw: Iterator[tuple[int | None, bytes]] | None = None
         try:
             if compression == "bz2":
                 check_bz2_end(path)
@@ -521,23 +560,28 @@ class DumpReader:
                 parser.Parse(header, False)
                 collector.loud = True
             raw = raw_pieces(path, compression, self.byte_range, self.decompress_threads, self.read_ahead)
-            for stream, text, invalid in decoded_pieces(raw, self.stats):
-                lines.feed(stream, text)
+            pieces = checked_pieces(raw, self.stats) if checked else ((stream, data, []) for stream, data in raw)
+            for stream, data, invalid in pieces:
+                lines.feed(stream, data)
                 done = 0
                 for index, offset, length in invalid:  # parsed up to each, to name the page it is in
-                    parser.Parse(text[done:index], False)
+                    parser.Parse(data[done:index], False)
                     done = index
                     collector.invalid_utf8(length, byte_place(compression, stream, offset))
-                parser.Parse(text[done:], False)
+                parser.Parse(data[done:] if done else data, False)
                 yield from collector.ready
                 collector.ready.clear()
             parser.Parse(self._closing(collector, end), True)
         except expat.ExpatError as error:
+            if not checked and error.code in _ENCODING_ERRORS:
+                raise _InvalidBytes from None
             where = lines.where(error.lineno, error.offset)
             message = f"{path}: malformed XML at {where}: {expat.errors.messages[error.code]}"
             raise DumpError(Problem(message, collector.last_good)) from None
         finally:
             self.last_good = collector.last_good
+            if raw is not None:
+                raw.close()  # a decompressing thread ahead of the parser stops now, not when collected
         yield from collector.ready
         collector.ready.clear()
 
@@ -601,7 +645,7 @@ def read_siteinfo(path: str | os.PathLike[str]) -> SiteInfo:
     path = check_dump_path(path)
     collector = _PageCollector(str(path), frozenset(), True, ReadStats())
     collector.loud = False
-    parser = expat.ParserCreate()
+    parser = expat.ParserCreate(encoding="UTF-8")
     parser.EndElementHandler = collector.end
     parser.CharacterDataHandler = collector.characters
     done = False
@@ -615,8 +659,8 @@ def read_siteinfo(path: str | os.PathLike[str]) -> SiteInfo:
     try:
         # small reads: the header is in the first bz2 block, and the rest of the file is not needed
         pieces = raw_pieces(path, dump_compression(path), None, read_size=1 << 16)
-        for _, text, _ in decoded_pieces(pieces, ReadStats()):
-            parser.Parse(text, False)
+        for _, data, _ in checked_pieces(pieces, ReadStats()):
+            parser.Parse(data, False)
             if done or collector.siteinfo.namespaces and "siteinfo" not in collector.open_elements():
                 break
     except expat.ExpatError as error:
