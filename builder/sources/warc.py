@@ -417,17 +417,17 @@ def iter_responses(
     """
     stats.files += 1
     with open_warc(source, network) as raw:
-        head = raw.read(2)
-        stream: _Forward = _Members(raw, head) if head == b"\x1f\x8b" else _Prefixed(head, raw)
-        records = ArchiveIterator(
-            stream,
-            record_types=WarcRecordType.any_type,
-            parse_http=False,
-            stream_detect=False,
-            fsspec_args=False,
-        )
         last = "the start"
         try:
+            head = raw.read(2)
+            stream: _Forward = _Members(raw, head) if head == b"\x1f\x8b" else _Prefixed(head, raw)
+            records = ArchiveIterator(
+                stream,
+                record_types=WarcRecordType.any_type,
+                parse_http=False,
+                stream_detect=False,
+                fsspec_args=False,
+            )
             for record in records:
                 stats.records += 1
                 if record.record_type != WarcRecordType.response:
