@@ -72,7 +72,8 @@ def page_html(number: int, images: int, filler: int = 0) -> bytes:
     """Page ``number``: three of the ``images`` shared images with a figure caption, a caption table
     and an alt text, and ``filler`` paragraphs of text around them."""
     first, second, third = (number % images, (number + 1) % images, (number + 2) % images)
-    paragraphs = "".join(f"<p>Paragraph {k} of page {number} tells of the harbour and its ships.</p>" for k in range(filler))
+    paragraph = "<p>Paragraph {} of page {} tells of the harbour and its ships.</p>"
+    paragraphs = "".join(paragraph.format(k, number) for k in range(filler))
     return (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Page {number}</title>'
         f'<base href="{SITE}/media/"></head><body><h1>Page {number}</h1>{paragraphs}'

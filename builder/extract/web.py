@@ -181,17 +181,20 @@ def iter_web_rows(task: WebTask, result: WebResult) -> Iterator[tuple[str, dict[
                 if image is None:
                     continue
                 result.references += 1
-                yield "reference", {
-                    "image": image,
-                    "page": response.uri,
-                    "record_id": response.record_id,
-                    "date": response.date,
-                    "position": reference.position,
-                    "kind": reference.kind,
-                    "caption": reference.caption,
-                    "language": page.language or None,
-                    "warc": task.warc,
-                }
+                yield (
+                    "reference",
+                    {
+                        "image": image,
+                        "page": response.uri,
+                        "record_id": response.record_id,
+                        "date": response.date,
+                        "position": reference.position,
+                        "kind": reference.kind,
+                        "caption": reference.caption,
+                        "language": page.language or None,
+                        "warc": task.warc,
+                    },
+                )
     except WarcError as error:
         result.error = str(error)
 
