@@ -15,6 +15,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 SITE = "https://crawl.example.org"
+WORDS = (
+    "harbour ships town hill dawn winter boats tide morning fishermen market church bridge river "
+    "mill street square tower castle wall garden station train road village valley mountain lake "
+    "the a of in on at by with from and was were is are had has built old new long small great"
+).split()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,8 +77,10 @@ def page_html(number: int, images: int, filler: int = 0) -> bytes:
     """Page ``number``: three of the ``images`` shared images with a figure caption, a caption table
     and an alt text, and ``filler`` paragraphs of text around them."""
     first, second, third = (number % images, (number + 1) % images, (number + 2) % images)
-    paragraph = "<p>Paragraph {} of page {} tells of the harbour and its ships.</p>"
-    paragraphs = "".join(paragraph.format(k, number) for k in range(filler))
+    generator = random.Random(number)  # text that compresses like prose, not like one repeated line
+    paragraphs = "".join(
+        "<p>" + " ".join(generator.choice(WORDS) for _ in range(12)) + f" ({k}).</p>" for k in range(filler)
+    )
     return (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Page {number}</title>'
         f'<base href="{SITE}/media/"></head><body><h1>Page {number}</h1>{paragraphs}'
