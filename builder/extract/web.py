@@ -1,0 +1,262 @@
+"""A WARC file as one unit of extraction work: its pages → web image references, its images → an index.
+
+A :class:`WebTask` reads one WARC source (:mod:`builder.sources.warc`), and writes two parquet files:
+the references its HTML pages make to images (:data:`WEB_REFERENCE_SCHEMA`, one row per image and
+caption kind, from :mod:`builder.extract.html`), and its image response records
+(:data:`WEB_IMAGE_SCHEMA`, §4.2's index of physical images). Both are keyed by the image URL as the
+injected ``normalize`` callable gives it, so the build can join them; what is known of an image's
+pixels comes from the injected ``inspect`` callable (its facts as JSON, or the reason it skipped the
+image). Rows come in the file's record order, a page's in the order of its images: the output is the
+same on every run and every engine.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from builder.extract.html import HtmlStats, Undecodable, decode_page, extract_references
+from builder.sources.files import MAX_PROBLEMS
+from builder.sources.mirror import Network
+from builder.sources.warc import MAX_PAYLOAD, WarcError, WarcStats, iter_responses
+
+__all__ = [
+    "Inspector",
+    "Normalizer",
+    "WEB_IMAGE_SCHEMA",
+    "WEB_REFERENCE_SCHEMA",
+    "WebResult",
+    "WebTask",
+    "iter_web_rows",
+    "payload_digest",
+    "run_web_task",
+    "web_task",
+]
+
+WEB_REFERENCE_SCHEMA = pa.schema(
+    [
+        ("image", pa.string()),  # the image URL, resolved against the page and <base href>, then normalized
+        ("page", pa.string()),  # the page's URL (WARC-Target-URI)
+        ("record_id", pa.string()),  # the page's WARC-Record-ID
+        ("date", pa.string()),  # the page's WARC-Date
+        ("position", pa.int64()),  # the image's number among the page's <img> elements
+        ("kind", pa.string()),  # figure, table or alt (builder.extract.html.KINDS)
+        ("caption", pa.string()),  # preprocessed (§4.5.1)
+        ("language", pa.string()),  # the page's <html lang>, lower case; null if it names none
+        ("warc", pa.string()),  # the WARC file or URL the page came from
+    ]
+)
+WEB_IMAGE_SCHEMA = pa.schema(
+    [
+        ("image", pa.string()),  # the image's normalized URL (WARC-Target-URI)
+        ("record_id", pa.string()),
+        ("date", pa.string()),
+        ("content_type", pa.string()),  # as the HTTP header says
+        ("length", pa.int64()),  # the payload's bytes
+        ("facts", pa.string()),  # what ``inspect`` returned, as JSON; null when it skipped the image
+        ("skip", pa.string()),  # why ``inspect`` skipped the image; null when it did not
+        ("warc", pa.string()),
+    ]
+)
+BATCH_ROWS = 50_000
+
+Normalizer = Callable[[str], str]  # an image URL → the key that identifies it (raises ValueError: unusable)
+Inspector = Callable[[bytes], Any]  # an image payload → its facts (a dataclass, mapping or string); raises to skip
+
+
+def payload_digest(data: bytes) -> str:
+    """The default image facts: the SHA-1 of the payload's bytes (no decoding of pixels)."""
+    return hashlib.sha1(data).hexdigest()
+
+
+def _name(function: Callable[..., Any] | None) -> str:
+    if function is None:
+        return ""
+    return f"{getattr(function, '__module__', '?')}.{getattr(function, '__qualname__', repr(function))}"
+
+
+@dataclasses.dataclass(frozen=True)
+class WebTask:
+    """One WARC source and where its two parquet files go; picklable (Spark ships it to executors)."""
+
+    warc: str
+    shard: str  # the references' parquet file
+    images: str  # the image index's parquet file
+    normalize: Normalizer | None = None  # None: the resolved URL as it is
+    inspect: Inspector | None = payload_digest  # None: images are indexed without facts
+    max_payload: int = MAX_PAYLOAD
+    verify_digests: bool = True
+    network: Network = dataclasses.field(default_factory=Network)
+
+
+def web_task(warc: str, folder: str | Path, **options: Any) -> WebTask:
+    """A task whose file names hash the source and the callables, so a changed setting is not reused."""
+    task = WebTask(warc, "", "", **options)
+    identity = "|".join(
+        [warc, _name(task.normalize), _name(task.inspect), str(task.max_payload), str(task.verify_digests)]
+    )
+    if not (warc.startswith(("http://", "https://")) or "://" in warc):
+        stat = Path(warc).stat()
+        identity += f"|{Path(warc).resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+    stamp = hashlib.sha1(identity.encode()).hexdigest()[:16]
+    folder = Path(folder)
+    return dataclasses.replace(
+        task, shard=str(folder / f"web-references-{stamp}.parquet"), images=str(folder / f"web-images-{stamp}.parquet")
+    )
+
+
+@dataclasses.dataclass
+class WebResult:
+    """What one task read and found; ``error`` says why a source could not be read at all."""
+
+    read: WarcStats
+    html: HtmlStats
+    references: int = 0
+    images: int = 0  # image records indexed
+    images_skipped: int = 0  # of which ``inspect`` skipped (their reason is in the index)
+    unusable_urls: int = 0  # image or page URLs the normalizer refused
+    error: str | None = None
+    problems: list[str] = dataclasses.field(default_factory=list)  # html and normalizer problems, named
+
+    def note(self, problem: str) -> None:
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(problem)
+
+    def to_json(self) -> str:
+        data = dataclasses.asdict(self)
+        return json.dumps(data, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> WebResult:
+        data = json.loads(text)
+        return cls(WarcStats(**data.pop("read")), HtmlStats(**data.pop("html")), **data)
+
+
+def _facts_json(facts: Any) -> str:
+    """Facts as JSON with sorted keys: a dataclass or mapping as an object, anything else as its string."""
+    if dataclasses.is_dataclass(facts) and not isinstance(facts, type):
+        facts = dataclasses.asdict(facts)
+    if not isinstance(facts, dict):
+        facts = str(facts)
+    return json.dumps(facts, sort_keys=True, default=str)
+
+
+def _normalized(task: WebTask, url: str, result: WebResult, where: str) -> str | None:
+    if task.normalize is None:
+        return url
+    try:
+        return task.normalize(url)
+    except ValueError as error:
+        result.unusable_urls += 1
+        result.note(f"{where}: {url!r} is no usable image URL ({error})")
+        return None
+
+
+def iter_web_rows(task: WebTask, result: WebResult) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``("reference", row)`` and ``("image", row)`` in record order; ``result`` counts as it goes.
+
+    A source that cannot be opened sets ``result.error`` and yields nothing.
+    """
+    try:
+        for response in iter_responses(task.warc, result.read, task.max_payload, task.verify_digests, task.network):
+            where = f"{task.warc}: record {response.record_id}"
+            if response.kind == "image":
+                yield "image", _image_row(task, response, result, where)
+                continue
+            try:
+                text = decode_page(response.payload, response.charset, result.html)
+            except Undecodable as error:
+                result.note(f"{where} ({response.uri}): {error}")
+                continue
+            page = extract_references(text, response.uri, result.html)
+            for reference in page.references:
+                image = _normalized(task, reference.image, result, where)
+                if image is None:
+                    continue
+                result.references += 1
+                yield (
+                    "reference",
+                    {
+                        "image": image,
+                        "page": response.uri,
+                        "record_id": response.record_id,
+                        "date": response.date,
+                        "position": reference.position,
+                        "kind": reference.kind,
+                        "caption": reference.caption,
+                        "language": page.language or None,
+                        "warc": task.warc,
+                    },
+                )
+    except WarcError as error:
+        result.error = str(error)
+
+
+def _image_row(task: WebTask, response: Any, result: WebResult, where: str) -> dict[str, Any]:
+    result.images += 1
+    facts = skip = None
+    if task.inspect is not None:
+        try:
+            facts = _facts_json(task.inspect(response.payload))
+        except Exception as error:  # noqa: BLE001 - any failure on an image's bytes is that image's skip
+            skip = str(error) or type(error).__name__
+            result.images_skipped += 1
+    image = _normalized(task, response.uri, result, where)
+    return {
+        "image": image if image is not None else response.uri,
+        "record_id": response.record_id,
+        "date": response.date,
+        "content_type": response.content_type,
+        "length": len(response.payload),
+        "facts": facts,
+        "skip": skip if image is not None else "unusable URL",
+        "warc": task.warc,
+    }
+
+
+def run_web_task(task: WebTask) -> WebResult:
+    """Run a task and write its two parquet files and its counts beside them, all moved into place
+    once complete; a task done before (its ``.json`` beside the shard) is not run again."""
+    shard, images = Path(task.shard), Path(task.images)
+    done = shard.with_suffix(".json")
+    if done.is_file() and shard.is_file() and images.is_file():
+        return WebResult.from_json(done.read_text(encoding="utf-8"))
+    result = WebResult(WarcStats(), HtmlStats())
+    partial, images_partial = shard.with_suffix(".parquet.partial"), images.with_suffix(".parquet.partial")
+    schemas = {"reference": WEB_REFERENCE_SCHEMA, "image": WEB_IMAGE_SCHEMA}
+    batches: dict[str, list[dict[str, Any]]] = {"reference": [], "image": []}
+    try:
+        with (
+            pq.ParquetWriter(partial, WEB_REFERENCE_SCHEMA, compression="zstd") as references,
+            pq.ParquetWriter(images_partial, WEB_IMAGE_SCHEMA, compression="zstd") as index,
+        ):
+            writers = {"reference": references, "image": index}
+            for kind, row in iter_web_rows(task, result):
+                batch = batches[kind]
+                batch.append(row)
+                if len(batch) >= BATCH_ROWS:
+                    writers[kind].write_table(pa.Table.from_pylist(batch, schema=schemas[kind]))
+                    batch.clear()
+            for kind, writer in writers.items():
+                writer.write_table(pa.Table.from_pylist(batches[kind], schema=schemas[kind]))
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        images_partial.unlink(missing_ok=True)
+        raise
+    if result.error is not None:  # nothing of it is kept: a resumed build tries the source again
+        partial.unlink(missing_ok=True)
+        images_partial.unlink(missing_ok=True)
+        return result
+    counts = done.with_suffix(".json.partial")
+    counts.write_text(result.to_json(), encoding="utf-8")
+    partial.rename(shard)
+    images_partial.rename(images)
+    counts.rename(done)
+    return result
