@@ -3,14 +3,14 @@ often it takes unrelated images for one.
 
 N originals are drawn with Pillow from fixed seeds, each a different composition (a gradient of random
 colours and direction, random rectangles, ellipses and lines, a few words of text, light noise), and
-each is copied as §6.2 and the web do: saved as lossless WebP (the same pixels), scaled to 60 %, re-encoded as JPEG at quality 50, cropped
-by 10 % (5 % off each side), turned 90°, turned 5° (corners filled white), mirrored, and watermarked
-(a semi-transparent text and a logo box in a corner). Every image goes through
-``builder.sources.images.inspect_image`` as a PNG (the JPEG and WebP copies as their own bytes). A copy is found
-when its key equals the original's (``pixels``) or its hash is within the Hamming threshold of the
-original's (the perceptual hashes; for ``phash-rotation``, any of the eight orientations). False
-matches are counted over all pairs of different originals. A second table gives, per threshold, all
-copies found and the false matches, to choose the threshold. Usage::
+each is copied as §6.2 and the web do: saved as lossless WebP (the same pixels), scaled to 60 %,
+re-encoded as JPEG at quality 50, cropped by 10 % (5 % off each side), turned 90°, turned 5° (corners
+filled white), mirrored, and watermarked (a semi-transparent text and a logo box in a corner). Every
+image goes through ``builder.sources.images.inspect_image`` as a PNG (the JPEG and WebP copies as
+their own bytes). A copy is found when its key equals the original's (``pixels``) or its hash is
+within the Hamming threshold of the original's (the perceptual hashes; for ``phash-rotation``, any of
+the eight orientations). False matches are counted over all pairs of different originals. A second
+table gives, per threshold, all copies found and the false matches, to choose the threshold. Usage::
 
     python benchmarks/image_hashes.py [--originals 60] [--threshold 4] [--hash-size 6] [--scale 0]
 
@@ -61,7 +61,12 @@ def original(seed: int) -> Image.Image:
         else:
             getattr(draw, shape)([(x0, y0), (x1, y1)], fill=colour)
     font = ImageFont.load_default(size=rng.randrange(18, 36))
-    draw.text((rng.randrange(width // 2), rng.randrange(height - 40)), " ".join(rng.sample(WORDS, 2)), fill=(0, 0, 0), font=font)
+    draw.text(
+        (rng.randrange(width // 2), rng.randrange(height - 40)),
+        " ".join(rng.sample(WORDS, 2)),
+        fill=(0, 0, 0),
+        font=font,
+    )
     noise = Image.effect_noise((width, height), 12).convert("RGB")
     return Image.blend(image, noise, 0.08)
 
@@ -74,7 +79,9 @@ def watermarked(image: Image.Image) -> Image.Image:
     font = ImageFont.load_default(size=max(14, marked.width // 12))
     draw.text((marked.width // 8, marked.height // 2), "© stock photo", fill=(255, 255, 255, 110), font=font)
     box = max(16, marked.width // 8)
-    draw.rectangle([marked.width - box - 6, marked.height - box - 6, marked.width - 6, marked.height - 6], fill=(200, 30, 30, 255))
+    draw.rectangle(
+        [marked.width - box - 6, marked.height - box - 6, marked.width - 6, marked.height - 6], fill=(200, 30, 30, 255)
+    )
     return Image.alpha_composite(marked, layer).convert("RGB")
 
 
@@ -142,9 +149,11 @@ def main(argv: list[str] | None = None) -> None:
         return sum(_distance(originals[a], originals[b], kind) <= threshold for a, b in unrelated)
 
     n = len(originals)
-    print(f"{n} originals × {len(TRANSFORMS)} transformations, {bits}-bit hashes (hash_size {args.hash_size}), "
-          f"Hamming threshold {args.threshold}; {len(unrelated)} pairs of unrelated originals; "
-          f"{n * (len(TRANSFORMS) + 1)} images inspected in {seconds:.1f} s\n")
+    print(
+        f"{n} originals × {len(TRANSFORMS)} transformations, {bits}-bit hashes (hash_size {args.hash_size}), "
+        f"Hamming threshold {args.threshold}; {len(unrelated)} pairs of unrelated originals; "
+        f"{n * (len(TRANSFORMS) + 1)} images inspected in {seconds:.1f} s\n"
+    )
     print("| copy found by | " + " | ".join(TRANSFORMS) + " | false matches |")
     print("|---" * (len(TRANSFORMS) + 2) + "|")
     for kind in KINDS:
@@ -164,8 +173,10 @@ def main(argv: list[str] | None = None) -> None:
         items = [(f"{index:09d}", rng.getrandbits(bits)) for index in range(args.scale)]
         started = time.perf_counter()
         groups = group_by_hash(items, bits, args.threshold)
-        print(f"\ngroup_by_hash: {args.scale:,} random {bits}-bit hashes at threshold {args.threshold} in "
-              f"{time.perf_counter() - started:.2f} s, {len(set(groups.values())):,} groups")
+        print(
+            f"\ngroup_by_hash: {args.scale:,} random {bits}-bit hashes at threshold {args.threshold} in "
+            f"{time.perf_counter() - started:.2f} s, {len(set(groups.values())):,} groups"
+        )
 
 
 if __name__ == "__main__":
