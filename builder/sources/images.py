@@ -165,11 +165,11 @@ def inspect_image(
         rgba = background
     gray = rgba.convert("L")
     del rgba
-    side = hash_size * 4  # imagehash's phash reads a 4× larger grid (its highfreq_factor) before the DCT
-    small = gray.resize((side, side), Image.Resampling.LANCZOS)
     orientations = []
     for name in ORIENTATIONS:
-        turned = small if name is None else small.transpose(getattr(Image.Transpose, name))
+        # each orientation of the whole image, then reduced: the eight reduced images of a turned or
+        # mirrored copy are exactly the eight of the original (turning first keeps resampling out of it)
+        turned = gray if name is None else gray.transpose(getattr(Image.Transpose, name))
         orientations.append(_as_int(imagehash.phash(turned, hash_size=hash_size)))
     return ImageFacts(
         width=width,
