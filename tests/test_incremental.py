@@ -15,6 +15,7 @@ import random
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -169,7 +170,12 @@ def test_a_page_of_twenty_thousand_revisions() -> None:
     assert extractor.stats.shifted + extractor.stats.respanned > len(history) // 4  # not parsed from scratch
 
 
-def test_where_two_revisions_differ() -> None:
+@pytest.mark.parametrize("chunk", [16384, 64])
+def test_where_two_revisions_differ(chunk: int, monkeypatch) -> None:
+    """Whatever the chunk, the edit found is the one made (small chunks cross many chunk boundaries)."""
+    import builder.extract.incremental
+
+    monkeypatch.setattr(builder.extract.incremental, "COMPARE_CHUNK", chunk)
     chooser = random.Random(7)
     for _ in range(2000):
         old = "".join(chooser.choice("ab\n") for _ in range(chooser.randrange(0, 9000)))
@@ -191,6 +197,34 @@ def test_markup_spans_cover_the_markup() -> None:
     assert spans == [(6, 30), (35, 58), (59, 64), (65, 71), (76, 82), (87, 92)]
     assert tops == {6: 30, 35: 58, 87: 92}
     assert unpaired == {"{{": 76}
+
+
+def test_markup_found_from_a_parse_is_the_markup_found_afresh() -> None:
+    """After a revision is parsed, its markup is found from the parse's own tokens: the same spans as a fresh scan."""
+    from builder.extract.wikitext import scan_and_extract
+
+    chooser = random.Random(3)
+    pieces = [
+        "[[File:A.jpg|thumb|Cap [[B]]]]",
+        "{{Infobox|image=C.jpg|caption=D}}",
+        "<!-- x [[File:E.jpg]] -->",
+        "<gallery>\nF.jpg|G\n</gallery>",
+        "<ref>{{cite|x}}</ref>",
+        "{{open",
+        "[[dangling",
+        "]]",
+        "}}",
+        "<nowiki>[[x]]</nowiki>",
+        " text ",
+        "\n",
+        "<br>",
+        "-->",
+        "{{a|{{b}}}}",
+    ]
+    for _ in range(300):
+        text = "".join(chooser.choice(pieces) for _ in range(chooser.randrange(1, 25)))
+        _, tokens, galleries = scan_and_extract(text)
+        assert markup_spans(text, (tokens, galleries)) == markup_spans(text), text
 
 
 def test_an_edit_that_breaks_a_comment_end_is_parsed() -> None:

@@ -47,6 +47,7 @@ from builder.extract.wikitext import (
     _hide_inert_markup,
     _Tokens,
     extract_images,
+    scan_and_extract,
 )
 
 __all__ = ["RevisionExtractor"]
@@ -56,7 +57,7 @@ SPANS_KEPT = 8  # spans parsed alone whose results are kept (an edit's span afte
 TRIAL_EDITS = 32  # while few edits qualify, one edit in this many is tried still
 SUCCESS_WEIGHT = 0.05  # the weight of the latest try in the moving average of successes
 WORTH_TRYING = 0.35  # the share of shifts below which trying costs more than it saves (finding an edit, the markup)
-COMPARE_CHUNK = 4096  # characters compared at a time when looking for where two revisions differ
+COMPARE_CHUNK = 16384  # characters compared at a time when looking for where two revisions differ
 _MARKUP_CHARS = re.compile(r"[\[\]{}<>]")
 # A link or template that holds no other markup, no namespace prefix and no parameter name: the extractor pairs
 # it with itself and takes nothing from it, so adding or removing one where no markup is open changes nothing else.
@@ -82,6 +83,7 @@ class _Parsed:
     markup: list[tuple[int, int]] | None = None
     tops: dict[int, int] | None = None  # the links and templates no other encloses: start → end
     unpaired: dict[str, int] | None = None  # "[[" and "{{" → where the first opener of the kind that never pairs is
+    scan: tuple[_Tokens, list[tuple[int, int]]] | None = None  # a parse's tokens and galleries, until markup is found
 
 
 @dataclasses.dataclass
@@ -160,13 +162,13 @@ class RevisionExtractor:
     def _parse(self, wikitext: str, title: str, stats: ExtractStats) -> _Parsed:
         counts = ExtractStats()
         try:
-            references = extract_images(wikitext, title, self.aliases, counts, **self.options)  # type: ignore[arg-type]
+            references, tokens, galleries = scan_and_extract(wikitext, title, self.aliases, counts, **self.options)  # type: ignore[arg-type]
         except ExtractionError:
             stats.add(counts)  # what it counted before it failed, as from scratch
             self._previous = None
             raise
         self.stats.parsed += 1
-        return _Parsed(wikitext, references, counts)
+        return _Parsed(wikitext, references, counts, scan=(tokens, galleries))
 
     def _shifted(self, wikitext: str) -> _Parsed | None:
         """The previous result updated for the edit: offsets moved, or the one link or template it is in parsed
@@ -176,7 +178,8 @@ class RevisionExtractor:
         old = previous.text
         start, old_end, new_end = _edit(old, wikitext)
         if previous.markup is None:
-            previous.markup, previous.tops, previous.unpaired = markup_spans(old)
+            previous.markup, previous.tops, previous.unpaired = markup_spans(old, previous.scan)
+            previous.scan = None
         markup = previous.markup
         shift = new_end - old_end
         index = bisect.bisect_left(markup, (start,))
@@ -355,7 +358,9 @@ def _edit(old: str, new: str) -> tuple[int, int, int]:
     return start, size - suffix, end - suffix
 
 
-def markup_spans(text: str) -> tuple[list[tuple[int, int]], dict[int, int], dict[str, int]]:
+def markup_spans(
+    text: str, scan: tuple[_Tokens, list[tuple[int, int]]] | None = None
+) -> tuple[list[tuple[int, int]], dict[int, int], dict[str, int]]:
     """Every stretch of ``text`` whose characters the extractor reads, merged and sorted; the top-level spans;
     and where the first opener of each kind that never pairs is.
 
@@ -370,17 +375,21 @@ def markup_spans(text: str) -> tuple[list[tuple[int, int]], dict[int, int], dict
     that are shifted (they add no closer) or reparsed in a span (:func:`_one_span`: no
     closer of its kind is left unpaired in the span), so the text after it is not markup for them.
     """
-    hidden, galleries = _hide_inert_markup(text)
-    if galleries:
-        pieces: list[str] = []
-        kept = 0
-        for first, last in galleries:
-            pieces.append(hidden[kept:first])
-            _blank(pieces, hidden, first, last)
-            kept = last
-        pieces.append(hidden[kept:])
-        hidden = "".join(pieces)
-    tokens = _Tokens(hidden)
+    if scan is not None:  # the extractor's own, from parsing this text
+        tokens, galleries = scan
+        hidden = tokens.text
+    else:
+        hidden, galleries = _hide_inert_markup(text)
+        if galleries:
+            pieces: list[str] = []
+            kept = 0
+            for first, last in galleries:
+                pieces.append(hidden[kept:first])
+                _blank(pieces, hidden, first, last)
+                kept = last
+            pieces.append(hidden[kept:])
+            hidden = "".join(pieces)
+        tokens = _Tokens(hidden)
     spans = list(galleries)
     tops: dict[int, int] = {}
     unpaired: dict[str, int] = {}

@@ -694,6 +694,20 @@ def extract_images(
     say how captions are rendered (:func:`builder.extract.inline.caption_rules` of the language by
     default: the no-hole rule in every language but English). ``title`` names the page in errors.
     """
+    return scan_and_extract(wikitext, title, file_aliases, stats, language, parameters, rules)[0]
+
+
+def scan_and_extract(
+    wikitext: str,
+    title: str = "",
+    file_aliases: Iterable[str] = DEFAULT_FILE_ALIASES,
+    stats: ExtractStats | None = None,
+    language: Language | None = None,
+    parameters: tuple[ParameterGroup, ...] | None = None,
+    rules: CaptionRules | None = None,
+) -> tuple[list[ImageReference], _Tokens, list[tuple[int, int]]]:
+    """:func:`extract_images`, with the page's bracket tokens (over its text with comments, inert tags and gallery
+    contents blanked) and its galleries: a history's next revision finds where its markup is from them."""
     code = language.code if language is not None else "en"
     english = code == "en"
     names = () if language is None else language.file_namespaces
@@ -708,6 +722,6 @@ def extract_images(
             groups,
             rules if rules is not None else caption_rules(code),
         )
-        return extractor.run()
+        return extractor.run(), extractor.tokens, extractor.galleries
     except (RecursionError, ValueError, IndexError) as error:
         raise ExtractionError(f"page {title!r}: cannot extract images ({type(error).__name__}: {error})") from error
