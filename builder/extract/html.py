@@ -19,7 +19,7 @@ import codecs
 import dataclasses
 import unicodedata
 from collections.abc import Iterator
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -251,9 +251,10 @@ def _resolve(src: str | None, base: str, stats: HtmlStats) -> str | None:
         return None
     try:
         url = urljoin(base, src)
-        scheme = urlsplit(url).scheme.lower()
     except ValueError:
-        scheme = ""
+        url = ""
+    scheme, colon, _ = url.partition(":")  # urljoin leaves a scheme only where one was given or inherited
+    scheme = scheme.lower() if colon else ""
     if scheme not in {"http", "https"}:
         stats.unusable_urls += 1
         return None
@@ -267,21 +268,24 @@ def extract_references(text: str, page_url: str, stats: HtmlStats) -> PageRefere
     """
     stats.pages += 1
     tree = LexborHTMLParser(text)
-    html = tree.css_first("html")
+    html = tree.root
     language = ((html.attributes.get("lang") if html is not None else None) or "").strip().lower()
+    # one walk of the tree finds every element the references come from, in document order
+    images, figures, tables, bases = [], [], [], []
+    wanted = {"img": images, "figure": figures, "table": tables, "base": bases}
+    for element in tree.css("img, figure, table, base[href]"):
+        wanted[element.tag].append(element)
     base = page_url
-    base_element = tree.css_first("base[href]")
-    if base_element is not None:
+    if bases:
         try:
-            base = urljoin(page_url, (base_element.attributes.get("href") or "").strip())
+            base = urljoin(page_url, (bases[0].attributes.get("href") or "").strip())
         except ValueError:
             base = page_url
-    images = tree.css("img")
     stats.images += len(images)
     position = {img.mem_id: number for number, img in enumerate(images)}
     found: dict[int, dict[str, str]] = {}  # position → kind → raw caption
 
-    for figure in tree.css("figure"):
+    for figure in figures:
         captions = [child for child in figure.iter() if child.tag == "figcaption"]
         own = _images(figure, "figure", figure)
         if not captions or not own:
@@ -290,7 +294,7 @@ def extract_references(text: str, page_url: str, stats: HtmlStats) -> PageRefere
             stats.figures_with_several_images += 1
             continue
         found.setdefault(position[own[0].mem_id], {})["figure"] = node_text(captions[0])
-    for table in tree.css("table"):
+    for table in tables:
         match = _caption_table(table)
         if match is not None:
             found.setdefault(position[match[0].mem_id], {})["table"] = node_text(match[1])
