@@ -11,6 +11,7 @@ import pytest
 
 from builder.common import process_memory
 from builder.config import MIN_DUCKDB_MEMORY, duckdb_memory, memory_bytes
+from builder.publish.card import SAMPLE_DUMP
 
 
 def test_the_engines_import_no_library_a_build_reads_dumps_without() -> None:
@@ -52,3 +53,29 @@ def test_duckdb_gets_what_the_process_does_not_hold() -> None:
     assert 10 * 10**6 < process_memory() < 24 * 10**9  # this process, as the system counts it
     with pytest.raises(ValueError, match="'lots' is not a size such as 512MB or 4GB"):
         memory_bytes("lots")
+
+
+def test_a_build_checks_its_tagger_without_holding_its_model(nltk_perceptron) -> None:
+    """The caption rule's tagger is checked before any dump is read, in a short-lived process: NLTK and the
+    perceptron's weights (about 430 MB) stay out of the build's own process, which tags in workers."""
+    code = (
+        "import json, sys; from builder.config import BuildOptions, GOLD, SILVER; "
+        "from builder.engines.core import prepare; "
+        f"plan = prepare([{str(SAMPLE_DUMP)!r}], [GOLD, SILVER], BuildOptions(tagger='perceptron')); "
+        "tagger = plan.taggers['en']; "
+        "print(json.dumps([tagger.name, tagger.tagset, tagger.signature(), 'nltk' in sys.modules]))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    name, tagset, signature, loaded = json.loads(run.stdout)
+    assert (name, tagset, loaded) == ("perceptron", "ptb", False)
+    assert signature.startswith("perceptron|nltk-")
+
+
+def test_a_tagger_that_cannot_be_built_stops_the_build_before_reading(tmp_path, monkeypatch) -> None:
+    from builder.config import GOLD, BuildOptions
+    from builder.engines.core import prepare
+    from builder.filters.tagging import TaggerUnavailable
+
+    monkeypatch.setenv("CORENLP_HOME", str(tmp_path))  # no CoreNLP there: building it fails in the checking process
+    with pytest.raises(TaggerUnavailable, match=r"stanza\.install_corenlp\(\).*CORENLP_HOME"):
+        prepare([SAMPLE_DUMP], [GOLD], BuildOptions(tagger="corenlp"))

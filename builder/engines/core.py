@@ -35,7 +35,7 @@ from builder.filters.identity import (
     pairs_per_identity,
     read_image_tables,
 )
-from builder.filters.tagging import Tagger, get_tagger
+from builder.filters.tagging import Tagger, check_taggers
 from builder.lang.dumps import language_overrides
 from builder.lang.segmenters import word_counter_signature
 from builder.publish.publisher import Publisher
@@ -120,7 +120,7 @@ def taggers_for(configs: Sequence[PipelineConfig], languages: Sequence[str], spe
         if config.caption_rule != "none"
         for language in config_languages(config, languages)
     }
-    return {language: get_tagger(spec, language) for language in sorted(needed)}
+    return check_taggers(spec, sorted(needed))
 
 
 def tagger_tagset(tagger: Tagger) -> str:

@@ -686,3 +686,73 @@ def get_tagger(spec: str | Tagger = "auto", language: str = "en") -> Tagger:
     if spec not in coverage:
         raise _uncovered(language)
     return BACKENDS[spec](language)
+
+
+@dataclasses.dataclass
+class CheckedTagger:
+    """A tagger built once in a short-lived process to check it, and built again here only when it tags.
+
+    A tagger holds its model (NLTK's perceptron: about 430 MB with NLTK itself); a build that tags in
+    worker processes never needs it in its own. What the build needs before (its name, tag set and
+    signature, for the card) comes back from the check.
+    """
+
+    name: str
+    language: str
+    tagset: str
+    described: str
+    _tagger: Tagger | None = dataclasses.field(default=None, repr=False)
+
+    def signature(self) -> str:
+        return self.described
+
+    def tag(self, texts: Sequence[str]) -> list[TaggedText]:
+        if self._tagger is None:
+            self._tagger = get_tagger(self.name, self.language)
+        return self._tagger.tag(texts)
+
+
+def _describe(spec: str, language: str) -> tuple[str, str, str, list[tuple[str, type[Warning]]]]:
+    """In the checking process: the tagger's name, tag set and signature, and the warnings building it gave."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tagger = get_tagger(spec, language)
+        described = (tagger.name, getattr(tagger, "tagset", "ptb"), tagger.signature())
+    return (*described, [(str(warning.message), warning.category) for warning in caught])
+
+
+def check_taggers(spec: str | Tagger, languages: Sequence[str]) -> dict[str, Tagger]:
+    """One tagger per language, checked before any input is read, without loading a model into this process.
+
+    A tagger given as an object is used as it is. A name is checked by building the tagger in a
+    short-lived process (forked where the platform allows, so it costs what building it here would),
+    which raises here what building it would (:class:`TaggerUnavailable`, naming what would cover the
+    language) and repeats its warnings here.
+    """
+    if not isinstance(spec, str):
+        return {language: spec for language in languages}
+    if spec not in TAGGER_NAMES:
+        choices = ", ".join(repr(name) for name in TAGGER_NAMES)
+        raise ValueError(f"unknown tagger {spec!r}; choose one of {choices}")
+    if not languages:
+        return {}
+    import concurrent.futures
+    import multiprocessing
+    import sys
+
+    context = multiprocessing.get_context("spawn" if sys.platform == "darwin" else "fork")
+    checked: dict[str, Tagger] = {}
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as executor:
+        for language in languages:
+            try:
+                name, tagset, described, caught = executor.submit(_describe, spec, language).result()
+            except concurrent.futures.BrokenExecutor:
+                raise TaggerUnavailable(
+                    f"the process that checked the {spec} tagger for {language_name(language)} ({language}) ended "
+                    "abruptly (out of memory?)"
+                ) from None
+            for message, category in caught:
+                warnings.warn(message, category, stacklevel=2)
+            checked[language] = CheckedTagger(name, language, tagset, described)
+    return checked
+
