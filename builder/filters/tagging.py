@@ -755,4 +755,3 @@ def check_taggers(spec: str | Tagger, languages: Sequence[str]) -> dict[str, Tag
                 warnings.warn(message, category, stacklevel=2)
             checked[language] = CheckedTagger(name, language, tagset, described)
     return checked
-
