@@ -174,3 +174,9 @@ def test_the_set_bound_is_the_thesis_rounding() -> None:
     bound, stats = set_bound([1, 2, 8], 0.05)  # μ = 3.67, σ = 3.09: 3.82 → sets of at most 3 images
     assert bound == 3 and stats["sets_that_yield_pairs"] == 3
     assert set_bound([2, 2, 2], 0.05)[0] is None and set_bound([5], 0.05)[0] is None
+
+
+def test_the_web_deviations_are_in_the_docs() -> None:
+    from builder.publish.fidelity import web_markdown_table
+
+    assert web_markdown_table() in (ROOT / "docs" / "web.md").read_text(encoding="utf-8")
