@@ -180,3 +180,21 @@ def test_the_web_deviations_are_in_the_docs() -> None:
     from builder.publish.fidelity import web_markdown_table
 
     assert web_markdown_table() in (ROOT / "docs" / "web.md").read_text(encoding="utf-8")
+
+
+def test_the_wikipedia_build_needs_no_web_library(tmp_path: Path, perceptron_available: None) -> None:
+    """fastwarc, selectolax, charset-normalizer, Pillow and imagehash are the web extra's: a sample build runs
+    with every one of them unimportable."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "for name in ('fastwarc', 'selectolax', 'charset_normalizer', 'PIL', 'imagehash'): sys.modules[name] = None\n"
+        "from wikipedia_ipc import main\n"
+        f"sys.exit(main(['build', '--configs', 'gold', '--output', {str(tmp_path / 'out')!r}, '--tagger', "
+        "'perceptron', '--workers', '1', '--quiet']))\n"
+    )
+    finished = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    assert list((tmp_path / "out" / "gold").glob("*.parquet"))

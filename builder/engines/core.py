@@ -461,7 +461,7 @@ def web_extraction(plan: BuildPlan, crawl, shards: list[Path], seconds: float) -
     """A web build's :class:`Extraction`: its reference shards (the local engine's), the crawl, each source
     that could not be read among the failures."""
     from builder.extract.wikitext import ExtractStats
-    from builder.sources.files import ReadStats
+    from builder.sources.files import MAX_PROBLEMS, ReadStats
 
     failures = [
         f"{source}: {result.web.error}"
@@ -473,7 +473,7 @@ def web_extraction(plan: BuildPlan, crawl, shards: list[Path], seconds: float) -
         {"name": Path(source).name if "://" not in source else source, "source": str(source), "kind": "web"}
         for source in crawl.sources
     ]
-    return Extraction(shards, ReadStats(), ExtractStats(), dumps, seconds, failures, problems[:100], web=crawl)
+    return Extraction(shards, ReadStats(), ExtractStats(), dumps, seconds, failures, problems[:MAX_PROBLEMS], web=crawl)
 
 
 def web_stage(plan: BuildPlan, extraction: Extraction, work: Path):  # noqa: ANN201 - a WebImages
