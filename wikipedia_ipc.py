@@ -49,6 +49,9 @@ from builder.config import (
     PRESETS,
     SILVER,
     SOURCES,
+    WEB,
+    WEB_EQUIVALENCES,
+    WEB_PRESETS,
     BuildOptions,
     PipelineConfig,
     default_workers,
@@ -83,6 +86,7 @@ __all__ = [
     "CROSSLINGUAL",
     "GOLD",
     "PRESETS",
+    "WEB",
     "SAMPLE_DUMP",
     "SILVER",
     "BuildOptions",
@@ -194,14 +198,36 @@ def command_parser() -> argparse.ArgumentParser:
         "dumps",
         nargs="*",
         help="MediaWiki XML dumps (.xml, .xml.bz2, .xml.gz, .xml.7z), or folders written by download; "
-        "default: the embedded samples (a pages-articles dump and its edit history)",
+        "default: the embedded samples (a pages-articles dump and its edit history). With --configs web: WARC "
+        "files (.warc, .warc.gz), folders of them, Common Crawl *.paths.gz listings or http(s)/s3 URLs",
     )
     run.add_argument(
         "--configs",
         nargs="+",
-        choices=sorted(PRESETS),
+        choices=sorted({*PRESETS, *WEB_PRESETS}),
         help="quality levels to build (default: gold silver; with no dump given, gold silver bronze from the "
-        "embedded samples, bronze from the sample's edit history)",
+        "embedded samples, bronze from the sample's edit history); web: the thesis's pipeline over WARC crawls "
+        "(docs/web.md)",
+    )
+    run.add_argument(
+        "--equivalence",
+        choices=WEB_EQUIVALENCES,
+        help="web: when two images are one (default url, §4.6.1): url (the normalized URL), pixels (MD5 of the "
+        "decoded pixels), ahash, dhash, phash (perceptual hashes within --hash-threshold bits), phash-rotation",
+    )
+    run.add_argument(
+        "--hash-threshold",
+        type=int,
+        metavar="BITS",
+        help="web, perceptual equivalences: the Hamming distance at or under which two hashes are one image "
+        "(default 4 of 36 bits)",
+    )
+    run.add_argument(
+        "--hash-size",
+        type=int,
+        metavar="N",
+        help="web, perceptual equivalences: imagehash's grid side, N×N bits (default 6: 36 bits, the smallest "
+        "square over the thesis's 30)",
     )
     run.add_argument("--output", default="wikipedia_ipc", help="dataset folder to write (default: wikipedia_ipc)")
     run.add_argument(
@@ -352,14 +378,22 @@ def _print_summary(report: BuildReport) -> None:
     from builder.publish.layout import card_build
 
     read = report.extraction.read
-    mined = read.pages - read.skipped_redirect - read.skipped_namespace
-    revisions = f" ({plural(read.revisions, 'revision')})" if read.revisions > read.pages else ""
-    print(
-        f"\nRead {plural(read.pages, 'page')}{revisions}: mined {mined:,} for images, skipped "
-        f"{plural(read.skipped_redirect, 'redirect')} and {plural(read.skipped_namespace, 'page')} of other "
-        f"namespaces; found {plural(report.extraction.extract.references, 'image reference')} "
-        f"in {report.extraction.seconds:.1f} s."
-    )
+    if report.extraction.web is not None:
+        crawl = report.extraction.web.counts()
+        print(
+            f"\nRead {plural(crawl['warc_files'], 'WARC file')} ({plural(crawl['records'], 'record')}): "
+            f"{plural(crawl['html_pages'], 'HTML page')}, {plural(crawl['images_indexed'], 'image record')}; "
+            f"found {plural(crawl['references'], 'image reference')} in {report.extraction.seconds:.1f} s."
+        )
+    else:
+        mined = read.pages - read.skipped_redirect - read.skipped_namespace
+        revisions = f" ({plural(read.revisions, 'revision')})" if read.revisions > read.pages else ""
+        print(
+            f"\nRead {plural(read.pages, 'page')}{revisions}: mined {mined:,} for images, skipped "
+            f"{plural(read.skipped_redirect, 'redirect')} and {plural(read.skipped_namespace, 'page')} of other "
+            f"namespaces; found {plural(report.extraction.extract.references, 'image reference')} "
+            f"in {report.extraction.seconds:.1f} s."
+        )
     spent = report.clock.seconds()
     if spent:
         print("Time: " + " · ".join(f"{stage} {seconds:.1f} s" for stage, seconds in spent.items()))
@@ -367,7 +401,14 @@ def _print_summary(report: BuildReport) -> None:
         print(f"\n## {name}: {plural(report.rows[name], 'pair')}\n")
         print(chain.funnel.markdown())
         identity = report.identities.get(name)
-        if identity and identity["identities"] != ["title"]:
+        if identity and "equivalence" in identity:
+            left = sum(counts["references"] for counts in identity["left_out"].values())
+            print(
+                f"Images ({identity['identity']}): {identity['images_kept']:,} image URLs → "
+                f"{identity['equivalence_sets']:,} sets; {plural(left, 'reference')} left out by the image rules; "
+                f"pairs by kind: {', '.join(f'{kind} {count:,}' for kind, count in identity['pairs'].items())}\n"
+            )
+        elif identity and identity["identities"] != ["title"]:
             pairs = identity["pairs"]
             print(
                 f"Identity map: {identity['images_before']:,} titles → {identity['images_after']:,} images; "
@@ -468,12 +509,15 @@ def _build_once(arguments: argparse.Namespace, given: Sequence[str], names: Sequ
     from builder.engines.spark import build_spark
     from builder.lang.segmenters import WordCounterUnavailable
 
+    web = any(preset(name).web for name in names)
     try:
-        dumps, languages = dumps_and_languages(given, arguments.language)
+        read = web_inputs if web else dumps_and_languages
+        dumps, languages = read(given, arguments.language)
     except (DownloadError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     configs = [with_history_references(preset(name), arguments.history_references) for name in names]
+    configs = with_web_options(configs, arguments)
     if arguments.caption_rule:
         configs = [dataclasses.replace(config, caption_rule=arguments.caption_rule) for config in configs]
     configs = [dataclasses.replace(config, splits=arguments.splits) for config in configs]
@@ -523,6 +567,32 @@ def _build_once(arguments: argparse.Namespace, given: Sequence[str], names: Sequ
             print(f"  {failure}", file=sys.stderr)
         return 3
     return 0
+
+
+def web_inputs(given: Sequence[str], languages: Sequence[str]) -> tuple[list[str], str | None]:
+    """A web build's inputs as given (the build expands folders and listings) and its captions' language."""
+    if not given:
+        raise ValueError("--configs web reads WARC files: give .warc/.warc.gz files, folders, *.paths.gz or URLs")
+    if len(languages) > 1 or any("=" in language for language in languages):
+        raise ValueError("a web build's captions have one language: give --language CODE once")
+    return list(given), (languages[0] if languages else None)
+
+
+def with_web_options(configs: Sequence[PipelineConfig], arguments: argparse.Namespace) -> list[PipelineConfig]:
+    """The web configs with ``--equivalence``, ``--hash-threshold`` and ``--hash-size``; other configs refuse them."""
+    given = {
+        field: value
+        for field, value in (
+            ("equivalence", arguments.equivalence),
+            ("hash_threshold", arguments.hash_threshold),
+            ("hash_size", arguments.hash_size),
+        )
+        if value is not None
+    }
+    if given and not all(config.web for config in configs):
+        named = ", ".join(f"--{field.replace('_', '-')}" for field in given)
+        raise SystemExit(f"error: {named} apply to web configs (--configs web) only")
+    return [dataclasses.replace(config, **given) if config.web else config for config in configs]
 
 
 def dumps_and_languages(given: Sequence[str], languages: Sequence[str]) -> tuple[list[str], dict[str, str] | None]:

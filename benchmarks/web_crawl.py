@@ -103,3 +103,86 @@ def crawl_responses(pages: int, images: int = 20, filler: int = 0) -> list[Respo
 def write_test_crawl(path: Path, pages: int, images: int = 20, filler: int = 0) -> Path:
     """A crawl of ``pages`` pages sharing ``images`` images, and those images' records."""
     return write_records(path, crawl_responses(pages, images, filler))
+
+
+# ---- a crawl whose pages share images in the three ways §4.6's equivalences tell apart (tests/test_web_build.py)
+
+SHARED_SITE = "https://shared.example.org"
+SHARED_CAPTIONS = (
+    "The old stone bridge crossed the wide river near the busy market town.",
+    "Fishermen repaired their nets on the quiet beach before the summer storm arrived.",
+    "A steam train climbed the steep valley toward the small mountain village.",
+    "The ancient castle stood on a rocky hill above the frozen lake.",
+    "Children played in the square while their parents sold vegetables at the market.",
+    "The lighthouse keeper watched the ships sail past the dangerous rocks.",
+    "Workers built the new railway station in the centre of the growing city.",
+    "Heavy snow covered the church tower during the long and cold winter.",
+    "The farmer led his horses across the muddy field after the autumn rain.",
+    "Tourists walked along the old city wall to see the famous gardens.",
+    "A small ferry carried the villagers across the river every single morning.",
+    "The miners returned from the dark tunnels late in the cold evening.",
+    "Soldiers marched through the narrow streets of the town during the parade.",
+    "The painter sketched the harbour while the boats left for the open sea.",
+    "Old women sold fresh fish from wooden baskets near the busy harbour.",
+    "The river flooded the low meadows after the heavy rains of early spring.",
+    "A group of students visited the museum to study the ancient paintings.",
+    "The baker opened his shop before the sun rose over the sleeping town.",
+)
+# (image path, caption number) per page: page n shows SHARED_REFERENCES[n] as a figure
+SHARED_REFERENCES = (
+    ("/img/a.jpg", 0),  # one URL on two pages: every equivalence
+    ("/img/a.jpg", 1),
+    ("/img/b.png", 2),  # the same pixels as PNG and BMP under two URLs: pixels and the hashes
+    ("/img/b.bmp", 3),
+    ("/img/c.jpg", 4),  # a JPEG and its copy recompressed at quality 50: the hashes only
+    ("/img/c-q50.jpg", 5),
+    ("/img/d.jpg", 6),  # no record in the crawl: kept by url, left out where pixels are compared
+    ("/img/d.jpg", 7),
+    ("/img/logo.png", 8),  # 20 × 20 pixels: §4.3.2's too_few_pixels
+    ("/img/logo.png", 9),
+    *((f"/img/placeholder-{number}.png", 10 + number) for number in range(8)),  # one image under 8 URLs (§5.1.2)
+)
+
+
+def picture(seed: int, kind: str = "JPEG", size: tuple[int, int] = (240, 180)) -> bytes:
+    """A photograph-like image (rectangles under noise, so that files pass §4.3.2's 3,000 bytes) from ``seed``."""
+    from PIL import Image
+
+    base = Image.open(io.BytesIO(image_payload(seed, size, "PNG"))).convert("RGB")
+    noise = Image.effect_noise(size, 40).convert("RGB")
+    data = io.BytesIO()
+    Image.blend(base, noise, 0.15).save(data, kind)
+    return data.getvalue()
+
+
+def _reencoded(data: bytes, kind: str, **options: object) -> bytes:
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.open(io.BytesIO(data)).convert("RGB").save(out, kind, **options)
+    return out.getvalue()
+
+
+def _figure_page(number: int, image: str, caption: str) -> Response:
+    html = (
+        f'<!DOCTYPE html><html lang="en-gb"><head><meta charset="utf-8"><title>Page {number}</title></head>'
+        f'<body><figure><img src="{image}"><figcaption>{caption}</figcaption></figure></body></html>'
+    )
+    return Response(f"{SHARED_SITE}/page/{number}.html", html.encode())
+
+
+def write_shared_images_crawl(path: Path) -> Path:
+    """Pages sharing images by URL, by pixels (PNG and BMP) and by a recompressed JPEG copy, one image without a
+    record, one too small (§4.3.2) and one placeholder under eight URLs, with the image records."""
+    pages = [_figure_page(n, image, SHARED_CAPTIONS[caption]) for n, (image, caption) in enumerate(SHARED_REFERENCES)]
+    a, b, c, placeholder = picture(1), picture(2, "PNG"), picture(3), picture(4, "PNG")
+    images = [
+        Response(f"{SHARED_SITE}/img/a.jpg", a, "image/jpeg"),
+        Response(f"{SHARED_SITE}/img/b.png", b, "image/png"),
+        Response(f"{SHARED_SITE}/img/b.bmp", _reencoded(b, "BMP"), "image/bmp"),
+        Response(f"{SHARED_SITE}/img/c.jpg", c, "image/jpeg"),
+        Response(f"{SHARED_SITE}/img/c-q50.jpg", _reencoded(c, "JPEG", quality=50), "image/jpeg"),
+        Response(f"{SHARED_SITE}/img/logo.png", picture(5, "PNG", (20, 20)), "image/png"),
+        *(Response(f"{SHARED_SITE}/img/placeholder-{k}.png", placeholder, "image/png") for k in range(8)),
+    ]
+    return write_records(path, pages + images)

@@ -40,6 +40,10 @@ __all__ = [
     "SILVER",
     "SOURCES",
     "SPLIT_NAMES",
+    "WEB",
+    "WEB_EQUIVALENCES",
+    "WEB_PRESETS",
+    "WEB_SOURCES",
     "check_fractions",
     "duckdb_memory",
     "memory_bytes",
@@ -54,10 +58,16 @@ if TYPE_CHECKING:
 
 CaptionRule = Literal["sentence", "verb", "none"]
 CAPTION_RULES = ("sentence", "verb", "none")
-DumpKind = Literal["articles", "history"]
+DumpKind = Literal["articles", "history", "web"]
+DUMP_KINDS = ("articles", "history", "web")
 HistoryReferences = Literal["revision", "first_seen"]
 SOURCES = ("link", "template", "gallery")
 PAPER_SOURCES = ("link", "template")
+# the web source's caption kinds (builder/extract/html.py): <figure>/<figcaption>, the two-cell caption table, alt
+WEB_SOURCES = ("figure", "table", "alt")
+# thesis §4.6: resource identity (normalized URL), pixel equality (MD5 of the decoded pixels), perceptual hashes
+WEB_EQUIVALENCES = ("url", "pixels", "ahash", "dhash", "phash", "phash-rotation")
+PERCEPTUAL_EQUIVALENCES = ("ahash", "dhash", "phash", "phash-rotation")
 SPLIT_NAMES = ("train", "validation", "test")
 DEFAULT_FRACTIONS = (0.8, 0.1, 0.1)
 _TOLERANCE = 1e-9
@@ -148,25 +158,47 @@ class PipelineConfig:
     # one-language build), and cross-lingual pairing of the captions of different editions
     language: str = ""
     crosslingual: bool = False
+    # the web source (dump_kind "web", thesis chapter 4): when two images are one (§4.6), the perceptual hashes'
+    # side (imagehash's grid: hash_size² bits) and Hamming threshold, and §5.1.2's z-score bound on the number of
+    # images in one equivalence set; ``max_equal_images`` is that bound in images, set by the build from the crawl
+    equivalence: str = "url"
+    hash_size: int = 6
+    hash_threshold: int = 4
+    set_size_z: float = 0.05
+    max_equal_images: int | None = None
+
+    @property
+    def web(self) -> bool:
+        """Whether the config reads web crawls (WARC files) rather than MediaWiki dumps."""
+        return self.dump_kind == "web"
+
+    @property
+    def identity_label(self) -> str:
+        """A web config's equivalence as its pairs' ``identity`` column names it: ``url``, ``pixels``, ``phash≤4``."""
+        if self.equivalence in PERCEPTUAL_EQUIVALENCES:
+            return f"{self.equivalence}≤{self.hash_threshold}"
+        return self.equivalence
 
     def __post_init__(self) -> None:
         if self.caption_rule not in CAPTION_RULES:
             raise ValueError(f"caption_rule must be one of {list(CAPTION_RULES)}, not {self.caption_rule!r}")
         if self.crosslingual and self.language:
             raise ValueError("a cross-lingual config reads every language; it cannot be restricted to one")
-        if self.dump_kind not in ("articles", "history"):
-            raise ValueError(f"dump_kind must be 'articles' or 'history', not {self.dump_kind!r}")
+        if self.dump_kind not in DUMP_KINDS:
+            raise ValueError(f"dump_kind must be one of {list(DUMP_KINDS)}, not {self.dump_kind!r}")
+        self._check_web()
         if self.history_references not in ("revision", "first_seen"):
             raise ValueError(f"history_references must be 'revision' or 'first_seen', not {self.history_references!r}")
         if not 1 <= self.min_references <= self.max_references:
             raise ValueError("need 1 <= min_references <= max_references")
-        unknown = set(self.sources) - set(SOURCES)
+        known_sources = WEB_SOURCES if self.web else SOURCES
+        unknown = set(self.sources) - set(known_sources)
         if unknown:
-            raise ValueError(f"unknown reference sources {sorted(unknown)}; known: {list(SOURCES)}")
+            raise ValueError(f"unknown reference sources {sorted(unknown)}; known: {list(known_sources)}")
         if not self.sources:
-            raise ValueError(f"sources must name at least one of {list(SOURCES)}")
+            raise ValueError(f"sources must name at least one of {list(known_sources)}")
         # One spelling per set of sources, so the card and funnel.json of equal configs are equal.
-        object.__setattr__(self, "sources", tuple(source for source in SOURCES if source in self.sources))
+        object.__setattr__(self, "sources", tuple(source for source in known_sources if source in self.sources))
         unknown = set(self.identities) - set(IDENTITIES)
         if unknown:
             raise ValueError(f"unknown image identities {sorted(unknown)}; known: {list(IDENTITIES)}")
@@ -175,14 +207,37 @@ class PipelineConfig:
         object.__setattr__(self, "identities", tuple(kind for kind in IDENTITIES if kind in wanted))
         object.__setattr__(self, "splits", check_fractions(self.splits))
 
+    def _check_web(self) -> None:
+        """The web fields: a known equivalence, a hash grid imagehash computes, a threshold and a z-score."""
+        if self.equivalence not in WEB_EQUIVALENCES:
+            raise ValueError(f"unknown image equivalence {self.equivalence!r}; known: {list(WEB_EQUIVALENCES)}")
+        if not 2 <= self.hash_size <= 8:
+            raise ValueError(f"hash_size is the side of imagehash's square grid: 2 to 8, not {self.hash_size}")
+        if not 0 <= self.hash_threshold <= self.hash_size**2:
+            raise ValueError(f"hash_threshold must be 0 to {self.hash_size**2} bits, not {self.hash_threshold}")
+        if not math.isfinite(self.set_size_z):
+            raise ValueError(f"set_size_z must be a finite number, not {self.set_size_z}")
+        if self.max_equal_images is not None and self.max_equal_images < 1:
+            raise ValueError(f"max_equal_images must be 1 or more, not {self.max_equal_images}")
+        if self.web and (self.crosslingual or self.history_references != "revision"):
+            raise ValueError("a web config reads crawls: it cannot be cross-lingual or count history references")
+
     def parameters(self) -> dict[str, object]:
         """The parameters as plain data, for the dataset card and funnel.json.
 
-        The multilingual fields appear when set: the card of a one-language build stays as it was.
+        The multilingual fields appear when set, the web fields in a web config: the card of a one-language
+        Wikipedia build stays as it was.
         """
         parameters = dataclasses.asdict(self)
         for name, unset in (("language", ""), ("crosslingual", False)):
             if parameters[name] == unset:
+                del parameters[name]
+        web_fields = ("equivalence", "hash_size", "hash_threshold", "set_size_z", "max_equal_images")
+        if not self.web:
+            for name in web_fields:
+                del parameters[name]
+        else:
+            for name in ("namespaces", "history_references", "identities"):
                 del parameters[name]
         return parameters
 
@@ -197,6 +252,16 @@ BRONZE = PipelineConfig(name="bronze", caption_rule="verb", max_references=180, 
 CROSSLINGUAL = PipelineConfig(name="crosslingual", caption_rule="verb", crosslingual=True)
 
 PRESETS: dict[str, PipelineConfig] = {c.name: c for c in (GOLD, SILVER, BRONZE, CROSSLINGUAL)}
+
+# The thesis's pipeline over web crawls (chapter 4): captions of ≥ 10 words (§4.5.2) that are sentences (Table 4.3,
+# the paper's Table 4: gold's rule), at most 10 references per image in the crawl (§4.3.2, step 2), the pair steps
+# 7–9 as they are, and §5.1.2's bound on the size of an equivalence set. Images are one by their normalized URL
+# (§4.6.1) by default: it needs no pixels (a Common Crawl WARC file holds few image records) and makes no false
+# match; --equivalence pixels/phash/... compares the crawl's image records instead.
+WEB = PipelineConfig(
+    name="web", dump_kind="web", min_words=10, caption_rule="sentence", max_references=10, sources=WEB_SOURCES
+)
+WEB_PRESETS: dict[str, PipelineConfig] = {WEB.name: WEB}
 
 
 def configs_for_languages(configs: Sequence[PipelineConfig], languages: Sequence[str]) -> list[PipelineConfig]:
@@ -228,9 +293,9 @@ def configs_for_languages(configs: Sequence[PipelineConfig], languages: Sequence
 def preset(name: str) -> PipelineConfig:
     """Look up a preset by name with an error that lists the choices."""
     try:
-        return PRESETS[name]
+        return PRESETS[name] if name in PRESETS else WEB_PRESETS[name]
     except KeyError:
-        raise ValueError(f"unknown config {name!r}; choose from {sorted(PRESETS)}") from None
+        raise ValueError(f"unknown config {name!r}; choose from {sorted({*PRESETS, *WEB_PRESETS})}") from None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -241,27 +306,52 @@ class ExtractionSettings:
     history_references: HistoryReferences = "revision"
     namespaces: tuple[int, ...] = (0,)
     identities: tuple[str, ...] = ("title",)
+    equivalence: str = "url"  # web builds: how images are one (one image index per build)
+    hash_size: int = 6
+    hash_threshold: int = 4
 
     @classmethod
     def of(cls, configs: Sequence[PipelineConfig]) -> ExtractionSettings:
         """The settings of a build's configs, or a ValueError naming the configs that disagree."""
         if not configs:
             raise ValueError("no configs given")
+        webs = [config.name for config in configs if config.web]
+        if webs and len(webs) < len(configs):
+            dumps = ", ".join(config.name for config in configs if not config.web)
+            raise ValueError(
+                f"configs of one build read one kind of input: {', '.join(webs)} read web crawls (WARC files), "
+                f"{dumps} MediaWiki dumps; build them in two runs"
+            )
         for field, what in (
             ("identities", "identify images the same way"),
             ("dump_kind", "read the same kind of dump"),
             ("history_references", "count history references the same way"),
             ("namespaces", "read the same namespaces"),
+            ("equivalence", "compare images the same way"),
+            ("hash_size", "hash images to the same length"),
+            ("hash_threshold", "compare image hashes with the same threshold"),
         ):
             if len({getattr(config, field) for config in configs}) > 1:
                 names = ", ".join(f"{config.name} ({_plain(getattr(config, field))})" for config in configs)
                 raise ValueError(f"configs of one build must {what}; got {names}")
         first = configs[0]
-        return cls(first.dump_kind, first.history_references, first.namespaces, first.identities)
+        return cls(
+            first.dump_kind,
+            first.history_references,
+            first.namespaces,
+            first.identities,
+            first.equivalence,
+            first.hash_size,
+            first.hash_threshold,
+        )
 
     @property
     def history(self) -> bool:
         return self.dump_kind == "history"
+
+    @property
+    def web(self) -> bool:
+        return self.dump_kind == "web"
 
     @property
     def first_seen(self) -> bool:

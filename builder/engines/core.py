@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib.metadata
+import importlib.util
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -41,9 +42,30 @@ from builder.lang.segmenters import word_counter_signature
 from builder.publish.publisher import Publisher
 from builder.sources.files import check_dump_path
 
-__all__ = ["BuildPlan", "BuildReport", "STAGES", "Selected", "Written", "run"]
+__all__ = ["BuildPlan", "BuildReport", "STAGES", "Selected", "WebLibrariesMissing", "Written", "run"]
 
 STAGES = ("extraction", "grouping", "tagging", "pair filters", "writing")
+# what a web build imports (module → distribution): WARC records, HTML5 parsing, charsets, and the images' pixels
+WEB_LIBRARIES = {
+    "fastwarc": "fastwarc",
+    "selectolax": "selectolax",
+    "charset_normalizer": "charset-normalizer",
+    "PIL": "Pillow",
+    "imagehash": "imagehash",
+}
+
+
+class WebLibrariesMissing(ValueError):
+    """A web build without the libraries of the ``web`` extra; raised before any input is read."""
+
+
+def check_web_libraries() -> None:
+    """Stop a web build before it reads a crawl when a library of the ``web`` extra is not installed."""
+    missing = [name for module, name in WEB_LIBRARIES.items() if importlib.util.find_spec(module) is None]
+    if missing:
+        raise WebLibrariesMissing(
+            f'building from web crawls needs {", ".join(missing)}: pip install "wikipedia-ipc[web]"'
+        )
 
 
 @dataclasses.dataclass
@@ -243,9 +265,11 @@ class BuildPlan:
 
 def prepare(dumps: Sequence[str | Path], configs: Sequence[PipelineConfig], options: BuildOptions) -> BuildPlan:
     """Every check a build can make before it reads a page, so that it fails in seconds, not after hours."""
+    settings = ExtractionSettings.of(configs)
+    if settings.web:
+        return prepare_web(dumps, configs, options, settings)
     if not dumps:
         raise ValueError("no dump files given")
-    settings = ExtractionSettings.of(configs)
     for dump in dumps:
         check_dump_path(dump)
     check_dump_kinds(dumps, settings.history)
@@ -265,6 +289,32 @@ def prepare(dumps: Sequence[str | Path], configs: Sequence[PipelineConfig], opti
     return BuildPlan(list(dumps), expanded, options, settings, languages, given, taggers)
 
 
+def prepare_web(
+    inputs: Sequence[str | Path], configs: Sequence[PipelineConfig], options: BuildOptions, settings: ExtractionSettings
+) -> BuildPlan:
+    """The checks of a web build: its libraries, its WARC sources (folders and listings expanded), its options.
+
+    A crawl carries no wiki language: the captions are counted and tagged as ``--language`` says (English by
+    default, as the thesis kept English captions); each page's ``<html lang>`` is kept in the rows.
+    """
+    check_web_libraries()
+    if not inputs:
+        raise ValueError("a web build reads WARC files: give .warc/.warc.gz files, folders, *.paths.gz or URLs")
+    if options.image_tables:
+        raise ValueError("image tables (--image-table) are MediaWiki's: a web build compares the crawl's own images")
+    from builder.sources.warc import WarcError, expand_warc_inputs
+
+    try:
+        sources = expand_warc_inputs(inputs)
+    except WarcError as error:
+        raise ValueError(str(error)) from None
+    check_memory_limit(options.memory_limit)
+    language = options.languages if isinstance(options.languages, str) else "en"
+    taggers = taggers_for(configs, [language], options.tagger)
+    word_counter_signature(language)
+    return BuildPlan(list(sources), list(configs), options, settings, [language], {}, taggers)
+
+
 def check_memory_limit(memory_limit: str) -> None:
     """A memory size DuckDB accepts, such as ``512MB``, checked before any dump is read."""
     import duckdb  # imported where it is used: a plan needs it only for this check
@@ -281,7 +331,7 @@ class Selected:
     """What steps 0–4 of one config left, as the core records it."""
 
     titles: int | None = None  # distinct titles before the identity map (None: the map changes no title)
-    kept_apart: int = 0  # references to files local to a wiki, left out of a cross-lingual config
+    kept_apart: int = 0  # references left out before step 0 (files local to a wiki, web images that failed a rule)
 
 
 @dataclasses.dataclass
@@ -306,9 +356,15 @@ class Engine(Protocol):
         ...
 
     def select(
-        self, plan: BuildPlan, chains: Mapping[str, FilterChain], identity: Identity, local: Path | None
+        self, plan: BuildPlan, chains: Mapping[str, FilterChain], identity: Identity, excluded: Mapping[str, Path]
     ) -> dict[str, Selected]:
-        """Group each config's references by image (after the identity map) and run steps 0–4."""
+        """Group each config's references by image (after the identity map) and run steps 0–4.
+
+        ``excluded`` names, per config, a parquet file of images whose references the config leaves out
+        before step 0 (``language``, ``image``; a null language: in every language), counted in
+        :attr:`Selected.kept_apart`: a cross-lingual config's files local to one wiki, a web config's images
+        that failed a §4.3.2 rule or that have no record to compare.
+        """
         ...
 
     def tag(self, plan: BuildPlan, chains: Mapping[str, FilterChain]) -> None:
@@ -339,16 +395,25 @@ def run(
     try:
         publisher.open()  # locked and writable before any dump is read, or the work folder touched
         with engine.open(plan) as work:
+            web = None
             with clock.stage("extraction"):
-                identities, image_tables = plan.settings.identities, options.image_tables
-                groups, tables = read_image_tables(identities, image_tables, work / "identity", options.memory_limit)
-                extraction = engine.extract(plan, work)
-                identity = build_identity(identities, extraction, groups, tables)
-                local = work / "local-files.parquet"
-                wiki_files = local_files(image_tables, extraction.wikis, local) if plan.crosslingual else {}
+                if plan.settings.web:
+                    extraction = engine.extract(plan, work)
+                    web = web_stage(plan, extraction, work)
+                    identity, wiki_files = web.identity, {}
+                    excluded = dict.fromkeys((c.name for c in plan.configs), web.excluded) if web.excluded else {}
+                else:
+                    identities, image_tables = plan.settings.identities, options.image_tables
+                    folder = work / "identity"
+                    groups, tables = read_image_tables(identities, image_tables, folder, options.memory_limit)
+                    extraction = engine.extract(plan, work)
+                    identity = build_identity(identities, extraction, groups, tables)
+                    local = work / "local-files.parquet"
+                    wiki_files = local_files(image_tables, extraction.wikis, local) if plan.crosslingual else {}
+                    excluded = {c.name: local for c in plan.configs if c.crosslingual} if wiki_files else {}
             chains = {config.name: FilterChain(config) for config in plan.configs}
             with clock.stage("grouping"):
-                selected = engine.select(plan, chains, identity, local if wiki_files else None)
+                selected = engine.select(plan, chains, identity, excluded)
             with clock.stage("tagging"):
                 engine.tag(plan, chains)
             rows, merged, splits = {}, {}, {}
@@ -358,10 +423,15 @@ def run(
                 clock.move(written.writing_seconds, "pair filters", "writing")
                 rows[name] = written.rows
                 pairs = pairs_per_identity(written.files)
-                merged[name] = identity.record(selected[name].titles, chain.funnel.rows[0].images, pairs)
+                if web is not None:
+                    merged[name] = {**web.record, "pairs": {kind: n for kind, n in pairs.items() if n}}
+                else:
+                    merged[name] = identity.record(selected[name].titles, chain.funnel.rows[0].images, pairs)
                 if written.splits is not None:
                     splits[name] = written.splits
                 record = config_record(plan, chain, written, extraction, merged[name])
+                if web is not None:
+                    web_record(record, extraction, selected[name].kept_apart)
                 if chain.config.crosslingual and wiki_files:
                     kept_apart = selected[name].kept_apart
                     record["local_files"] = {"image_tables": wiki_files, "references_kept_apart": kept_apart}
@@ -371,6 +441,76 @@ def run(
     finally:
         publisher.close()
     return BuildReport(output, rows, chains, extraction, clock, merged, splits)
+
+
+def web_tasks(plan: BuildPlan, folder: Path) -> list:
+    """One task per WARC source (the unit of work of both engines): image URLs normalized (§4.6.1) and image
+    records inspected at the configs' hash length, so that every equivalence reads one index."""
+    from builder.extract.web import web_task
+    from builder.extract.webrefs import PixelInspector, WebBuildTask
+    from builder.filters.images import normalize_url
+
+    inspector = PixelInspector(plan.settings.hash_size)
+    return [
+        WebBuildTask(number, web_task(source, folder, normalize=normalize_url, inspect=inspector), plan.languages[0])
+        for number, source in enumerate(plan.dumps)
+    ]
+
+
+def web_extraction(plan: BuildPlan, crawl, shards: list[Path], seconds: float) -> Extraction:  # noqa: ANN001
+    """A web build's :class:`Extraction`: its reference shards (the local engine's), the crawl, each source
+    that could not be read among the failures."""
+    from builder.extract.wikitext import ExtractStats
+    from builder.sources.files import MAX_PROBLEMS, ReadStats
+
+    failures = [
+        f"{source}: {result.web.error}"
+        for source, result in zip(crawl.sources, crawl.results, strict=True)
+        if result.web.error is not None
+    ]
+    problems = [problem for result in crawl.results for problem in (*result.web.read.problems, *result.web.problems)]
+    dumps = [
+        {"name": Path(source).name if "://" not in source else source, "source": str(source), "kind": "web"}
+        for source in crawl.sources
+    ]
+    return Extraction(shards, ReadStats(), ExtractStats(), dumps, seconds, failures, problems[:MAX_PROBLEMS], web=crawl)
+
+
+def web_stage(plan: BuildPlan, extraction: Extraction, work: Path):  # noqa: ANN201 - a WebImages
+    """The crawl's images between extraction and grouping (:func:`builder.filters.web.web_images`); the configs
+    get §5.1.2's bound it derived, so that every engine's chain applies the same one."""
+    from builder.filters.web import web_images
+
+    crawl = extraction.web
+    web = web_images(plan.configs[0], crawl.index, crawl.referenced, work)
+    plan.configs = [dataclasses.replace(config, max_equal_images=web.max_equal_images) for config in plan.configs]
+    return web
+
+
+def web_record(record: dict[str, object], extraction: Extraction, left_out: int) -> None:
+    """A web config's ``funnel.json`` in the thesis's terms: what the crawl's reading and its images counted."""
+    counts = extraction.web.counts()
+    reader, html = counts["reader"], counts["html"]
+    record["pages"] = counts["html_pages"]
+    record["revisions"] = 0
+    record["skipped"] = {
+        "records_too_large": reader.get("too_large", 0),
+        "truncated_records": reader.get("truncated_records", 0),
+        "records_with_a_wrong_digest": reader.get("digest_mismatches", 0),
+        "malformed_records": reader.get("malformed_records", 0),
+        "warc_files_that_stopped_early": reader.get("files_stopped", 0),
+        "responses_of_other_types": reader.get("other_types", 0),
+        "undecodable_pages": html.get("undecodable_pages", 0),
+        "damaged_captions": html.get("damaged_captions", 0),
+        "empty_captions": html.get("empty_captions", 0),
+        "figures_with_several_images": html.get("figures_with_several_images", 0),
+        "images_without_src": html.get("no_src", 0),
+        "inline_data_images": html.get("data_uris", 0),
+        "unusable_image_urls": html.get("unusable_urls", 0) + counts["unusable_urls"],
+        "warc_files_that_failed": counts["warc_files_failed"],
+    }
+    record["crawl"] = {key: value for key, value in counts.items() if key not in ("reader", "html")}
+    record["crawl"]["references_left_out_before_step_0"] = left_out  # type: ignore[index]
 
 
 def config_record(

@@ -28,7 +28,7 @@ import signal
 import sys
 import time
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import duckdb
@@ -37,7 +37,7 @@ import pyarrow.parquet as pq
 
 from builder.common import exit_with_parent, process_memory
 from builder.config import DEFAULT_MEMORY_LIMIT, BuildOptions, PipelineConfig, default_workers, duckdb_memory
-from builder.engines.core import BuildPlan, BuildReport, Selected, Written, run
+from builder.engines.core import BuildPlan, BuildReport, Selected, Written, run, web_extraction, web_tasks
 from builder.extract.copies import CopyGroup, note_copies
 from builder.extract.tasks import (
     BATCH_ROWS,
@@ -77,9 +77,14 @@ def quiet_interrupt() -> None:
     exit_with_parent()
 
 
-def run_tasks(tasks: list[ExtractTask], workers: int, show_progress: bool) -> list[ExtractResult]:
-    """Run the tasks, in worker processes when there are several; results in task order."""
+def run_tasks(
+    tasks: Sequence[object], workers: int, show_progress: bool, runner: Callable[..., object] = run_extract_task
+) -> list:
+    """Run the tasks (dump parts, or a web build's WARC files with ``runner``), in worker processes when
+    there are several; results in task order."""
     if workers <= 1 or len(tasks) == 1:
+        if runner is not run_extract_task:
+            return [runner(task) for task in tasks]
         with progress_bar(desc="pages", unit=" pages", disable=not show_progress) as progress:
             return [run_extract_task(task, progress) for task in tasks]
     context = multiprocessing.get_context("spawn" if sys.platform == "darwin" else "fork")
@@ -90,12 +95,16 @@ def run_tasks(tasks: list[ExtractTask], workers: int, show_progress: bool) -> li
         concurrent.futures.ProcessPoolExecutor(workers, mp_context=context, initializer=quiet_interrupt) as executor,
         progress_bar(total=len(tasks), desc="dump ranges", disable=not show_progress) as progress,
     ):
-        futures = {executor.submit(run_extract_task, task): number for number, task in enumerate(tasks)}
+        futures = {executor.submit(runner, task): number for number, task in enumerate(tasks)}
         try:
             for future in concurrent.futures.as_completed(futures):
                 results[futures[future]] = future.result()
                 progress.update(1)
-                found = sum(done.extract.references for done in results if done is not None)
+                found = sum(
+                    done.references if hasattr(done, "references") else done.extract.references
+                    for done in results
+                    if done is not None
+                )
                 progress.set_postfix(references=f"{found:,}", refresh=False)
         except KeyboardInterrupt:
             executor.shutdown(wait=False, cancel_futures=True)  # ranges not begun are dropped, not read
@@ -264,14 +273,17 @@ def select_candidates(
     identity: IdentityMap | None = None,
     local: Path | None = None,
     later: Path | None = None,
+    schema: pa.Schema = CANDIDATE_SCHEMA,
 ) -> int:
     """Steps 0–4 for one config over the image-sorted references; survivors go to ``out``.
 
     The identity map is joined before the sort: a reference's cluster is its title's canonical image.
-    ``local`` lists the files uploaded locally to a wiki (:func:`builder.filters.identity.local_files`): a
-    cross-lingual config leaves their references out, as they are not the Commons file of the same
-    name. Returns how many references that left out. ``later``: the later copies of pages, left out
-    (:attr:`Extraction.later`).
+    ``local`` lists images whose references the config leaves out (``language``, ``image``; a null language
+    stands for every language): the files uploaded locally to a wiki (:func:`builder.filters.identity.local_files`),
+    which a cross-lingual config keeps apart from the Commons file of the same name, or a web config's images
+    that failed a rule (:mod:`builder.filters.web`). Returns how many references that left out. ``later``: the
+    later copies of pages, left out (:attr:`Extraction.later`). ``schema``: the candidates' columns (a web
+    build's rows carry their page records).
     """
     connection.register("identity_map", (identity or IdentityMap()).table())
     condition = _selection(chain, "r")
@@ -279,7 +291,10 @@ def select_candidates(
     kept_apart = 0
     if local is not None:
         files = _parquet_list([local])
-        local_file = f"SELECT 1 FROM read_parquet({files}) l WHERE l.language = r.language AND l.image = r.image"
+        local_file = (
+            f"SELECT 1 FROM read_parquet({files}) l "
+            "WHERE l.image = r.image AND (l.language IS NULL OR l.language = r.language)"
+        )
         counted = f"SELECT count(*) FROM {references} r WHERE {condition}"
         kept_apart = connection.sql(f"{counted} AND EXISTS ({local_file})").fetchall()[0][0]
         condition += f" AND NOT EXISTS ({local_file})"
@@ -289,16 +304,16 @@ def select_candidates(
         f"LEFT JOIN identity_map m ON r.image = m.file WHERE {condition}) ORDER BY {SORT_KEY}"
     )
     rows: list[dict] = []
-    with pq.ParquetWriter(out, CANDIDATE_SCHEMA, compression="zstd") as writer:
+    with pq.ParquetWriter(out, schema, compression="zstd") as writer:
         for cluster, _ in _clusters(_stream_rows(connection, query)):
             survivor = chain.before_rule(cluster)
             if survivor is None:
                 continue
             rows.extend(cluster_rows(survivor))
             if len(rows) >= BATCH_ROWS:
-                writer.write_table(pa.Table.from_pylist(rows, schema=CANDIDATE_SCHEMA))
+                writer.write_table(pa.Table.from_pylist(rows, schema=schema))
                 rows.clear()
-        writer.write_table(pa.Table.from_pylist(rows, schema=CANDIDATE_SCHEMA))
+        writer.write_table(pa.Table.from_pylist(rows, schema=schema))
     connection.unregister("identity_map")
     return kept_apart
 
@@ -393,16 +408,17 @@ def write_pairs(
 
 
 def write_splits(
-    pairs: Sequence[Path], fractions: tuple[float, ...], folder: Path, languages: bool = False
+    pairs: Sequence[Path], fractions: tuple[float, ...], folder: Path, languages: bool = False, web: str = ""
 ) -> tuple[list[PairWriter], dict[str, object]]:
     """Route the pairs of the work files into one writer per split, keeping their order; the splits' record.
 
     A split without pairs gets no file; a config without any pair gets the usual empty ``train`` shard.
-    ``languages``: the pairs are a cross-lingual config's, with their languages.
+    ``languages``: the pairs are a cross-lingual config's, with their languages; ``web``: a web config's
+    (its equivalence label), with their page records.
     """
     assignment = assign_files(pairs, fractions)
     writers = {
-        split: PairWriter(folder, prefix=f"part-{split}", split=split, languages=languages)
+        split: PairWriter(folder, prefix=f"part-{split}", split=split, languages=languages, web=web)
         for split in assignment.names
     }
     for part in pairs:
@@ -414,6 +430,38 @@ def write_splits(
     used = [writer for writer in writers.values() if writer.rows] or [writers["train"]]
     files = [file for writer in used for file in writer.close()]
     return used, split_record(assignment, fractions, check_files(files))
+
+
+def web_candidate_schema() -> pa.Schema:
+    """The candidates of a web build: its reference rows, with the title each used and its redirect."""
+    from builder.extract.webrefs import WEB_ROW_SCHEMA
+
+    return WEB_ROW_SCHEMA.append(pa.field("file", pa.string())).append(pa.field("redirect", pa.string()))
+
+
+def extract_web(plan: BuildPlan, folder: Path) -> Extraction:
+    """A web build's extraction: one task per WARC source in worker processes, each writing its reference rows
+    and image index (:func:`builder.extract.webrefs.run_web_build_task`); then each image URL's references,
+    counted by DuckDB, for the image filter of the core."""
+    from builder.extract.webrefs import WebCrawl, run_web_build_task
+
+    folder.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    tasks = web_tasks(plan, folder)
+    results = run_tasks(tasks, plan.options.workers, plan.options.show_progress, run_web_build_task)
+    read = [task for task, result in zip(tasks, results, strict=True) if result.web.error is None]
+    shards = [Path(task.task.shard) for task in read]
+    referenced = folder / "referenced.parquet"
+    with duckdb.connect() as connection:
+        connection.execute(f"SET temp_directory = '{folder / 'duckdb'}'")
+        connection.execute(f"SET memory_limit = '{plan.options.memory_limit}'")
+        target = str(referenced).replace("'", "''")
+        counted = f'SELECT image, count(*) AS "references" FROM read_parquet({_parquet_list(shards)}) GROUP BY image'
+        if not shards:
+            counted = "SELECT ''::VARCHAR AS image, 0::BIGINT AS \"references\" WHERE false"
+        connection.execute(f"COPY ({counted} ORDER BY image) TO '{target}' (FORMAT parquet)")
+    crawl = WebCrawl(list(plan.dumps), results, [Path(task.task.images) for task in read], referenced)
+    return web_extraction(plan, crawl, shards, time.perf_counter() - started)
 
 
 def build(
@@ -457,6 +505,9 @@ class LocalEngine:
 
     def extract(self, plan: BuildPlan, work: Path) -> Extraction:
         settings, options = plan.settings, plan.options
+        if settings.web:
+            self.extraction = extract_web(plan, work / "references")
+            return self.extraction
         self.extraction = extract_references(
             plan.dumps,
             work / "references",
@@ -487,18 +538,19 @@ class LocalEngine:
         return self.connection
 
     def select(
-        self, plan: BuildPlan, chains: Mapping[str, FilterChain], identity: Identity, local: Path | None
+        self, plan: BuildPlan, chains: Mapping[str, FilterChain], identity: Identity, excluded: Mapping[str, Path]
     ) -> dict[str, Selected]:
         assert self.extraction is not None
         connection = self._connect(plan)
         shards = self.extraction.shards
         selected = {}
+        schema = web_candidate_schema() if plan.settings.web else CANDIDATE_SCHEMA
         for name, chain in chains.items():
             self.candidates[name] = self.work / f"candidates-{name}.parquet"
-            apart = local if chain.config.crosslingual else None
+            apart = excluded.get(name)
             later = self.extraction.later
             out = self.candidates[name]
-            kept_apart = select_candidates(connection, shards, chain, out, identity.map, apart, later)
+            kept_apart = select_candidates(connection, shards, chain, out, identity.map, apart, later, schema)
             titles = count_titles(connection, shards, chain, later) if identity.map.image else None
             selected[name] = Selected(titles, kept_apart)
         return selected
@@ -518,14 +570,18 @@ class LocalEngine:
 
     def write(self, plan: BuildPlan, chain: FilterChain, publisher: Publisher) -> Written:
         name, fractions, across = chain.config.name, chain.config.splits, chain.config.crosslingual
+        web = chain.config.identity_label if chain.config.web else ""
         folder = self.work / f"pairs-{name}"
-        writer = PairWriter(folder, languages=across) if fractions else publisher.writer(name, languages=across)
+        if fractions:
+            writer = PairWriter(folder, languages=across, web=web)
+        else:
+            writer = publisher.writer(name, languages=across, web=web)
         tags = self.work / "tags.parquet"
         write_pairs(self._connect(plan), self.candidates[name], tags, chain, writer, plan.tagsets())
         if not fractions:
             writer.close()
             return Written(writer.rows, list(writer.files), None, writer.seconds)
-        writers, record = write_splits(writer.finish(), fractions, publisher.config_folder(name), across)
+        writers, record = write_splits(writer.finish(), fractions, publisher.config_folder(name), across, web)
         shutil.rmtree(folder)
         files = [file for done in writers for file in done.files]
         seconds = writer.seconds + sum(done.seconds for done in writers)

@@ -44,10 +44,11 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from builder.config import BuildOptions, PipelineConfig
-from builder.engines.core import BuildPlan, BuildReport, Selected, Written, run
+from builder.engines.core import BuildPlan, BuildReport, Selected, Written, run, web_extraction, web_tasks
 from builder.extract.copies import CopyGroup, copy_key, copy_kind, copy_unit, merge_examples, note_copies
 from builder.extract.tasks import (
     Extraction,
@@ -143,6 +144,29 @@ def _copy_groups(later, dumps: Sequence[str], history: bool) -> list[CopyGroup]:
     ]
 
 
+_REFERENCED_SCHEMA = pa.schema([("image", pa.string()), ("references", pa.int64())])
+
+
+def _web_partition(tasks: Iterable) -> Iterator[tuple[str, object]]:
+    """A web task's rows on an executor: ``("reference", (task number, row))``, ``("image", ((task number,
+    row number), row))``, then ``("stats", (task number, result))``."""
+    from builder.extract.html import HtmlStats
+    from builder.extract.web import WebResult
+    from builder.extract.webrefs import WebBuildResult, iter_web_build_rows
+    from builder.sources.warc import WarcStats
+
+    for task in tasks:
+        result = WebBuildResult(WebResult(WarcStats(), HtmlStats()))
+        images = 0
+        for kind, row in iter_web_build_rows(task, result):
+            if kind == "image":
+                yield "image", ((task.number, images), row)
+                images += 1
+            else:
+                yield "reference", (task.number, row)
+        yield "stats", (task.number, result)
+
+
 def _before_rule(config: PipelineConfig, groups: Iterable[tuple[str, Iterable[dict]]]) -> Iterator[tuple[str, object]]:
     chain = FilterChain(config)
     for image, rows in groups:
@@ -200,8 +224,9 @@ def _filter_pairs(
     chain = FilterChain(config)
     for image, (cluster, firsts) in groups:
         pairs = chain.filter_pairs(cluster, _first_in_build(frozenset(firsts)))
+        web = config.identity_label if config.web else ""
         for rank, pair in enumerate(pairs):
-            yield "pair", ((image, rank), pair_row(pair, config.crosslingual))
+            yield "pair", ((image, rank), pair_row(pair, config.crosslingual, web))
     yield "funnel", chain.funnel.to_list()
 
 
@@ -210,6 +235,7 @@ def _write_partition(
     rows_per_shard: int,
     split: str,
     languages: bool,
+    web: str,
     partition: int,
     rows: Iterable[tuple[tuple[str, int], dict]],
 ) -> Iterator[tuple[int, list[str]]]:
@@ -223,7 +249,7 @@ def _write_partition(
 
     attempt = TaskContext.get().attemptNumber()
     prefix = f"attempt-{split}-{partition:05d}-{attempt}"
-    writer = PairWriter(Path(folder), rows_per_shard, prefix=prefix, languages=languages)
+    writer = PairWriter(Path(folder), rows_per_shard, prefix=prefix, languages=languages, web=web)
     writer.write_rows(row for _, row in rows)
     parts = []
     for index, part in enumerate(writer.finish()):
@@ -241,7 +267,7 @@ def _with_tags(rows, tags, column: str):  # noqa: ANN001, ANN202 - RDDs
 
 
 def _write_split(  # noqa: ANN001 - rows: an RDD
-    rows, folder: Path, rows_per_shard: int, split: str, languages: bool
+    rows, folder: Path, rows_per_shard: int, split: str, languages: bool, web: str = ""
 ) -> tuple[int, list[Path]]:
     """One split's pairs (an RDD keyed by order key), range-partitioned and written by the executors."""
     total = rows.count()
@@ -250,7 +276,7 @@ def _write_split(  # noqa: ANN001 - rows: an RDD
     ordered = rows.sortByKey(numPartitions=math.ceil(total / rows_per_shard))
     written = ordered.mapPartitionsWithIndex(
         lambda partition, part, where=str(folder), size=rows_per_shard: _write_partition(
-            where, size, split, languages, partition, part
+            where, size, split, languages, web, partition, part
         )
     ).collect()
     return sum(count for count, _ in written), [Path(part) for _, names in written for part in names]
@@ -264,13 +290,14 @@ def _write_pairs(  # noqa: ANN001 - clusters: an RDD of (image, Cluster)
     The driver gets the funnels, the row count, each split's part names and (with splits) the assignment.
     """
     across = config.crosslingual
+    web = config.identity_label if config.web else ""
     firsts = clusters.flatMap(lambda item, a=across: _candidates(a, item)).reduceByKey(min).values().groupByKey()
     pairs = clusters.join(firsts).mapPartitions(lambda part, c=config: _filter_pairs(c, part)).cache()
     for funnel in pairs.filter(lambda item: item[0] == "funnel").values().collect():
         chain.funnel.add(Funnel.from_list(funnel))
     rows = pairs.filter(lambda item: item[0] == "pair").values()
     if not config.splits:
-        written, parts = _write_split(rows, folder, rows_per_shard, "train", across)
+        written, parts = _write_split(rows, folder, rows_per_shard, "train", across, web)
         pairs.unpersist()
         return written, {"train": parts}, None
     # streamed to the driver partition by partition: the driver holds the union-find, not a list of all digests
@@ -279,7 +306,7 @@ def _write_pairs(  # noqa: ANN001 - clusters: an RDD of (image, Cluster)
     written, parts_of = 0, {}
     for split in assignment.names:
         chosen = rows.filter(lambda item, r=routes, s=split: r.value.split_of(item[1]) == s)
-        count, parts_of[split] = _write_split(chosen, folder, rows_per_shard, split, across)
+        count, parts_of[split] = _write_split(chosen, folder, rows_per_shard, split, across, web)
         written += count
     routes.unpersist()
     pairs.unpersist()
@@ -351,6 +378,8 @@ class SparkEngine:
 
     def extract(self, plan: BuildPlan, work: Path) -> Extraction:
         settings, options = plan.settings, plan.options
+        if settings.web:
+            return self._extract_web(plan, work)
         tasks, described = plan_tasks(
             plan.dumps,
             options.workers,
@@ -386,19 +415,48 @@ class SparkEngine:
         extraction.seconds = time.perf_counter() - started
         return extraction
 
+    def _extract_web(self, plan: BuildPlan, work: Path) -> Extraction:
+        """A web build's extraction on the executors: one WARC source per partition, each read where it is (a
+        URL goes to the executor as it is); the image index and each image URL's references come to the driver,
+        written as the local engine writes them, for the core's image filter."""
+        from builder.extract.web import WEB_IMAGE_SCHEMA
+        from builder.extract.webrefs import WebCrawl
+
+        started = time.perf_counter()
+        tasks = web_tasks(plan, work)
+        context = self.session.sparkContext
+        extracted = context.parallelize(tasks, len(tasks)).mapPartitions(_web_partition).cache()
+        self.cached.append(extracted)
+        stats = dict(extracted.filter(lambda item: item[0] == "stats").values().collect())
+        results = [stats[number] for number in range(len(tasks))]
+        bad = frozenset(number for number, result in enumerate(results) if result.web.error is not None)
+        images = extracted.filter(lambda item: item[0] == "image").values().filter(lambda item: item[0] not in bad)
+        index = work / "web-images.parquet"
+        rows = [row for _, row in sorted(images.collect(), key=lambda item: item[0])]
+        pq.write_table(pa.Table.from_pylist(rows, schema=WEB_IMAGE_SCHEMA), index)
+        references = extracted.filter(lambda item: item[0] == "reference").values()
+        self.references = references.filter(lambda item: item[0] not in bad).map(lambda item: item[1])
+        counted = self.references.map(lambda row: (row["image"], 1)).reduceByKey(lambda a, b: a + b).collect()
+        referenced = work / "referenced.parquet"
+        table = {"image": [image for image, _ in sorted(counted)], "references": [n for _, n in sorted(counted)]}
+        pq.write_table(pa.table(table, schema=_REFERENCED_SCHEMA), referenced)
+        crawl = WebCrawl(list(plan.dumps), results, [index], referenced)
+        return web_extraction(plan, crawl, [], time.perf_counter() - started)
+
     def select(
-        self, plan: BuildPlan, chains: Mapping[str, FilterChain], identity: Identity, local: Path | None
+        self, plan: BuildPlan, chains: Mapping[str, FilterChain], identity: Identity, excluded: Mapping[str, Path]
     ) -> dict[str, Selected]:
         context = self.session.sparkContext
         identity_map = context.broadcast(identity.map)
-        apart = context.broadcast(_local_files(local)) if local is not None else None
+        broadcasts = {path: context.broadcast(_local_files(path)) for path in set(excluded.values())}
         selected = {}
         for name, chain in chains.items():
             config = chain.config
             used = self.references.filter(lambda row, c=config: _selects(c, row))
             titles = used.map(lambda row: row["image"]).distinct().count() if identity.map.image else None
             kept_apart = 0
-            if apart is not None and config.crosslingual:
+            apart = broadcasts.get(excluded[name]) if name in excluded else None
+            if apart is not None:
                 local_file = _is_local_file(apart)
                 kept_apart = used.filter(local_file).count()
                 used = used.filter(lambda row, f=local_file: not f(row))
@@ -454,7 +512,8 @@ class SparkEngine:
         for split, names in parts.items():
             files += finalize_parts(folder, names, split) if names else []
         if not files:  # no pair survived: one shard with no rows, as the local engine writes
-            files = publisher.writer(config.name, languages=config.crosslingual).close()
+            web = config.identity_label if config.web else ""
+            files = publisher.writer(config.name, languages=config.crosslingual, web=web).close()
         after.unpersist()
         record = split_record(assignment, config.splits, check_files(files)) if assignment is not None else None
         return Written(written, files, record)
@@ -465,14 +524,17 @@ def _selects(config: PipelineConfig, row: dict) -> bool:
     return row["source"] in config.sources and (not config.language or row["language"] == config.language)
 
 
-def _local_files(path: Path) -> frozenset[tuple[str, str]]:
-    """The ``(language, File:title)`` of the files local to the build's wikis (from ``local_files``)."""
+def _local_files(path: Path) -> frozenset[tuple[str | None, str]]:
+    """The ``(language, image)`` rows of an exclusion file: the files local to the build's wikis (from
+    ``local_files``), or a web build's images left out in every language (``language`` None)."""
     table = pq.read_table(path, columns=["language", "image"])
     return frozenset(zip(table.column("language").to_pylist(), table.column("image").to_pylist(), strict=True))
 
 
 def _is_local_file(apart) -> Callable[[dict], bool]:  # noqa: ANN001 - a broadcast
+    """Whether a row's image is one the config leaves out: in its language, or in every language (None)."""
+
     def local_file(row: dict) -> bool:
-        return (row["language"], row["image"]) in apart.value
+        return (row["language"], row["image"]) in apart.value or (None, row["image"]) in apart.value
 
     return local_file

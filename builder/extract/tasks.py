@@ -18,6 +18,7 @@ import re
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -348,6 +349,7 @@ class Extraction:
     later_copies: int = 0  # later copies of a page (a history: of a revision, with the same text)
     reused_revision_ids: int = 0  # later revisions with the id of an earlier one of their page, another text
     later: Path | None = None
+    web: Any = None  # a web build's crawl (builder.extract.webrefs.WebCrawl); None for dumps
 
 
 def check_dump_kinds(dumps: Sequence[str | Path], history: bool) -> None:

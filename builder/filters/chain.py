@@ -45,6 +45,8 @@ BEFORE_RULE = (0, 1, 2, 3, 4)
 CAPTION_RULE = 5
 BOUND_AFTER_RULE = 6
 PAIR_FILTERS = (7, 8, 9)
+# A web config has one step more, after step 2: §5.1.2's bound on the images of one equivalence set.
+SET_BOUND_NAME = "Equal images ≤ {bound} (§5.1.2, z < {z:g})"
 
 
 @dataclasses.dataclass
@@ -64,6 +66,10 @@ class FilterChain:
     languages: references in at least two languages (before and after the caption rule),
     and the upper bound per language; only pairs of texts of two languages are built.
     Each text is measured and judged in the language of its own wiki.
+
+    A web config (thesis chapter 4) inserts, after step 2, §5.1.2's bound on the size of an equivalence
+    set: a cluster of more distinct images (URLs) than ``config.max_equal_images`` is a placeholder
+    image's and dropped whole; the steps after it move one number down (the caption rule is step 6).
     """
 
     def __init__(self, config: PipelineConfig) -> None:
@@ -85,6 +91,7 @@ class FilterChain:
             ("No filter", lambda cluster: cluster),  # 0
             lower,  # 1
             upper,  # 2
+            *([self._set_bound()] if config.web else []),  # 2 + 1, web configs only
             ("Has caption", has_caption),  # 3
             (f"Caption words ≥ {config.min_words}", self._min_words),  # 4
             (RULE_NAMES[config.caption_rule], filter_texts),  # 5: with the verdicts of the tagged texts
@@ -98,6 +105,23 @@ class FilterChain:
             number: Step(number, name, run, row)
             for (number, (name, run)), row in zip(enumerate(steps), self.funnel.rows, strict=True)
         }
+        shift = 1 if config.web else 0
+        self.before = (*BEFORE_RULE, *((BEFORE_RULE[-1] + 1,) if shift else ()))
+        self.caption_rule = CAPTION_RULE + shift
+        self.bound_after_rule = BOUND_AFTER_RULE + shift
+        self.pair_filters = tuple(number + shift for number in PAIR_FILTERS)
+
+    def _set_bound(self) -> tuple[str, ClusterStep]:
+        """§5.1.2: a set of more equal images than the crawl's z-score bound is dropped (no bound: none is)."""
+        bound = self.config.max_equal_images
+        name = SET_BOUND_NAME.format(bound="∞" if bound is None else f"{bound:,}", z=self.config.set_size_z)
+
+        def keep(cluster: Cluster) -> Cluster | None:
+            if bound is None:
+                return cluster
+            return cluster if len({reference.file for reference in cluster.references}) <= bound else None
+
+        return name, keep
 
     def _min_words(self, cluster: Cluster) -> Cluster | None:
         return filter_texts(cluster, lambda text, language: has_min_words(text, self.config.min_words, language))
@@ -112,7 +136,7 @@ class FilterChain:
     def before_rule(self, cluster: Cluster) -> Cluster | None:
         """Steps 0–4; the surviving texts then go to the tagger."""
         current: Cluster | None = cluster
-        for number in BEFORE_RULE:
+        for number in self.before:
             current = self._cluster_step(number, current)  # type: ignore[arg-type]
             if current is None:
                 return None
@@ -120,8 +144,8 @@ class FilterChain:
 
     def apply_rule(self, cluster: Cluster, passes_rule: Callable[[str, str], bool]) -> Cluster | None:
         """Steps 5–6: the caption rule (``passes_rule(text, language)``), then the lower references bound again."""
-        current = self._cluster_step(CAPTION_RULE, cluster, passes_rule)
-        return self._cluster_step(BOUND_AFTER_RULE, current) if current is not None else None
+        current = self._cluster_step(self.caption_rule, cluster, passes_rule)
+        return self._cluster_step(self.bound_after_rule, current) if current is not None else None
 
     def filter_pairs(self, cluster: Cluster, unique: PairStep | None = None) -> list[Pair]:
         """Steps 7–9 on the cluster's candidate pairs; call in image order (step 7 remembers pairs).
@@ -131,9 +155,9 @@ class FilterChain:
         returns those that are first; clusters may then come in any order.
         """
         pairs = build_pairs(cluster, self.across_languages)
-        for number in PAIR_FILTERS:
+        for number in self.pair_filters:
             step = self.steps[number]
-            run = unique if unique is not None and number == PAIR_FILTERS[0] else step.run
+            run = unique if unique is not None and number == self.pair_filters[0] else step.run
             pairs = run(pairs)
             step.row.count_pairs(pairs)
         return pairs

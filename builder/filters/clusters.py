@@ -50,6 +50,10 @@ class Reference:
     file: str  # the title the page used
     redirect: str  # that title with File redirects followed (the title itself without redirects)
     language: str = "en"  # the language of the wiki whose page holds the reference
+    # a web reference's page record: its WARC-Record-ID and WARC-Date, and the page's <html lang> (None elsewhere)
+    record: str | None = None
+    date: str | None = None
+    page_language: str | None = None
 
     @property
     def page_key(self) -> tuple[str, int]:
@@ -204,6 +208,9 @@ def reference_from_row(row: dict) -> Reference:
         file=row["file"],
         redirect=row["redirect"],
         language=row["language"],
+        record=row.get("record"),
+        date=row.get("date"),
+        page_language=row.get("page_language"),
     )
 
 

@@ -215,13 +215,14 @@ class IdentityMap:
 
 
 def pairs_per_identity(files: Sequence[Path]) -> dict[str, int]:
-    """How many pairs of the written output each kind of identity linked, read back from the parquet."""
+    """How many pairs of the written output each kind of identity linked, read back from the parquet (the
+    title, redirect and SHA-1 of a Wikipedia build always named)."""
     counts = {"title": 0, "redirect": 0, "sha1": 0}
     for file in files:
         parquet = pq.ParquetFile(file)
         for batch in parquet.iter_batches(columns=["identity"]):
             for kind, count in zip(*_value_counts(batch.column(0)), strict=True):
-                counts[kind] += count
+                counts[kind] = counts.get(kind, 0) + count  # a web config's kinds: url, pixels, phash≤4, …
     return counts
 
 

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
+from builder.config import PERCEPTUAL_EQUIVALENCES, WEB_EQUIVALENCES
 from builder.sources.images import (
     DEFAULT_HASH_SIZE,
     DEFAULT_MAX_PIXELS,
@@ -49,8 +50,8 @@ __all__ = [
 ]
 
 # §4.6: resource identity, pixel equality, the perceptual hashes, and the DCT hash over 8 orientations
-IMAGE_EQUIVALENCES = ("url", "pixels", "ahash", "dhash", "phash", "phash-rotation")
-PERCEPTUAL = ("ahash", "dhash", "phash", "phash-rotation")
+IMAGE_EQUIVALENCES = WEB_EQUIVALENCES  # one list for the configs (builder.config) and the keys here
+PERCEPTUAL = PERCEPTUAL_EQUIVALENCES
 # Hamming distance at or under which two 36-bit hashes are one image: chosen with benchmarks/image_hashes.py
 # (docs/web.md, "Image equivalence"): it keeps false matches among unrelated images at zero there.
 DEFAULT_THRESHOLD = 4

@@ -13,7 +13,7 @@ import yaml
 from builder.common import DATA, PACKAGE, plural
 from builder.config import SPLIT_NAMES
 from builder.filters.funnel import Funnel
-from builder.publish.fidelity import markdown_table
+from builder.publish.fidelity import markdown_table, web_markdown_table
 from builder.publish.layout import BUILD, CONFIG_ORDER, FORMAT, MARKER, split_of_file
 
 __all__ = ["SAMPLE_DUMP", "SAMPLE_HISTORY", "render_card"]
@@ -28,6 +28,8 @@ def _is_sample(dump: dict[str, str]) -> bool:
 
 
 def _dump_line(dump: dict[str, object]) -> str:
+    if dump.get("kind") == "web":
+        return f"  - `{dump['name']}` (WARC" + (f", {dump['source']}" if dump["source"] != dump["name"] else "") + ")"
     language = f", language: {dump['language']}" if "language" in dump else ""
     line = (
         f"  - `{dump['name']}` ({dump['dbname']}, dump date {dump['date']}, kind: {dump.get('kind', 'unknown')}"
@@ -68,10 +70,11 @@ def _build_section(record: dict[str, object]) -> str:
         if not record["rows"]
         else ""
     )
+    inputs = f"Crawl files ({len(dumps):,})" if "crawl" in record else "Dumps"
     return (
         f"### `{record['config']}` – {record['rows']:,} pairs\n\n"
         f"{empty}"
-        f"- Dumps:\n{dump_lines}\n"
+        f"- {inputs}:\n{dump_lines}\n"
         f"{_language_lines(record)}"
         f"- Tagger: `{record['tagger']}`\n"
         f"- Parameters:\n{parameter_lines}\n"
@@ -82,6 +85,27 @@ def _build_section(record: dict[str, object]) -> str:
         f"- Splits: {_splits_line(record)}\n"
         f"{_config_build_line(record)}\n"
         f"{Funnel.from_list(record['funnel']).markdown()}"  # type: ignore[arg-type]
+        f"{_web_section(record)}"
+    )
+
+
+def _web_section(record: dict) -> str:
+    """A web config's crawl in the thesis's terms, its images' rules, and where it differs from the thesis."""
+    crawl, images = record.get("crawl"), record.get("identity")
+    if not isinstance(crawl, dict) or not isinstance(images, dict):
+        return ""
+    rules = ", ".join(
+        f"{name.replace('_', ' ')}: {counts['images']:,} images, {counts['references']:,} references"
+        for name, counts in images["left_out"].items()
+        if counts["images"] or counts["references"]
+    )
+    captions = ", ".join(f"{kind} {count:,}" for kind, count in crawl["captions"].items())
+    return (
+        f"\nThe crawl (thesis chapter 4): {crawl['records']:,} WARC records, {crawl['html_pages']:,} HTML pages "
+        f"({crawl['pages_with_references']:,} with image references), {crawl['images_indexed']:,} image records "
+        f"indexed; {crawl['references']:,} references (captions found: {captions}). Images left out before "
+        f"step 0 (§4.3.2, and images without a record where pixels are compared): {rules or 'none'}.\n\n"
+        f"Where this web build differs from the thesis:\n\n{web_markdown_table()}"
     )
 
 
@@ -151,6 +175,21 @@ def _local_files_note(local: object) -> str:
 
 def _identity_line(identity: object) -> str:
     """The card's account of the identity map: what it merged and how many pairs each kind added."""
+    if isinstance(identity, dict) and "equivalence" in identity:
+        bits = (
+            f", {identity['hash_bits']}-bit hashes within {identity['hash_threshold']} bits"
+            if identity["hash_bits"]
+            else ""
+        )
+        bound = identity["set_bound"]
+        limit = bound["max_equal_images"]
+        return (
+            f"- Image equivalence (§4.6): `{identity['equivalence']}`{bits} (`identity` column: "
+            f"`{identity['identity']}`, or `url` for two references to one URL); image URLs "
+            f"{identity['images_kept']:,} → {identity['equivalence_sets']:,} sets ({identity['images_merged']:,} "
+            f"merged); §5.1.2's bound: sets of at most {'any number of' if limit is None else f'{limit:,}'} images "
+            f"(z < {bound['z']:g} over {bound['sets_that_yield_pairs']:,} sets that can yield pairs)\n"
+        )
     if not isinstance(identity, dict) or identity["identities"] == ["title"]:
         return "- Image identity: the normalized `File:` title (as in the paper)\n"
     pairs = identity["pairs"]

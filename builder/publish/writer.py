@@ -41,6 +41,10 @@ PAIR_SCHEMA = pa.schema(
 CROSSLINGUAL_PAIR_SCHEMA = PAIR_SCHEMA.append(pa.field("language1", pa.string())).append(
     pa.field("language2", pa.string())
 )
+# a web config's pairs trace each text to its page record: the WARC-Record-ID, the WARC-Date and the page's
+# <html lang> (no language is detected, thesis §4.5.2 aside); ``identity`` names the config's equivalence
+WEB_COLUMNS = ("record1", "record2", "date1", "date2", "html_lang1", "html_lang2")
+WEB_PAIR_SCHEMA = pa.schema([*PAIR_SCHEMA, *(pa.field(name, pa.string()) for name in WEB_COLUMNS)])
 
 
 def pair_id(pair: Pair) -> str:
@@ -53,8 +57,9 @@ def pair_id(pair: Pair) -> str:
     return hashlib.blake2b(key.encode("utf-8"), digest_size=8).hexdigest()
 
 
-def pair_row(pair: Pair, languages: bool = False) -> dict[str, object]:
-    """A pair as an output row; ``languages`` adds the two texts' languages (cross-lingual configs)."""
+def pair_row(pair: Pair, languages: bool = False, web: str = "") -> dict[str, object]:
+    """A pair as an output row; ``languages`` adds the two texts' languages (cross-lingual configs); ``web``, a web
+    config's equivalence label, adds the pages' records and names the equivalence that joined two image URLs."""
     row: dict[str, object] = {
         "id": pair_id(pair),
         "image": pair.image,
@@ -75,6 +80,11 @@ def pair_row(pair: Pair, languages: bool = False) -> dict[str, object]:
     if languages:
         row["language1"] = pair.first.language
         row["language2"] = pair.second.language
+    if web:
+        row["identity"] = "url" if pair.first.file == pair.second.file else web
+        row["record1"], row["record2"] = pair.first.record, pair.second.record
+        row["date1"], row["date2"] = pair.first.date, pair.second.date
+        row["html_lang1"], row["html_lang2"] = pair.first.page_language, pair.second.page_language
     return row
 
 
@@ -105,7 +115,8 @@ class PairWriter:
     parquet readers); the card leaves it out of ``configs:``, as ``datasets`` cannot load it.
     A writer that holds one slice of the output (a Spark partition) stops at :meth:`finish`
     instead, under a ``prefix`` of its own, and the parts of all slices are named together
-    by :func:`finalize_parts`. ``languages`` writes :data:`CROSSLINGUAL_PAIR_SCHEMA`.
+    by :func:`finalize_parts`. ``languages`` writes :data:`CROSSLINGUAL_PAIR_SCHEMA`; ``web`` (a web config's
+    equivalence label) :data:`WEB_PAIR_SCHEMA`.
     """
 
     def __init__(
@@ -116,10 +127,12 @@ class PairWriter:
         prefix: str = "part",
         split: str = "train",
         languages: bool = False,
+        web: str = "",
     ) -> None:
         self.folder = folder
         self.languages = languages
-        self.schema = CROSSLINGUAL_PAIR_SCHEMA if languages else PAIR_SCHEMA
+        self.web = web
+        self.schema = WEB_PAIR_SCHEMA if web else CROSSLINGUAL_PAIR_SCHEMA if languages else PAIR_SCHEMA
         self.split = split
         self.rows_per_shard = rows_per_shard
         self.batch_size = batch_size
@@ -134,7 +147,7 @@ class PairWriter:
         folder.mkdir(parents=True, exist_ok=True)
 
     def write(self, pairs: Iterable[Pair]) -> None:
-        self.write_rows(pair_row(pair, self.languages) for pair in pairs)
+        self.write_rows(pair_row(pair, self.languages, self.web) for pair in pairs)
 
     def write_rows(self, rows: Iterable[dict[str, object]]) -> None:
         """Rows already made by :func:`pair_row` (engines that build them on workers)."""

@@ -1,0 +1,200 @@
+"""A web build through the one core (issue 29, part C): WARC crawls → pairs, local and Spark, §4.3.2 rules,
+§4.6 equivalences and §5.1.2's bound as named, counted steps; rows that trace to their pages."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from benchmarks.web_crawl import SHARED_SITE, write_shared_images_crawl
+from builder.config import GOLD, WEB, ExtractionSettings
+from builder.engines.core import WebLibrariesMissing
+from builder.engines.local import build
+from builder.filters.web import set_bound
+from wikipedia_ipc import main
+
+ROOT = Path(__file__).resolve().parent.parent
+WHIRLWIND = ROOT / "tests" / "data" / "web" / "whirlwind.warc.gz"
+IMG = f"{SHARED_SITE}/img/"
+# the pairs (file1, file2) each equivalence gives on the shared-images crawl
+EXPECTED = {
+    "url": {(IMG + "a.jpg", IMG + "a.jpg"), (IMG + "d.jpg", IMG + "d.jpg")},
+    "pixels": {(IMG + "a.jpg", IMG + "a.jpg"), (IMG + "b.png", IMG + "b.bmp")},
+    "phash": {(IMG + "a.jpg", IMG + "a.jpg"), (IMG + "b.png", IMG + "b.bmp"), (IMG + "c.jpg", IMG + "c-q50.jpg")},
+}
+
+
+@pytest.fixture(scope="module")
+def crawl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_shared_images_crawl(tmp_path_factory.mktemp("crawl") / "shared.warc.gz")
+
+
+def crawl_records(path: Path) -> dict[str, tuple[str, str]]:
+    """Record id → (target URI, date) of every response record, read with warcio (not the toolkit's reader)."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    with path.open("rb") as stream:
+        return {
+            record.rec_headers.get_header("WARC-Record-ID"): (
+                record.rec_headers.get_header("WARC-Target-URI"),
+                record.rec_headers.get_header("WARC-Date"),
+            )
+            for record in ArchiveIterator(stream)
+            if record.rec_type == "response"
+        }
+
+
+def rows_of(folder: Path) -> list[dict]:
+    files = sorted((folder / "web").glob("*.parquet"))
+    return pa.concat_tables([pq.read_table(file) for file in files]).to_pylist()
+
+
+def build_with(crawl: Path, out: Path, equivalence: str) -> tuple[list[dict], dict]:
+    code = main(
+        ["build", str(crawl), "--config", "web", "--equivalence", equivalence, "--output", str(out)]
+        + ["--tagger", "perceptron", "--workers", "1", "--splits", "none", "--quiet"]
+    )
+    assert code == 0
+    return rows_of(out), json.loads((out / "web" / "funnel.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("equivalence", ["url", "pixels", "phash"])
+def test_each_equivalence_finds_its_copies_and_rows_trace_to_their_pages(
+    crawl: Path, tmp_path: Path, equivalence: str, perceptron_available: None
+) -> None:
+    rows, record = build_with(crawl, tmp_path / "out", equivalence)
+    assert {(row["file1"], row["file2"]) for row in rows} == EXPECTED[equivalence]
+    records = crawl_records(crawl)
+    label = {"url": "url", "pixels": "pixels", "phash": "phash≤4"}[equivalence]
+    for row in rows:
+        for side in ("1", "2"):
+            assert records[row["record" + side]] == (row["page" + side], row["date" + side])
+            assert row["html_lang" + side] == "en-gb"
+        assert row["identity"] == ("url" if row["file1"] == row["file2"] else label)
+        assert row["caption_type"] == "caption" and row["source1"] == row["source2"] == "figure"
+    images = record["identity"]
+    assert images["equivalence"] == equivalence and images["identity"] == label
+    # §4.3.2: the 20 × 20 logo, on two pages, is left out under every equivalence
+    assert images["left_out"]["too_few_pixels"] == {"images": 1, "references": 2}
+    without = images["left_out"]["images_without_a_record"]
+    assert without == ({"images": 0, "references": 0} if equivalence == "url" else {"images": 1, "references": 2})
+    left = sum(counts["references"] for counts in images["left_out"].values())
+    assert record["crawl"]["references_left_out_before_step_0"] == left
+    assert record["crawl"]["references"] == 18 and record["crawl"]["html_pages"] == 18
+    assert record["crawl"]["images_indexed"] == 14
+    funnel = {row["name"]: row for row in record["funnel"]}
+    assert funnel["No filter"]["references"] == 18 - left
+    # §5.1.2: the placeholder's eight URLs are one set under pixels and phash, over the bound, dropped whole
+    bound = [row for row in record["funnel"] if row["name"].startswith("Equal images")]
+    assert len(bound) == 1 and record["funnel"].index(bound[0]) == 3
+    if equivalence == "url":
+        assert images["set_bound"]["max_equal_images"] is None
+        assert bound[0]["references"] == funnel["References ≤ 10"]["references"]
+    else:
+        assert images["set_bound"]["max_equal_images"] == 3
+        assert funnel["References ≤ 10"]["references"] - bound[0]["references"] == 8
+    assert record["rows"] == len(rows)
+
+
+def test_a_web_config_loads_with_datasets_and_its_card_names_the_crawl(crawl: Path, tmp_path: Path) -> None:
+    import datasets
+
+    out = tmp_path / "out"
+    build([str(crawl)], [WEB], out, tagger="perceptron", workers=1, show_progress=False)
+    loaded = datasets.load_dataset(str(out), "web")
+    assert sum(len(split) for split in loaded.values()) == 2
+    assert set(loaded["train"].column_names) >= {"record1", "record2", "date1", "date2", "html_lang1"}
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "Crawl files (1):" in card and "`shared.warc.gz`" in card
+    assert "Image equivalence (§4.6): `url`" in card and "Profanity filter" in card
+
+
+def test_the_real_excerpt_counts_its_references(tmp_path: Path) -> None:
+    """whirlwind.warc.gz, a real Common Crawl capture: its alt texts are references, each counted."""
+    report = build([str(WHIRLWIND)], [WEB], tmp_path / "out", tagger="perceptron", workers=1, show_progress=False)
+    record = json.loads((tmp_path / "out" / "web" / "funnel.json").read_text(encoding="utf-8"))
+    crawl = record["crawl"]
+    assert crawl["records"] == 4 and crawl["html_pages"] == 1 and crawl["images_indexed"] == 0
+    assert crawl["references"] > 0 and crawl["captions"]["alt"] > 0
+    assert record["funnel"][0]["references"] == crawl["references"]  # url: references without a record stay
+    assert report.rows["web"] == record["rows"]
+
+
+def test_pixel_equivalence_leaves_out_references_without_a_record(tmp_path: Path) -> None:
+    """Under pixels nothing of whirlwind's can be compared (no image records): every reference is counted out."""
+    config = WEB.__class__(**{**WEB.__dict__, "equivalence": "pixels"})
+    build([str(WHIRLWIND)], [config], tmp_path / "out", tagger="perceptron", workers=1, show_progress=False)
+    record = json.loads((tmp_path / "out" / "web" / "funnel.json").read_text(encoding="utf-8"))
+    without = record["identity"]["left_out"]["images_without_a_record"]
+    assert without["references"] == record["crawl"]["references"] > 0
+    assert record["funnel"][0]["references"] == 0
+
+
+def test_spark_gives_the_local_rows(crawl: Path, tmp_path: Path) -> None:
+    pytest.importorskip("pyspark")
+    from builder.engines.spark import build_spark
+
+    config = WEB.__class__(**{**WEB.__dict__, "equivalence": "phash", "splits": ()})
+    build([str(crawl)], [config], tmp_path / "local", tagger="perceptron", workers=1, show_progress=False)
+    build_spark([str(crawl)], [config], tmp_path / "spark", tagger="perceptron", workers=2, show_progress=False)
+    local, spark = rows_of(tmp_path / "local"), rows_of(tmp_path / "spark")
+    key = lambda row: row["id"]  # noqa: E731
+    assert sorted(local, key=key) == sorted(spark, key=key) and len(local) == 3
+    records = [json.loads((tmp_path / side / "web" / "funnel.json").read_text()) for side in ("local", "spark")]
+    assert records[0]["funnel"] == records[1]["funnel"]
+    assert records[0]["identity"] == records[1]["identity"]
+    local_files = sorted((tmp_path / "local" / "web").glob("*.parquet"))
+    spark_files = sorted((tmp_path / "spark" / "web").glob("*.parquet"))
+    assert [file.read_bytes() for file in local_files] == [file.read_bytes() for file in spark_files]
+
+
+def test_web_and_dump_configs_are_not_mixed(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="read one kind of input: web read web crawls"):
+        ExtractionSettings.of([GOLD, WEB])
+    with pytest.raises(ValueError, match="gold MediaWiki dumps"):
+        build([str(tmp_path / "never-read.warc.gz")], [GOLD, WEB], tmp_path / "out", tagger="perceptron")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_missing_web_library_stops_the_build_before_reading(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "selectolax" else real(name, *a))
+    with pytest.raises(WebLibrariesMissing, match=r'selectolax: pip install "wikipedia-ipc\[web\]"'):
+        build([str(tmp_path / "never-read.warc.gz")], [WEB], tmp_path / "out", tagger="perceptron")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_set_bound_is_the_thesis_rounding() -> None:
+    """§5.1.2: sizes whose z-score stays under 0.05; with μ = 3.13 and σ = 25.87 the thesis kept sets of 4."""
+    bound, stats = set_bound([1, 2, 8], 0.05)  # μ = 3.67, σ = 3.09: 3.82 → sets of at most 3 images
+    assert bound == 3 and stats["sets_that_yield_pairs"] == 3
+    assert set_bound([2, 2, 2], 0.05)[0] is None and set_bound([5], 0.05)[0] is None
+
+
+def test_the_web_deviations_are_in_the_docs() -> None:
+    from builder.publish.fidelity import web_markdown_table
+
+    assert web_markdown_table() in (ROOT / "docs" / "web.md").read_text(encoding="utf-8")
+
+
+def test_the_wikipedia_build_needs_no_web_library(tmp_path: Path, perceptron_available: None) -> None:
+    """fastwarc, selectolax, charset-normalizer, Pillow and imagehash are the web extra's: a sample build runs
+    with every one of them unimportable."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "for name in ('fastwarc', 'selectolax', 'charset_normalizer', 'PIL', 'imagehash'): sys.modules[name] = None\n"
+        "from wikipedia_ipc import main\n"
+        f"sys.exit(main(['build', '--configs', 'gold', '--output', {str(tmp_path / 'out')!r}, '--tagger', "
+        "'perceptron', '--workers', '1', '--quiet']))\n"
+    )
+    finished = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    assert list((tmp_path / "out" / "gold").glob("*.parquet"))
