@@ -206,14 +206,21 @@ def command_parser() -> argparse.ArgumentParser:
         nargs="+",
         choices=sorted({*PRESETS, *WEB_PRESETS}),
         help="quality levels to build (default: gold silver; with no dump given, gold silver bronze from the "
-        "embedded samples, bronze from the sample's edit history); web: the thesis's pipeline over WARC crawls "
-        "(docs/web.md)",
+        "embedded samples, bronze from the sample's edit history); web: the thesis's pipeline over WARC crawls, "
+        "captions: over an image–caption dataset as img2dataset wrote it (§5.1; docs/web.md)",
+    )
+    run.add_argument(
+        "--captions-tsv",
+        metavar="FILE",
+        help="captions: a Conceptual Captions–style TSV (caption, tab, image URL), joined to the samples by URL; "
+        "a sample without a caption of its own takes the TSV's",
     )
     run.add_argument(
         "--equivalence",
         choices=WEB_EQUIVALENCES,
-        help="web: when two images are one (default url, §4.6.1): url (the normalized URL), pixels (MD5 of the "
-        "decoded pixels), ahash, dhash, phash (perceptual hashes within --hash-threshold bits), phash-rotation",
+        help="web, captions: when two images are one (web's default url, §4.6.1; captions' pixels, §5.1.2): url "
+        "(the normalized URL), pixels (MD5 of the decoded pixels), ahash, dhash, phash (perceptual hashes within "
+        "--hash-threshold bits), phash-rotation",
     )
     run.add_argument(
         "--hash-threshold",
@@ -378,7 +385,15 @@ def _print_summary(report: BuildReport) -> None:
     from builder.publish.layout import card_build
 
     read = report.extraction.read
-    if report.extraction.web is not None:
+    if report.extraction.web is not None and "layout" in report.extraction.web.counts():
+        dataset = report.extraction.web.counts()
+        print(
+            f"\nRead {dataset['folder']} ({dataset['layout']}, {plural(dataset['shards'], 'shard')}): "
+            f"{plural(dataset['records'], 'record')}, {plural(dataset['images'], 'image')} kept (left out, "
+            + (", ".join(f"{reason} {count:,}" for reason, count in dataset["skipped"].items() if count) or "none")
+            + f") in {report.extraction.seconds:.1f} s."
+        )
+    elif report.extraction.web is not None:
         crawl = report.extraction.web.counts()
         print(
             f"\nRead {plural(crawl['warc_files'], 'WARC file')} ({plural(crawl['records'], 'record')}): "
@@ -535,6 +550,7 @@ def _build_once(arguments: argparse.Namespace, given: Sequence[str], names: Sequ
             template_parameters=arguments.template_parameters,
             inline_templates=arguments.inline_templates,
             unrendered_templates=arguments.unrendered_templates,
+            captions_tsv=arguments.captions_tsv,
             work_dir=arguments.work_dir,
             resume=arguments.resume,
             overwrite=arguments.overwrite,
@@ -570,9 +586,12 @@ def _build_once(arguments: argparse.Namespace, given: Sequence[str], names: Sequ
 
 
 def web_inputs(given: Sequence[str], languages: Sequence[str]) -> tuple[list[str], str | None]:
-    """A web build's inputs as given (the build expands folders and listings) and its captions' language."""
+    """A web or dataset build's inputs as given (the build expands folders and listings) and its captions' language."""
     if not given:
-        raise ValueError("--configs web reads WARC files: give .warc/.warc.gz files, folders, *.paths.gz or URLs")
+        raise ValueError(
+            "--configs web reads WARC files: give .warc/.warc.gz files, folders, *.paths.gz or URLs; "
+            "--configs captions reads one img2dataset output folder"
+        )
     if len(languages) > 1 or any("=" in language for language in languages):
         raise ValueError("a web build's captions have one language: give --language CODE once")
     return list(given), (languages[0] if languages else None)
@@ -591,7 +610,7 @@ def with_web_options(configs: Sequence[PipelineConfig], arguments: argparse.Name
     }
     if given and not all(config.web for config in configs):
         named = ", ".join(f"--{field.replace('_', '-')}" for field in given)
-        raise SystemExit(f"error: {named} apply to web configs (--configs web) only")
+        raise SystemExit(f"error: {named} apply to web and dataset configs (--configs web, captions) only")
     return [dataclasses.replace(config, **given) if config.web else config for config in configs]
 
 

@@ -44,6 +44,8 @@ __all__ = [
     "WEB_EQUIVALENCES",
     "WEB_PRESETS",
     "WEB_SOURCES",
+    "CAPTIONS",
+    "DATASET_SOURCES",
     "check_fractions",
     "duckdb_memory",
     "memory_bytes",
@@ -58,13 +60,22 @@ if TYPE_CHECKING:
 
 CaptionRule = Literal["sentence", "verb", "none"]
 CAPTION_RULES = ("sentence", "verb", "none")
-DumpKind = Literal["articles", "history", "web"]
-DUMP_KINDS = ("articles", "history", "web")
+DumpKind = Literal["articles", "history", "web", "dataset"]
+DUMP_KINDS = ("articles", "history", "web", "dataset")
+# the kinds of input a build reads, by dump kind: MediaWiki dumps, WARC crawls, image–caption datasets
+INPUT_KINDS = {
+    "articles": "MediaWiki dumps",
+    "history": "MediaWiki dumps",
+    "web": "web crawls (WARC files)",
+    "dataset": "an image–caption dataset (an img2dataset folder)",
+}
 HistoryReferences = Literal["revision", "first_seen"]
 SOURCES = ("link", "template", "gallery")
 PAPER_SOURCES = ("link", "template")
 # the web source's caption kinds (builder/extract/html.py): <figure>/<figcaption>, the two-cell caption table, alt
 WEB_SOURCES = ("figure", "table", "alt")
+# an image–caption dataset's captions (builder/extract/datasetrefs.py): the sample's own text, or the caption TSV's
+DATASET_SOURCES = ("sample", "tsv")
 # thesis §4.6: resource identity (normalized URL), pixel equality (MD5 of the decoded pixels), perceptual hashes
 WEB_EQUIVALENCES = ("url", "pixels", "ahash", "dhash", "phash", "phash-rotation")
 PERCEPTUAL_EQUIVALENCES = ("ahash", "dhash", "phash", "phash-rotation")
@@ -169,8 +180,14 @@ class PipelineConfig:
 
     @property
     def web(self) -> bool:
-        """Whether the config reads web crawls (WARC files) rather than MediaWiki dumps."""
-        return self.dump_kind == "web"
+        """Whether the config is of the thesis's web family (chapters 4–5: images compared by their pixels or
+        URLs, §5.1.2's bound): it reads web crawls (WARC files) or an image–caption dataset, not MediaWiki dumps."""
+        return self.dump_kind in ("web", "dataset")
+
+    @property
+    def dataset(self) -> bool:
+        """Whether the config reads an image–caption dataset (thesis §5.1) as img2dataset wrote it."""
+        return self.dump_kind == "dataset"
 
     @property
     def identity_label(self) -> str:
@@ -189,9 +206,11 @@ class PipelineConfig:
         self._check_web()
         if self.history_references not in ("revision", "first_seen"):
             raise ValueError(f"history_references must be 'revision' or 'first_seen', not {self.history_references!r}")
+        if self.min_words < 0:
+            raise ValueError(f"min_words must be 0 or more, not {self.min_words}")
         if not 1 <= self.min_references <= self.max_references:
             raise ValueError("need 1 <= min_references <= max_references")
-        known_sources = WEB_SOURCES if self.web else SOURCES
+        known_sources = DATASET_SOURCES if self.dataset else WEB_SOURCES if self.web else SOURCES
         unknown = set(self.sources) - set(known_sources)
         if unknown:
             raise ValueError(f"unknown reference sources {sorted(unknown)}; known: {list(known_sources)}")
@@ -220,7 +239,10 @@ class PipelineConfig:
         if self.max_equal_images is not None and self.max_equal_images < 1:
             raise ValueError(f"max_equal_images must be 1 or more, not {self.max_equal_images}")
         if self.web and (self.crosslingual or self.history_references != "revision"):
-            raise ValueError("a web config reads crawls: it cannot be cross-lingual or count history references")
+            raise ValueError(
+                "a web or dataset config reads images with captions: it cannot be cross-lingual or count history "
+                "references"
+            )
 
     def parameters(self) -> dict[str, object]:
         """The parameters as plain data, for the dataset card and funnel.json.
@@ -239,6 +261,8 @@ class PipelineConfig:
         else:
             for name in ("namespaces", "history_references", "identities"):
                 del parameters[name]
+        if self.dataset:  # no such step in a dataset's chain (builder.filters.chain)
+            del parameters["max_references"]
         return parameters
 
 
@@ -261,7 +285,20 @@ PRESETS: dict[str, PipelineConfig] = {c.name: c for c in (GOLD, SILVER, BRONZE, 
 WEB = PipelineConfig(
     name="web", dump_kind="web", min_words=10, caption_rule="sentence", max_references=10, sources=WEB_SOURCES
 )
-WEB_PRESETS: dict[str, PipelineConfig] = {WEB.name: WEB}
+# The thesis's prototype over Conceptual Captions (§5.1): an image–caption dataset as img2dataset wrote it, its
+# images checked as §5.1.1 says (while reading), equal images by the MD5 of their pixels (§5.1.2 compared the files'
+# MD5), §5.1.2's bound on the size of an equivalence set, and only "identical pairs and seen candidates discarded":
+# no caption length, no caption rule, no references bound and no near-duplicate step, since the dataset's creators
+# had filtered its captions already.
+CAPTIONS = PipelineConfig(
+    name="captions",
+    dump_kind="dataset",
+    min_words=0,
+    caption_rule="none",
+    equivalence="pixels",
+    sources=DATASET_SOURCES,
+)
+WEB_PRESETS: dict[str, PipelineConfig] = {WEB.name: WEB, CAPTIONS.name: CAPTIONS}
 
 
 def configs_for_languages(configs: Sequence[PipelineConfig], languages: Sequence[str]) -> list[PipelineConfig]:
@@ -315,12 +352,16 @@ class ExtractionSettings:
         """The settings of a build's configs, or a ValueError naming the configs that disagree."""
         if not configs:
             raise ValueError("no configs given")
-        webs = [config.name for config in configs if config.web]
-        if webs and len(webs) < len(configs):
-            dumps = ", ".join(config.name for config in configs if not config.web)
+        kinds: dict[str, list[str]] = {}
+        for config in configs:
+            kinds.setdefault(INPUT_KINDS[config.dump_kind], []).append(config.name)
+        if len(kinds) > 1:  # web and dataset first, so that the message names what the user added to the dumps
+            order = sorted(kinds, key=lambda kind: kind == INPUT_KINDS["articles"])
+            first, *others = ((", ".join(kinds[kind]), kind) for kind in order)
             raise ValueError(
-                f"configs of one build read one kind of input: {', '.join(webs)} read web crawls (WARC files), "
-                f"{dumps} MediaWiki dumps; build them in two runs"
+                f"configs of one build read one kind of input: {first[0]} read {first[1]}, "
+                + ", ".join(f"{names} {kind}" for names, kind in others)
+                + "; build them in two runs"
             )
         for field, what in (
             ("identities", "identify images the same way"),
@@ -351,7 +392,12 @@ class ExtractionSettings:
 
     @property
     def web(self) -> bool:
-        return self.dump_kind == "web"
+        """The thesis's web family: WARC crawls or an image–caption dataset (one task per WARC file or shard)."""
+        return self.dump_kind in ("web", "dataset")
+
+    @property
+    def dataset(self) -> bool:
+        return self.dump_kind == "dataset"
 
     @property
     def first_seen(self) -> bool:
@@ -380,7 +426,8 @@ class BuildOptions:
     each dump's ``<dbname>`` decides; ``template_parameters`` a user's table that extends the shipped
     one, ``inline_templates`` likewise for inline templates; ``unrendered_templates`` is the no-hole rule's
     policy (``auto``: every edition but English drops a caption holding a template nothing renders; ``drop``:
-    English too; ``cut``: none does, the authors' cleaning). With ``work_dir`` and ``resume`` a build reuses
+    English too; ``cut``: none does, the authors' cleaning); ``captions_tsv`` a dataset build's Conceptual
+    Captions–style TSV, joined to the samples by URL. With ``work_dir`` and ``resume`` a build reuses
     the reference shards an interrupted build finished; ``overwrite`` allows a non-empty output folder that
     holds no earlier build.
     """
@@ -393,6 +440,7 @@ class BuildOptions:
     template_parameters: str | Path | None = None
     inline_templates: str | Path | None = None
     unrendered_templates: str = "auto"
+    captions_tsv: str | Path | None = None
     work_dir: str | Path | None = None
     resume: bool = False
     overwrite: bool = False

@@ -53,19 +53,20 @@ WEB_LIBRARIES = {
     "PIL": "Pillow",
     "imagehash": "imagehash",
 }
+# what a dataset build imports: the images' pixels only (the shards are tar and parquet files)
+DATASET_LIBRARIES = {module: WEB_LIBRARIES[module] for module in ("PIL", "imagehash")}
 
 
 class WebLibrariesMissing(ValueError):
     """A web build without the libraries of the ``web`` extra; raised before any input is read."""
 
 
-def check_web_libraries() -> None:
+def check_web_libraries(libraries: Mapping[str, str] = WEB_LIBRARIES) -> None:
     """Stop a web build before it reads a crawl when a library of the ``web`` extra is not installed."""
-    missing = [name for module, name in WEB_LIBRARIES.items() if importlib.util.find_spec(module) is None]
+    missing = [name for module, name in libraries.items() if importlib.util.find_spec(module) is None]
     if missing:
-        raise WebLibrariesMissing(
-            f'building from web crawls needs {", ".join(missing)}: pip install "wikipedia-ipc[web]"'
-        )
+        what = "image–caption datasets" if libraries is DATASET_LIBRARIES else "web crawls"
+        raise WebLibrariesMissing(f'building from {what} needs {", ".join(missing)}: pip install "wikipedia-ipc[web]"')
 
 
 @dataclasses.dataclass
@@ -270,6 +271,8 @@ def prepare(dumps: Sequence[str | Path], configs: Sequence[PipelineConfig], opti
         return prepare_web(dumps, configs, options, settings)
     if not dumps:
         raise ValueError("no dump files given")
+    if options.captions_tsv is not None:
+        raise ValueError("a caption TSV (--captions-tsv) belongs to an image–caption dataset (--configs captions)")
     for dump in dumps:
         check_dump_path(dump)
     check_dump_kinds(dumps, settings.history)
@@ -292,27 +295,47 @@ def prepare(dumps: Sequence[str | Path], configs: Sequence[PipelineConfig], opti
 def prepare_web(
     inputs: Sequence[str | Path], configs: Sequence[PipelineConfig], options: BuildOptions, settings: ExtractionSettings
 ) -> BuildPlan:
-    """The checks of a web build: its libraries, its WARC sources (folders and listings expanded), its options.
+    """The checks of a web build: its libraries, its WARC sources (folders and listings expanded), its options;
+    or, for a dataset build, its img2dataset folder and caption TSV.
 
     A crawl carries no wiki language: the captions are counted and tagged as ``--language`` says (English by
     default, as the thesis kept English captions); each page's ``<html lang>`` is kept in the rows.
     """
-    check_web_libraries()
-    if not inputs:
-        raise ValueError("a web build reads WARC files: give .warc/.warc.gz files, folders, *.paths.gz or URLs")
+    if settings.dataset:
+        check_web_libraries(DATASET_LIBRARIES)
+        sources = dataset_input(inputs, options.captions_tsv)
+    else:
+        check_web_libraries()
+        if not inputs:
+            raise ValueError("a web build reads WARC files: give .warc/.warc.gz files, folders, *.paths.gz or URLs")
+        if options.captions_tsv is not None:
+            raise ValueError("a caption TSV (--captions-tsv) belongs to an image–caption dataset (--configs captions)")
+        from builder.sources.warc import WarcError, expand_warc_inputs
+
+        try:
+            sources = expand_warc_inputs(inputs)
+        except WarcError as error:
+            raise ValueError(str(error)) from None
     if options.image_tables:
         raise ValueError("image tables (--image-table) are MediaWiki's: a web build compares the crawl's own images")
-    from builder.sources.warc import WarcError, expand_warc_inputs
-
-    try:
-        sources = expand_warc_inputs(inputs)
-    except WarcError as error:
-        raise ValueError(str(error)) from None
     check_memory_limit(options.memory_limit)
     language = options.languages if isinstance(options.languages, str) else "en"
     taggers = taggers_for(configs, [language], options.tagger)
     word_counter_signature(language)
     return BuildPlan(list(sources), list(configs), options, settings, [language], {}, taggers)
+
+
+def dataset_input(inputs: Sequence[str | Path], tsv: str | Path | None) -> list[str]:
+    """A dataset build's one img2dataset folder, its layout recognised, and its caption TSV found, before reading."""
+    from builder.sources.img2dataset import dataset_layout
+
+    if len(inputs) != 1:
+        given = ", ".join(str(path) for path in inputs) or "none"
+        raise ValueError(f"an image–caption dataset build reads one img2dataset output folder; got {given}")
+    dataset_layout(inputs[0])  # ValueError names the folder when it holds none of img2dataset's layouts
+    if tsv is not None and not Path(tsv).is_file():
+        raise ValueError(f"{tsv}: no such caption TSV")
+    return [str(inputs[0])]
 
 
 def check_memory_limit(memory_limit: str) -> None:
@@ -444,11 +467,18 @@ def run(
 
 
 def web_tasks(plan: BuildPlan, folder: Path) -> list:
-    """One task per WARC source (the unit of work of both engines): image URLs normalized (§4.6.1) and image
-    records inspected at the configs' hash length, so that every equivalence reads one index."""
+    """One task per WARC source, or per shard of a dataset (the unit of work of both engines): image URLs
+    normalized (§4.6.1) and image records inspected at the configs' hash length, so that every equivalence reads
+    one index."""
+    from builder.filters.images import normalize_url
+
+    if plan.settings.dataset:
+        from builder.extract.datasetrefs import dataset_tasks
+
+        tsv = plan.options.captions_tsv
+        return dataset_tasks(plan.dumps[0], tsv, plan.settings.hash_size, plan.languages[0], folder, normalize_url)
     from builder.extract.web import web_task
     from builder.extract.webrefs import PixelInspector, WebBuildTask
-    from builder.filters.images import normalize_url
 
     inspector = PixelInspector(plan.settings.hash_size)
     return [
@@ -457,23 +487,37 @@ def web_tasks(plan: BuildPlan, folder: Path) -> list:
     ]
 
 
+def web_read(plan: BuildPlan, tasks: list, results: list, index: list[Path], referenced: Path):  # noqa: ANN201
+    """What a web-family extraction read, for the stages after it: a :class:`builder.extract.webrefs.WebCrawl`,
+    or a :class:`builder.extract.datasetrefs.DatasetRead` (the TSV's rows and bad rows counted once here)."""
+    if not plan.settings.dataset:
+        from builder.extract.webrefs import WebCrawl
+
+        return WebCrawl(list(plan.dumps), results, index, referenced)
+    from builder.extract.datasetrefs import DatasetRead
+    from builder.sources.img2dataset import MAX_PROBLEMS, dataset_layout, read_caption_tsv
+
+    tsv = plan.options.captions_tsv
+    problems: list[str] = []
+    rows = sum(1 for _ in read_caption_tsv(tsv, problems)) if tsv is not None else 0
+    folder = str(plan.dumps[0])
+    shards = [task.shard_name for task in tasks]
+    text = None if tsv is None else str(tsv)
+    return DatasetRead(
+        folder, dataset_layout(folder), text, rows, problems[:MAX_PROBLEMS], shards, results, index, referenced
+    )
+
+
 def web_extraction(plan: BuildPlan, crawl, shards: list[Path], seconds: float) -> Extraction:  # noqa: ANN001
-    """A web build's :class:`Extraction`: its reference shards (the local engine's), the crawl, each source
-    that could not be read among the failures."""
+    """A web build's :class:`Extraction`: its reference shards (the local engine's), the crawl or dataset, each
+    source that could not be read among the failures."""
     from builder.extract.wikitext import ExtractStats
     from builder.sources.files import MAX_PROBLEMS, ReadStats
 
-    failures = [
-        f"{source}: {result.web.error}"
-        for source, result in zip(crawl.sources, crawl.results, strict=True)
-        if result.web.error is not None
-    ]
-    problems = [problem for result in crawl.results for problem in (*result.web.read.problems, *result.web.problems)]
-    dumps = [
-        {"name": Path(source).name if "://" not in source else source, "source": str(source), "kind": "web"}
-        for source in crawl.sources
-    ]
-    return Extraction(shards, ReadStats(), ExtractStats(), dumps, seconds, failures, problems[:MAX_PROBLEMS], web=crawl)
+    problems = crawl.problems()[:MAX_PROBLEMS]
+    return Extraction(
+        shards, ReadStats(), ExtractStats(), crawl.dumps(), seconds, crawl.failures(), problems, web=crawl
+    )
 
 
 def web_stage(plan: BuildPlan, extraction: Extraction, work: Path):  # noqa: ANN201 - a WebImages
@@ -482,13 +526,16 @@ def web_stage(plan: BuildPlan, extraction: Extraction, work: Path):  # noqa: ANN
     from builder.filters.web import web_images
 
     crawl = extraction.web
-    web = web_images(plan.configs[0], crawl.index, crawl.referenced, work)
+    web = web_images(plan.configs[0], crawl.index, crawl.referenced, work, rules=not plan.settings.dataset)
     plan.configs = [dataclasses.replace(config, max_equal_images=web.max_equal_images) for config in plan.configs]
     return web
 
 
 def web_record(record: dict[str, object], extraction: Extraction, left_out: int) -> None:
     """A web config's ``funnel.json`` in the thesis's terms: what the crawl's reading and its images counted."""
+    if record["parameters"]["dump_kind"] == "dataset":  # type: ignore[index]
+        dataset_record(record, extraction)
+        return
     counts = extraction.web.counts()
     reader, html = counts["reader"], counts["html"]
     record["pages"] = counts["html_pages"]
@@ -511,6 +558,22 @@ def web_record(record: dict[str, object], extraction: Extraction, left_out: int)
     }
     record["crawl"] = {key: value for key, value in counts.items() if key not in ("reader", "html")}
     record["crawl"]["references_left_out_before_step_0"] = left_out  # type: ignore[index]
+
+
+def dataset_record(record: dict[str, object], extraction: Extraction) -> None:
+    """A dataset config's ``funnel.json``: the folder, its layout, its records and each §5.1.1 reason (a skipped
+    sample is no reference: step 0 starts from the images kept), the TSV's rows."""
+    counts = extraction.web.counts()
+    record["pages"] = counts["records"]
+    record["revisions"] = 0
+    record["skipped"] = {
+        **counts["skipped"],
+        "unreadable_shards": counts["unreadable_shards"],
+        "unreadable_metadata": counts["unreadable_metadata"],
+        "shards_that_failed": counts["shards_failed"],
+        **({"tsv_rows_unreadable": counts["tsv_rows_unreadable"]} if "tsv" in counts else {}),
+    }
+    record["dataset"] = counts
 
 
 def config_record(

@@ -37,7 +37,16 @@ import pyarrow.parquet as pq
 
 from builder.common import exit_with_parent, process_memory
 from builder.config import DEFAULT_MEMORY_LIMIT, BuildOptions, PipelineConfig, default_workers, duckdb_memory
-from builder.engines.core import BuildPlan, BuildReport, Selected, Written, run, web_extraction, web_tasks
+from builder.engines.core import (
+    BuildPlan,
+    BuildReport,
+    Selected,
+    Written,
+    run,
+    web_extraction,
+    web_read,
+    web_tasks,
+)
 from builder.extract.copies import CopyGroup, note_copies
 from builder.extract.tasks import (
     BATCH_ROWS,
@@ -440,17 +449,17 @@ def web_candidate_schema() -> pa.Schema:
 
 
 def extract_web(plan: BuildPlan, folder: Path) -> Extraction:
-    """A web build's extraction: one task per WARC source in worker processes, each writing its reference rows
-    and image index (:func:`builder.extract.webrefs.run_web_build_task`); then each image URL's references,
-    counted by DuckDB, for the image filter of the core."""
-    from builder.extract.webrefs import WebCrawl, run_web_build_task
+    """A web build's extraction: one task per WARC source (or dataset shard) in worker processes, each writing its
+    reference rows and image index (:func:`builder.extract.webrefs.run_build_task`); then each image URL's
+    references, counted by DuckDB, for the image filter of the core."""
+    from builder.extract.webrefs import run_build_task
 
     folder.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     tasks = web_tasks(plan, folder)
-    results = run_tasks(tasks, plan.options.workers, plan.options.show_progress, run_web_build_task)
-    read = [task for task, result in zip(tasks, results, strict=True) if result.web.error is None]
-    shards = [Path(task.task.shard) for task in read]
+    results = run_tasks(tasks, plan.options.workers, plan.options.show_progress, run_build_task)
+    read = [task for task, result in zip(tasks, results, strict=True) if result.error is None]
+    shards = [task.shard for task in read]
     referenced = folder / "referenced.parquet"
     with duckdb.connect() as connection:
         connection.execute(f"SET temp_directory = '{folder / 'duckdb'}'")
@@ -460,7 +469,7 @@ def extract_web(plan: BuildPlan, folder: Path) -> Extraction:
         if not shards:
             counted = "SELECT ''::VARCHAR AS image, 0::BIGINT AS \"references\" WHERE false"
         connection.execute(f"COPY ({counted} ORDER BY image) TO '{target}' (FORMAT parquet)")
-    crawl = WebCrawl(list(plan.dumps), results, [Path(task.task.images) for task in read], referenced)
+    crawl = web_read(plan, tasks, results, [task.images for task in read], referenced)
     return web_extraction(plan, crawl, shards, time.perf_counter() - started)
 
 

@@ -48,7 +48,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from builder.config import BuildOptions, PipelineConfig
-from builder.engines.core import BuildPlan, BuildReport, Selected, Written, run, web_extraction, web_tasks
+from builder.engines.core import (
+    BuildPlan,
+    BuildReport,
+    Selected,
+    Written,
+    run,
+    web_extraction,
+    web_read,
+    web_tasks,
+)
 from builder.extract.copies import CopyGroup, copy_key, copy_kind, copy_unit, merge_examples, note_copies
 from builder.extract.tasks import (
     Extraction,
@@ -148,17 +157,12 @@ _REFERENCED_SCHEMA = pa.schema([("image", pa.string()), ("references", pa.int64(
 
 
 def _web_partition(tasks: Iterable) -> Iterator[tuple[str, object]]:
-    """A web task's rows on an executor: ``("reference", (task number, row))``, ``("image", ((task number,
-    row number), row))``, then ``("stats", (task number, result))``."""
-    from builder.extract.html import HtmlStats
-    from builder.extract.web import WebResult
-    from builder.extract.webrefs import WebBuildResult, iter_web_build_rows
-    from builder.sources.warc import WarcStats
-
+    """A web task's (a WARC source's or a dataset shard's) rows on an executor: ``("reference", (task number,
+    row))``, ``("image", ((task number, row number), row))``, then ``("stats", (task number, result))``."""
     for task in tasks:
-        result = WebBuildResult(WebResult(WarcStats(), HtmlStats()))
+        result = task.new_result()
         images = 0
-        for kind, row in iter_web_build_rows(task, result):
+        for kind, row in task.rows(result):
             if kind == "image":
                 yield "image", ((task.number, images), row)
                 images += 1
@@ -416,11 +420,10 @@ class SparkEngine:
         return extraction
 
     def _extract_web(self, plan: BuildPlan, work: Path) -> Extraction:
-        """A web build's extraction on the executors: one WARC source per partition, each read where it is (a
-        URL goes to the executor as it is); the image index and each image URL's references come to the driver,
-        written as the local engine writes them, for the core's image filter."""
+        """A web build's extraction on the executors: one WARC source (or dataset shard) per partition, each read
+        where it is (a URL goes to the executor as it is); the image index and each image URL's references come to
+        the driver, written as the local engine writes them, for the core's image filter."""
         from builder.extract.web import WEB_IMAGE_SCHEMA
-        from builder.extract.webrefs import WebCrawl
 
         started = time.perf_counter()
         tasks = web_tasks(plan, work)
@@ -429,7 +432,7 @@ class SparkEngine:
         self.cached.append(extracted)
         stats = dict(extracted.filter(lambda item: item[0] == "stats").values().collect())
         results = [stats[number] for number in range(len(tasks))]
-        bad = frozenset(number for number, result in enumerate(results) if result.web.error is not None)
+        bad = frozenset(number for number, result in enumerate(results) if result.error is not None)
         images = extracted.filter(lambda item: item[0] == "image").values().filter(lambda item: item[0] not in bad)
         index = work / "web-images.parquet"
         rows = [row for _, row in sorted(images.collect(), key=lambda item: item[0])]
@@ -440,7 +443,7 @@ class SparkEngine:
         referenced = work / "referenced.parquet"
         table = {"image": [image for image, _ in sorted(counted)], "references": [n for _, n in sorted(counted)]}
         pq.write_table(pa.table(table, schema=_REFERENCED_SCHEMA), referenced)
-        crawl = WebCrawl(list(plan.dumps), results, [index], referenced)
+        crawl = web_read(plan, tasks, results, [index], referenced)
         return web_extraction(plan, crawl, [], time.perf_counter() - started)
 
     def select(

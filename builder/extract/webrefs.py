@@ -35,6 +35,7 @@ __all__ = [
     "WebCrawl",
     "iter_web_build_rows",
     "merge_page",
+    "run_build_task",
     "run_web_build_task",
 ]
 
@@ -69,11 +70,32 @@ class PixelInspector:
 
 @dataclasses.dataclass(frozen=True)
 class WebBuildTask:
-    """One WARC source of a build: its number among the sources, the reader's task, the build's language."""
+    """One WARC source of a build: its number among the sources, the reader's task, the build's language.
+
+    A task of the web family (this one, or :class:`builder.extract.datasetrefs.DatasetBuildTask`) gives both
+    engines what they need of it: ``number``, ``shard`` and ``images`` (its two files), ``new_result()``, and
+    ``rows(result)``: ``("reference", row)`` of :data:`WEB_ROW_SCHEMA` and ``("image", row)`` of the index."""
 
     number: int
     task: WebTask
     language: str = "en"
+
+    @property
+    def shard(self) -> Path:
+        return Path(self.task.shard)
+
+    @property
+    def images(self) -> Path:
+        return Path(self.task.images)
+
+    def new_result(self) -> WebBuildResult:
+        from builder.extract.html import HtmlStats
+        from builder.sources.warc import WarcStats
+
+        return WebBuildResult(WebResult(WarcStats(), HtmlStats()))
+
+    def rows(self, result: WebBuildResult) -> Iterator[tuple[str, dict[str, Any]]]:
+        return iter_web_build_rows(self, result)
 
 
 @dataclasses.dataclass
@@ -84,6 +106,14 @@ class WebBuildResult:
     pages: int = 0  # pages with at least one reference
     references: int = 0  # image uses (reference rows)
     table_captions_left_out: int = 0  # an image with both a figure and a caption-table caption keeps the figure's
+
+    @property
+    def error(self) -> str | None:
+        """Why the source could not be read at all (None: it was read, perhaps with counted skips)."""
+        return self.web.error
+
+    def problems(self) -> list[str]:
+        return [*self.web.read.problems, *self.web.problems]
 
     def to_json(self) -> str:
         return json.dumps(
@@ -149,18 +179,15 @@ def iter_web_build_rows(task: WebBuildTask, result: WebBuildResult) -> Iterator[
             yield "reference", merged
 
 
-def run_web_build_task(task: WebBuildTask) -> WebBuildResult:
-    """Write a task's reference rows and image index (``task.task.shard`` and ``.images``) and its counts beside
-    them, each moved into place once complete; a task done before is not run again. A source that cannot be
-    read leaves no file (its error is in the result)."""
-    shard, images = Path(task.task.shard), Path(task.task.images)
+def run_build_task(task: Any) -> Any:
+    """Write a web-family task's reference rows and image index (``task.shard`` and ``task.images``) and its
+    counts beside them, each moved into place once complete; a task done before is not run again. A source that
+    cannot be read leaves no file (its error is in the result). Both a WARC file's task and a dataset shard's."""
+    shard, images = Path(task.shard), Path(task.images)
     done = shard.with_suffix(".json")
+    result = task.new_result()
     if done.is_file() and shard.is_file() and images.is_file():
-        return WebBuildResult.from_json(done.read_text(encoding="utf-8"))
-    from builder.extract.html import HtmlStats
-    from builder.sources.warc import WarcStats
-
-    result = WebBuildResult(WebResult(WarcStats(), HtmlStats()))
+        return type(result).from_json(done.read_text(encoding="utf-8"))
     partials = {"reference": shard.with_suffix(".parquet.partial"), "image": images.with_suffix(".parquet.partial")}
     schemas = {"reference": WEB_ROW_SCHEMA, "image": WEB_IMAGE_SCHEMA}
     batches: dict[str, list[dict[str, Any]]] = {"reference": [], "image": []}
@@ -170,7 +197,7 @@ def run_web_build_task(task: WebBuildTask) -> WebBuildResult:
             pq.ParquetWriter(partials["image"], WEB_IMAGE_SCHEMA, compression="zstd") as index,
         ):
             writers = {"reference": references, "image": index}
-            for kind, row in iter_web_build_rows(task, result):
+            for kind, row in task.rows(result):
                 batches[kind].append(row)
                 if len(batches[kind]) >= BATCH_ROWS:
                     writers[kind].write_table(pa.Table.from_pylist(batches[kind], schema=schemas[kind]))
@@ -181,7 +208,7 @@ def run_web_build_task(task: WebBuildTask) -> WebBuildResult:
         for partial in partials.values():
             partial.unlink(missing_ok=True)
         raise
-    if result.web.error is not None:
+    if result.error is not None:
         for partial in partials.values():
             partial.unlink(missing_ok=True)
         return result
@@ -191,6 +218,11 @@ def run_web_build_task(task: WebBuildTask) -> WebBuildResult:
     partials["image"].rename(images)
     counts.rename(done)
     return result
+
+
+def run_web_build_task(task: WebBuildTask) -> WebBuildResult:
+    """:func:`run_build_task` for a WARC source."""
+    return run_build_task(task)
 
 
 @dataclasses.dataclass
@@ -205,6 +237,24 @@ class WebCrawl:
     results: list[WebBuildResult]
     index: list[Path]
     referenced: Path | None = None
+
+    def failures(self) -> list[str]:
+        """Each source that could not be read, with why."""
+        return [
+            f"{source}: {result.error}"
+            for source, result in zip(self.sources, self.results, strict=True)
+            if result.error is not None
+        ]
+
+    def problems(self) -> list[str]:
+        return [problem for result in self.results for problem in result.problems()]
+
+    def dumps(self) -> list[dict[str, object]]:
+        """The inputs as funnel.json and the card name them."""
+        return [
+            {"name": Path(source).name if "://" not in source else source, "source": str(source), "kind": "web"}
+            for source in self.sources
+        ]
 
     def counts(self) -> dict[str, object]:
         """The crawl's counts in the thesis's terms, added over the sources that were read."""

@@ -39,13 +39,10 @@ ClusterStep = Callable[[Cluster], Cluster | None]
 PairStep = Callable[[list[Pair]], list[Pair]]
 
 RULE_NAMES = {"sentence": "Caption is sentence", "verb": "Caption has verb", "none": "No caption rule"}
-# Table 3's step numbers by what they act on: clusters before the tagger, the caption rule and the
-# bound after it, and the candidate pairs. Engines call the chain's methods in this order.
-BEFORE_RULE = (0, 1, 2, 3, 4)
-CAPTION_RULE = 5
-BOUND_AFTER_RULE = 6
-PAIR_FILTERS = (7, 8, 9)
-# A web config has one step more, after step 2: §5.1.2's bound on the images of one equivalence set.
+# Table 3's steps act, in this order, on clusters before the tagger (0–4), the caption rule (5) and the bound
+# after it (6), and on the candidate pairs (7–9); engines call the chain's methods in this order.
+# A web config has one step more, after step 2: §5.1.2's bound on the images of one equivalence set; a dataset
+# config has that step and fewer others (see FilterChain).
 SET_BOUND_NAME = "Equal images ≤ {bound} (§5.1.2, z < {z:g})"
 
 
@@ -70,6 +67,10 @@ class FilterChain:
     A web config (thesis chapter 4) inserts, after step 2, §5.1.2's bound on the size of an equivalence
     set: a cluster of more distinct images (URLs) than ``config.max_equal_images`` is a placeholder
     image's and dropped whole; the steps after it move one number down (the caption rule is step 6).
+
+    A dataset config (thesis §5.1.2, Conceptual Captions) has that bound but neither the references bound
+    (step 2), nor the caption length when ``min_words`` is 0, nor the near-duplicate step (9): the thesis only
+    discarded identical pairs and candidates already seen, the dataset's creators having filtered its captions.
     """
 
     def __init__(self, config: PipelineConfig) -> None:
@@ -87,29 +88,31 @@ class FilterChain:
         else:
             lower = (f"References ≥ {config.min_references}", min_references(config.min_references))
             upper = (f"References ≤ {config.max_references}", max_references(config.max_references))
-        steps: list[tuple[str, Callable]] = [
-            ("No filter", lambda cluster: cluster),  # 0
-            lower,  # 1
-            upper,  # 2
-            *([self._set_bound()] if config.web else []),  # 2 + 1, web configs only
-            ("Has caption", has_caption),  # 3
-            (f"Caption words ≥ {config.min_words}", self._min_words),  # 4
-            (RULE_NAMES[config.caption_rule], filter_texts),  # 5: with the verdicts of the tagged texts
-            lower,  # 6
-            ("Unique candidates", UniqueCandidates()),  # 7
-            ("Divergent captions", divergent_captions),  # 8
-            ("Significant caption diff", significant_difference),  # 9
+        dataset = config.dataset
+        # (name, run, role): the role says which of the engines' calls runs the step
+        steps: list[tuple[str, Callable, str]] = [
+            ("No filter", lambda cluster: cluster, "before"),  # 0
+            (*lower, "before"),  # 1
+            *([] if dataset else [(*upper, "before")]),  # 2
+            *([(*self._set_bound(), "before")] if config.web else []),  # 2 + 1, web and dataset configs only
+            ("Has caption", has_caption, "before"),  # 3
+            *([] if dataset and not config.min_words else [(*self._length(), "before")]),  # 4
+            (RULE_NAMES[config.caption_rule], filter_texts, "rule"),  # 5: with the verdicts of the tagged texts
+            (*lower, "after rule"),  # 6
+            ("Unique candidates", UniqueCandidates(), "pairs"),  # 7
+            ("Divergent captions", divergent_captions, "pairs"),  # 8
+            *([] if dataset else [("Significant caption diff", significant_difference, "pairs")]),  # 9
         ]
-        self.funnel = Funnel([name for name, _ in steps])
+        self.funnel = Funnel([name for name, _, _ in steps])
         self.steps = {
             number: Step(number, name, run, row)
-            for (number, (name, run)), row in zip(enumerate(steps), self.funnel.rows, strict=True)
+            for (number, (name, run, _)), row in zip(enumerate(steps), self.funnel.rows, strict=True)
         }
-        shift = 1 if config.web else 0
-        self.before = (*BEFORE_RULE, *((BEFORE_RULE[-1] + 1,) if shift else ()))
-        self.caption_rule = CAPTION_RULE + shift
-        self.bound_after_rule = BOUND_AFTER_RULE + shift
-        self.pair_filters = tuple(number + shift for number in PAIR_FILTERS)
+        roles = [role for _, _, role in steps]
+        self.before = tuple(number for number, role in enumerate(roles) if role == "before")
+        self.caption_rule = roles.index("rule")
+        self.bound_after_rule = roles.index("after rule")
+        self.pair_filters = tuple(number for number, role in enumerate(roles) if role == "pairs")
 
     def _set_bound(self) -> tuple[str, ClusterStep]:
         """§5.1.2: a set of more equal images than the crawl's z-score bound is dropped (no bound: none is)."""
@@ -122,6 +125,9 @@ class FilterChain:
             return cluster if len({reference.file for reference in cluster.references}) <= bound else None
 
         return name, keep
+
+    def _length(self) -> tuple[str, ClusterStep]:
+        return f"Caption words ≥ {self.config.min_words}", self._min_words
 
     def _min_words(self, cluster: Cluster) -> Cluster | None:
         return filter_texts(cluster, lambda text, language: has_min_words(text, self.config.min_words, language))

@@ -80,9 +80,10 @@ def _skip_reason(skip: str) -> str:
     return reason if reason in LEFT_OUT else "unreadable"
 
 
-def read_index(files: Sequence[Path]) -> tuple[dict[str, tuple[str | None, object]], int]:
+def read_index(files: Sequence[Path], rules: bool = True) -> tuple[dict[str, tuple[str | None, object]], int]:
     """URL → (the reason it is left out or None, its facts or None), from the first record of each URL in
-    source and record order; and how many later records of a URL the crawl repeats (ignored)."""
+    source and record order; and how many later records of a URL the crawl repeats (ignored). ``rules``: apply
+    §4.3.2's rules (a dataset's images were checked by §5.1.1's while they were read)."""
     from builder.filters.images import image_rule_failed
 
     index: dict[str, tuple[str | None, object]] = {}
@@ -98,7 +99,7 @@ def read_index(files: Sequence[Path]) -> tuple[dict[str, tuple[str | None, objec
                 index[image] = (_skip_reason(skip or "unreadable"), None)
                 continue
             decoded = _facts(facts)
-            index[image] = (image_rule_failed(decoded), decoded)
+            index[image] = (image_rule_failed(decoded) if rules else None, decoded)
     return index, repeated
 
 
@@ -148,9 +149,12 @@ def set_bound(sizes: Iterable[int], z: float) -> tuple[int | None, dict[str, obj
     }
 
 
-def web_images(config: PipelineConfig, index_files: Sequence[Path], referenced: Path | None, work: Path) -> WebImages:
-    """The crawl's images as the engines need them for ``config`` (the build's configs share one equivalence)."""
-    index, repeated = read_index(index_files)
+def web_images(
+    config: PipelineConfig, index_files: Sequence[Path], referenced: Path | None, work: Path, rules: bool = True
+) -> WebImages:
+    """The crawl's images as the engines need them for ``config`` (the build's configs share one equivalence);
+    ``rules``: apply §4.3.2's image rules (not to a dataset's images, which §5.1.1's checks filtered)."""
+    index, repeated = read_index(index_files, rules)
     counts = read_referenced(referenced)
     dropped = {reason: {"images": 0, "references": 0} for reason in LEFT_OUT}
     for reason, _ in index.values():
@@ -189,7 +193,8 @@ def web_images(config: PipelineConfig, index_files: Sequence[Path], referenced: 
         "image_records_repeated": repeated,
         "images_referenced": len(counts),
         "references": sum(counts.values()),
-        "left_out": dropped,
+        # a dataset's images were filtered while read (§5.1.1, its own counters): only what happened here
+        "left_out": dropped if rules else {reason: n for reason, n in dropped.items() if any(n.values())},
         "images_kept": len(kept),
         "references_kept": sum(counts[url] for url in kept),
         "equivalence_sets": len(sets),

@@ -13,7 +13,7 @@ import yaml
 from builder.common import DATA, PACKAGE, plural
 from builder.config import SPLIT_NAMES
 from builder.filters.funnel import Funnel
-from builder.publish.fidelity import markdown_table, web_markdown_table
+from builder.publish.fidelity import dataset_markdown_table, markdown_table, web_markdown_table
 from builder.publish.layout import BUILD, CONFIG_ORDER, FORMAT, MARKER, split_of_file
 
 __all__ = ["SAMPLE_DUMP", "SAMPLE_HISTORY", "render_card"]
@@ -30,6 +30,12 @@ def _is_sample(dump: dict[str, str]) -> bool:
 def _dump_line(dump: dict[str, object]) -> str:
     if dump.get("kind") == "web":
         return f"  - `{dump['name']}` (WARC" + (f", {dump['source']}" if dump["source"] != dump["name"] else "") + ")"
+    if dump.get("kind") == "dataset":
+        tsv = f"; captions joined from `{dump['tsv']}`" if dump.get("tsv") else ""
+        return (
+            f"  - `{dump['name']}` (img2dataset output folder `{dump['source']}`, {dump['layout']} layout, "
+            f"{plural(int(dump['shards']), 'shard')}{tsv})"  # type: ignore[call-overload]
+        )
     language = f", language: {dump['language']}" if "language" in dump else ""
     line = (
         f"  - `{dump['name']}` ({dump['dbname']}, dump date {dump['date']}, kind: {dump.get('kind', 'unknown')}"
@@ -70,7 +76,7 @@ def _build_section(record: dict[str, object]) -> str:
         if not record["rows"]
         else ""
     )
-    inputs = f"Crawl files ({len(dumps):,})" if "crawl" in record else "Dumps"
+    inputs = f"Crawl files ({len(dumps):,})" if "crawl" in record else "Dataset" if "dataset" in record else "Dumps"
     return (
         f"### `{record['config']}` – {record['rows']:,} pairs\n\n"
         f"{empty}"
@@ -86,6 +92,28 @@ def _build_section(record: dict[str, object]) -> str:
         f"{_config_build_line(record)}\n"
         f"{Funnel.from_list(record['funnel']).markdown()}"  # type: ignore[arg-type]
         f"{_web_section(record)}"
+        f"{_dataset_section(record)}"
+    )
+
+
+def _dataset_section(record: dict) -> str:
+    """A dataset config's reading in the thesis's terms (§5.1.1), and where it differs from the thesis."""
+    dataset = record.get("dataset")
+    if not isinstance(dataset, dict):
+        return ""
+    skipped = ", ".join(f"{reason.replace('_', ' ')} {count:,}" for reason, count in dataset["skipped"].items())
+    tsv = (
+        f" The caption TSV `{dataset['tsv']}`: {dataset['tsv_rows']:,} rows, {dataset['tsv_rows_matched']:,} "
+        f"matched to a sample, {dataset['tsv_rows_without_an_image']:,} without an image, "
+        f"{dataset['tsv_rows_unreadable']:,} unreadable."
+        if "tsv" in dataset
+        else ""
+    )
+    return (
+        f"\nThe dataset (thesis §5.1): `{dataset['folder']}`, {dataset['layout']} layout, "
+        f"{plural(dataset['shards'], 'shard')}; {dataset['records']:,} records, {dataset['images']:,} images kept "
+        f"(§5.1.1, each sample left out counted: {skipped}).{tsv}\n\n"
+        f"Where this dataset build differs from the thesis:\n\n{dataset_markdown_table()}"
     )
 
 

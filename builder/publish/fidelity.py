@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
-__all__ = ["markdown_table", "web_markdown_table"]
+__all__ = ["dataset_markdown_table", "markdown_table", "web_markdown_table"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -207,4 +207,35 @@ def web_markdown_table() -> str:
     """The web build's deviations from the thesis as one Markdown table, for docs/web.md and a web card."""
     lines = ["| Step | Thesis | This toolkit | Why |", "|---|---|---|---|"]
     lines += [f"| {d.step} | {d.authors} | {d.ours} | {d.why} |" for d in WEB_DEVIATIONS]
+    return "\n".join(lines) + "\n"
+
+
+# The image–caption dataset source (thesis §5.1, Conceptual Captions) against the thesis.
+DATASET_DEVIATIONS: tuple[Deviation, ...] = (
+    Deviation(
+        "Image equivalence (§5.1.2)",
+        "MD5 of the downloaded image files",
+        "MD5 of the decoded pixels (`pixels`, the default); `--equivalence` may choose a perceptual hash or `url`",
+        "the same picture saved twice (other metadata, another lossless encoding) is one image; two files with "
+        "one MD5 always have one MD5 of their pixels, so no pair of the thesis's is lost",
+    ),
+    Deviation(
+        "JPEG only (§5.1.1)",
+        "the content type of the HTTP response at download time",
+        "the format Pillow decodes from the image's bytes (`not_jpeg`)",
+        "img2dataset's output keeps no HTTP header; the bytes say what the file is",
+    ),
+    Deviation(
+        "Bound on a set's size (§5.1.2)",
+        "μ = 3.13 and σ = 25.87 of Conceptual Captions' paraphrase sets, z < 0.05: sets of at most 4 images",
+        "the same rule over the sets (two records or more) of the dataset built, its μ and σ in funnel.json",
+        "another dataset, or another share of Conceptual Captions downloaded, has other sets",
+    ),
+)
+
+
+def dataset_markdown_table() -> str:
+    """The dataset build's deviations from the thesis as one Markdown table, for docs/web.md and a dataset card."""
+    lines = ["| Step | Thesis | This toolkit | Why |", "|---|---|---|---|"]
+    lines += [f"| {d.step} | {d.authors} | {d.ours} | {d.why} |" for d in DATASET_DEVIATIONS]
     return "\n".join(lines) + "\n"

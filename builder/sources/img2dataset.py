@@ -33,7 +33,7 @@ import csv
 import json
 import tarfile
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -69,12 +69,14 @@ _BATCH_ROWS = 64  # parquet rows read at once: images are large, memory stays fl
 
 class DatasetRecord(NamedTuple):
     """One sample: its img2dataset key (None for a TSV row without an image), URL, caption, and the facts
-    of its image or the reason (``DATASET_SKIPS``) it has none."""
+    of its image or the reason (``DATASET_SKIPS``) it has none; where the caption came from: the sample's own
+    ``.txt``/``.json``/``txt`` column (``sample``) or the caption TSV (``tsv``)."""
 
     key: str | None
     url: str
     caption: str | None
     image: ImageFacts | str
+    source: str = "sample"
 
 
 def read_caption_tsv(path: str | Path, problems: list[str] | None = None) -> Iterator[tuple[int, str, str]]:
@@ -166,9 +168,16 @@ class ImageDataset:
         require_jpeg: bool = True,
         max_pixels: int = DEFAULT_MAX_PIXELS,
         hash_size: int = DEFAULT_HASH_SIZE,
+        shards: Sequence[str] | None = None,
     ) -> None:
         self.folder = Path(folder)
         self.layout = dataset_layout(self.folder)
+        # a build's unit of work: only these shards (names from shard_names()); TSV rows left over are then
+        # not records here (another shard may hold their images): ``counts["tsv_matched"]`` says how many matched
+        self.only = None if shards is None else frozenset(shards)
+        if self.only is not None and not self.only <= set(self.shard_names()):
+            unknown = sorted(self.only - set(self.shard_names()))
+            raise ValueError(f"{self.folder}: no shard {', '.join(unknown)} ({self.layout} layout)")
         self.tsv = Path(tsv) if tsv is not None else None
         if self.tsv is not None and not self.tsv.is_file():
             raise ValueError(f"{self.tsv}: no such caption TSV")
@@ -184,6 +193,24 @@ class ImageDataset:
             self.problems.append(message)
 
     # ---- the three layouts ----
+
+    def _shard_paths(self) -> list[Path]:
+        """The layout's shards in order: ``NNNNN/`` folders, ``NNNNN.tar`` files, or ``NNNNN.parquet`` files."""
+        if self.layout == "files":
+            paths = _shard_dirs(self.folder)
+        elif self.layout == "webdataset":
+            paths = sorted(self.folder.glob("*.tar"))
+        else:
+            paths = _image_parquets(self.folder)
+        return [path for path in paths if self.only is None or path.name in self.only]
+
+    def shard_names(self) -> list[str]:
+        """Every shard's name (``00000``, ``00000.tar``, ``00000.parquet``): a build reads one shard per task."""
+        only, self.only = getattr(self, "only", None), None
+        try:
+            return [path.name for path in self._shard_paths()]
+        finally:
+            self.only = only
 
     def _failed_in_metadata(self, parquet: Path) -> Iterator[_Sample]:
         """The samples a shard's metadata parquet lists as not downloaded (files and webdataset layouts)."""
@@ -224,7 +251,7 @@ class ImageDataset:
         return _Sample(key, url, caption, data, problem)
 
     def _files(self) -> Iterator[_Sample]:
-        for shard in _shard_dirs(self.folder):
+        for shard in self._shard_paths():
             keys = sorted({path.name.split(".", 1)[0] for path in shard.iterdir() if path.is_file()})
             for key in keys:
                 parts = {}
@@ -237,7 +264,7 @@ class ImageDataset:
             yield from self._failed_in_metadata(self.folder / f"{shard.name}.parquet")
 
     def _webdataset(self) -> Iterator[_Sample]:
-        for path in sorted(self.folder.glob("*.tar")):
+        for path in self._shard_paths():
             current: str | None = None
             parts: dict[str, bytes] = {}
             try:
@@ -265,7 +292,7 @@ class ImageDataset:
     def _parquet(self) -> Iterator[_Sample]:
         import pyarrow.parquet as pq
 
-        for path in _image_parquets(self.folder):
+        for path in self._shard_paths():
             source = pq.ParquetFile(path)
             wanted = [name for name in ("key", "url", "caption", "txt", "jpg") if name in source.schema_arrow.names]
             number = 0
@@ -289,17 +316,21 @@ class ImageDataset:
             return "under_400x400"
         return facts
 
-    def _record(self, key: str | None, url: str, caption: str | None, image: ImageFacts | str) -> DatasetRecord:
+    def _record(
+        self, key: str | None, url: str, caption: str | None, image: ImageFacts | str, source: str = "sample"
+    ) -> DatasetRecord:
         self.counts["samples"] += 1
         self.counts["kept" if isinstance(image, ImageFacts) else image] += 1
-        return DatasetRecord(key, url, caption, image)
+        return DatasetRecord(key, url, caption, image, source)
 
     def __iter__(self) -> Iterator[DatasetRecord]:
         self.counts.clear()
         self.problems.clear()
         captions: dict[str, list[str]] = {}
         if self.tsv is not None:
-            for _line, caption, url in read_caption_tsv(self.tsv, self.problems):
+            # a shard of a build leaves the TSV's bad rows to the build, which reads them once for every shard
+            problems = self.problems if self.only is None else []
+            for _line, caption, url in read_caption_tsv(self.tsv, problems):
                 captions.setdefault(url, []).append(caption)
                 self.counts["tsv_rows"] += 1
         samples = {"files": self._files, "webdataset": self._webdataset, "parquet": self._parquet}[self.layout]()
@@ -307,11 +338,14 @@ class ImageDataset:
             url = sample.url or ""
             caption = sample.caption
             rows = captions.get(url)
+            source = "sample"
             if rows:  # one TSV row per sample, in order: img2dataset wrote a sample per row
                 from_tsv = rows.pop(0)
+                self.counts["tsv_matched"] += 1
                 if not rows:
                     del captions[url]
-                caption = caption or from_tsv
+                if not caption:
+                    caption, source = from_tsv, "tsv"
             if sample.problem is not None:
                 self._problem(sample.problem)
                 yield self._record(sample.key, url, caption, "bad_metadata")
@@ -320,10 +354,12 @@ class ImageDataset:
             elif not caption:
                 yield self._record(sample.key, url, caption, "no_caption")
             else:
-                yield self._record(sample.key, url, caption, self._check(sample.data))
+                yield self._record(sample.key, url, caption, self._check(sample.data), source)
+        if self.only is not None:
+            return
         for url, rows in captions.items():  # TSV rows whose image img2dataset did not write
             for caption in rows:
-                yield self._record(None, url, caption, "not_downloaded")
+                yield self._record(None, url, caption, "not_downloaded", "tsv")
 
     def report(self) -> str:
         """One line of the counts, skip reasons in their order: what a build prints after reading."""
