@@ -50,6 +50,11 @@ class DatasetBuildResult:
     def error(self) -> str | None:
         return self.failure
 
+    @property
+    def references(self) -> int:
+        """The shard's reference rows: its samples kept (what the engines' progress shows)."""
+        return self.counts.get("kept", 0)
+
     def problems(self) -> list[str]:
         return list(self.shard_problems)
 

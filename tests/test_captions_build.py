@@ -1,0 +1,206 @@
+"""An image–caption dataset as a build (issue 29, item 5; thesis §5.1): an img2dataset folder → pairs of the
+captions of equal images, through the one core, local and Spark; §5.1.1's skips and §5.1.2's bound counted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from test_img2dataset import SAMPLES, photo, write_img2dataset
+
+from builder.config import CAPTIONS, GOLD, WEB, ExtractionSettings
+from builder.engines.local import build
+from builder.filters.chain import FilterChain
+from builder.sources.img2dataset import DATASET_SKIPS, LAYOUTS
+from wikipedia_ipc import main
+
+HARBOUR = photo((480, 400), 1)  # three samples of one picture, under three URLs, in two shards
+BICYCLE = photo((500, 450), 5)  # two samples whose captions are one text: no paraphrase
+QUAY = photo((600, 400), 6)  # another picture whose two captions repeat the harbour's: a candidate seen before
+PLACEHOLDER = photo((400, 400), 9)  # "this image is no longer available", eight times
+CAPTIONED = [
+    ("http://a.example/1.jpg", "a harbour at dawn with fishing boats", HARBOUR, "kept"),
+    ("http://b.example/copy.jpg", "fishing boats moored in a small harbour", HARBOUR, "kept"),
+    ("http://c.example/x.jpg", "a red bicycle", BICYCLE, "kept"),
+    ("http://d.example/y.jpg", "A red bicycle", BICYCLE, "kept"),
+    ("http://e.example/q.jpg", "a harbour at dawn with fishing boats", QUAY, "kept"),
+    ("http://f.example/q2.jpg", "fishing boats moored in a small harbour", QUAY, "kept"),
+    *((f"http://p.example/{n}.jpg", f"caption of a lost picture number {n}", PLACEHOLDER, "kept") for n in range(8)),
+    *SAMPLES[2:],  # a PNG, a small, a corrupt and an unreadable image, a failed download, no caption, a bomb
+    ("http://g.example/dawn.jpg", "boats in a harbour at sunrise", HARBOUR, "kept"),
+]
+A, B, G = "http://a.example/1.jpg", "http://b.example/copy.jpg", "http://g.example/dawn.jpg"
+# (file1, record1, file2, record2): five samples per shard, so the third harbour is key 000040001
+EXPECTED = {(A, "000000000", B, "000000001"), (A, "000000000", G, "000040001"), (B, "000000001", G, "000040001")}
+
+
+def rows_of(folder: Path) -> list[dict]:
+    files = sorted((folder / "captions").glob("*.parquet"))
+    return pa.concat_tables([pq.read_table(file) for file in files]).to_pylist()
+
+
+def funnel_of(folder: Path) -> dict:
+    return json.loads((folder / "captions" / "funnel.json").read_text(encoding="utf-8"))
+
+
+def build_cli(dataset: Path, out: Path, *extra: str) -> int:
+    return main(["build", str(dataset), "--configs", "captions", "--output", str(out)] + list(extra))
+
+
+@pytest.fixture(scope="module")
+def datasets_written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("img2dataset")
+    for layout in LAYOUTS:
+        write_img2dataset(root / layout, layout, CAPTIONED)
+    return {layout: root / layout for layout in LAYOUTS}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_equal_pixels_pair_their_captions_and_every_step_is_counted(
+    datasets_written: dict[str, Path], tmp_path: Path, layout: str
+) -> None:
+    out = tmp_path / "out"
+    assert build_cli(datasets_written[layout], out, "--workers", "2", "--splits", "none", "--quiet") == 0
+    rows = rows_of(out)
+    assert {(r["file1"], r["record1"], r["file2"], r["record2"]) for r in rows} == EXPECTED
+    texts = {
+        A: "a harbour at dawn with fishing boats",
+        B: "fishing boats moored in a small harbour",
+        G: "boats in a harbour at sunrise",
+    }
+    for row in rows:  # each pair traces to its samples: keys, URLs, captions; the URL stands for the page
+        assert (row["sentence1"], row["sentence2"]) == (texts[row["file1"]], texts[row["file2"]])
+        assert (row["page1"], row["page2"]) == (row["file1"], row["file2"])
+        assert row["identity"] == "pixels" and row["image"] == A and row["caption_type"] == "caption"
+        assert row["source1"] == row["source2"] == "sample" and not row["same_page"]
+        assert row["date1"] is None and row["html_lang1"] is None
+    record = funnel_of(out)
+    dataset = record["dataset"]
+    assert (dataset["layout"], dataset["shards"], dataset["records"], dataset["images"]) == (layout, 5, 22, 15)
+    assert dataset["skipped"] == {**dict.fromkeys(DATASET_SKIPS, 1), "bad_metadata": 0, "no_url": 0}
+    assert record["dumps"][0]["kind"] == "dataset" and record["dumps"][0]["layout"] == layout
+    # §5.1.2: sets of 3, 2, 2 and 8 images (μ 3.75, σ 2.49): sets of at most 3 kept, the placeholder's dropped
+    bound = record["identity"]["set_bound"]
+    assert bound["max_equal_images"] == 3 and bound["sets_that_yield_pairs"] == 4
+    assert record["identity"]["equivalence_sets"] == 4 and record["identity"]["left_out"] == {}
+    funnel = [(row["name"], row["references"], row["pairs"]) for row in record["funnel"]]
+    assert funnel == [
+        ("No filter", 15, 3 + 1 + 1 + 28),
+        ("References ≥ 2", 15, 33),
+        ("Equal images ≤ 3 (§5.1.2, z < 0.05)", 7, 5),
+        ("Has caption", 7, 5),
+        ("No caption rule", 7, 5),
+        ("References ≥ 2", 7, 5),
+        ("Unique candidates", 5, 4),  # the quay's pair repeats the harbour's texts
+        ("Divergent captions", 3, 3),  # "a red bicycle" and "A red bicycle" are one text
+    ]
+    assert record["rows"] == 3 and record["parameters"]["max_equal_images"] == 3
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert f"img2dataset output folder `{datasets_written[layout]}`, {layout} layout, 5 shards" in card
+    assert "Image equivalence (§4.6): `pixels`" in card and "MD5 of the decoded pixels" in card
+
+
+def test_the_preset_runs_only_the_thesis_steps() -> None:
+    """§5.1.2: no caption length, no caption rule, no references bound, no near-duplicate step."""
+    names = [step.name for step in FilterChain(CAPTIONS).steps.values()]
+    assert names == [
+        "No filter",
+        "References ≥ 2",
+        "Equal images ≤ ∞ (§5.1.2, z < 0.05)",
+        "Has caption",
+        "No caption rule",
+        "References ≥ 2",
+        "Unique candidates",
+        "Divergent captions",
+    ]
+    assert CAPTIONS.equivalence == "pixels" and CAPTIONS.dataset and CAPTIONS.web
+    assert "max_references" not in CAPTIONS.parameters()
+
+
+def test_a_caption_tsv_is_joined_by_url_and_its_rows_counted(tmp_path: Path) -> None:
+    uncaptioned = [(url, "", data, said) for url, _, data, said in CAPTIONED[:2]]
+    write_img2dataset(tmp_path / "ds", "files", uncaptioned)
+    tsv = tmp_path / "Train_GCC-training.tsv"
+    tsv.write_text(
+        f"a harbour at dawn with fishing boats\t{A}\n"
+        f"fishing boats moored in a small harbour\t{B}\n"
+        "a row without its url\n"
+        "a picture nobody downloaded\thttp://z.example/9.jpg\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    assert build_cli(tmp_path / "ds", out, "--captions-tsv", str(tsv), "--splits", "none", "--quiet") == 0
+    [row] = rows_of(out)
+    assert (row["sentence1"], row["sentence2"], row["source1"], row["source2"]) == (
+        "a harbour at dawn with fishing boats",
+        "fishing boats moored in a small harbour",
+        "tsv",
+        "tsv",
+    )
+    record = funnel_of(out)
+    dataset = record["dataset"]
+    assert (dataset["tsv_rows"], dataset["tsv_rows_matched"], dataset["tsv_rows_without_an_image"]) == (3, 2, 1)
+    assert dataset["tsv_rows_unreadable"] == 1 and record["skipped"]["tsv_rows_unreadable"] == 1
+    assert record["problems"] == [f"{tsv}:3: expected a caption and a URL separated by a tab, found 1 field(s)"]
+    assert record["dumps"][0]["tsv"] == str(tsv)
+
+
+def test_a_captions_config_loads_with_datasets(datasets_written: dict[str, Path], tmp_path: Path) -> None:
+    import datasets
+
+    build([str(datasets_written["parquet"])], [CAPTIONS], tmp_path / "out", workers=1, show_progress=False)
+    loaded = datasets.load_dataset(str(tmp_path / "out"), "captions")
+    assert sum(len(split) for split in loaded.values()) == 3
+    first = next(iter(loaded.values()))
+    assert set(first.column_names) >= {"record1", "record2", "file1", "file2", "identity"}
+
+
+def test_a_perceptual_equivalence_is_chosen_per_build(datasets_written: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    code = build_cli(datasets_written["webdataset"], out, "--equivalence", "phash", "--splits", "none", "--quiet")
+    assert code == 0
+    assert {row["identity"] for row in rows_of(out)} == {"phash≤4"}
+    assert funnel_of(out)["identity"]["hash_bits"] == 36
+
+
+def test_spark_gives_the_local_rows(datasets_written: dict[str, Path], tmp_path: Path) -> None:
+    pytest.importorskip("pyspark")
+    from builder.engines.spark import build_spark
+
+    config = CAPTIONS.__class__(**{**CAPTIONS.__dict__, "splits": ()})
+    folder = [str(datasets_written["webdataset"])]
+    build(folder, [config], tmp_path / "local", workers=2, show_progress=False)
+    build_spark(folder, [config], tmp_path / "spark", workers=2, show_progress=False)
+    local, spark = rows_of(tmp_path / "local"), rows_of(tmp_path / "spark")
+    assert sorted(local, key=lambda row: row["id"]) == sorted(spark, key=lambda row: row["id"]) and len(local) == 3
+    records = [funnel_of(tmp_path / side) for side in ("local", "spark")]
+    for name in ("funnel", "identity", "dataset", "skipped"):
+        assert records[0][name] == records[1][name]
+    local_files = sorted((tmp_path / "local" / "captions").glob("*.parquet"))
+    spark_files = sorted((tmp_path / "spark" / "captions").glob("*.parquet"))
+    assert [file.read_bytes() for file in local_files] == [file.read_bytes() for file in spark_files]
+
+
+def test_a_dataset_is_not_mixed_with_dumps_or_crawls(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="read one kind of input: captions read an image–caption dataset"):
+        ExtractionSettings.of([GOLD, CAPTIONS])
+    with pytest.raises(ValueError, match=r"web read web crawls \(WARC files\), captions an image–caption dataset"):
+        ExtractionSettings.of([WEB, CAPTIONS])
+    with pytest.raises(ValueError, match="gold MediaWiki dumps"):
+        build([str(tmp_path / "never-read")], [GOLD, CAPTIONS], tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_inputs_stop_the_build_before_reading(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "empty").mkdir()
+    assert build_cli(tmp_path / "empty", tmp_path / "out", "--quiet") == 2
+    assert f"{tmp_path / 'empty'}: not an img2dataset output folder" in capsys.readouterr().err
+    write_img2dataset(tmp_path / "ds", "files", CAPTIONED[:2])
+    assert build_cli(tmp_path / "ds", tmp_path / "out", "--captions-tsv", str(tmp_path / "no.tsv"), "--quiet") == 2
+    assert f"{tmp_path / 'no.tsv'}: no such caption TSV" in capsys.readouterr().err
+    code = main(["build", str(tmp_path / "a.warc.gz"), "--configs", "web", "--captions-tsv", "x.tsv", "--quiet"])
+    assert code == 2 and "--captions-tsv" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
