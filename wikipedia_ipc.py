@@ -41,6 +41,7 @@ from builder.common import FolderLock, OutputError, plural
 from builder.config import (
     BRONZE,
     CAPTION_RULES,
+    CAPTIONS,
     CROSSLINGUAL,
     DEFAULT_FRACTIONS,
     DEFAULT_MEMORY_LIMIT,
@@ -83,6 +84,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BRONZE",
+    "CAPTIONS",
     "CROSSLINGUAL",
     "GOLD",
     "PRESETS",

@@ -204,3 +204,10 @@ def test_bad_inputs_stop_the_build_before_reading(tmp_path: Path, capsys: pytest
     code = main(["build", str(tmp_path / "a.warc.gz"), "--configs", "web", "--captions-tsv", "x.tsv", "--quiet"])
     assert code == 2 and "--captions-tsv" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_dataset_deviations_are_in_the_docs() -> None:
+    from builder.publish.fidelity import dataset_markdown_table
+
+    docs = Path(__file__).resolve().parent.parent / "docs" / "web.md"
+    assert dataset_markdown_table() in docs.read_text(encoding="utf-8")
