@@ -46,7 +46,6 @@ from builder.extract.wikitext import (
     _blank,
     _hide_inert_markup,
     _Tokens,
-    extract_images,
     scan_and_extract,
 )
 
@@ -57,12 +56,15 @@ SPANS_KEPT = 8  # spans parsed alone whose results are kept (an edit's span afte
 TRIAL_EDITS = 32  # while few edits qualify, one edit in this many is tried still
 SUCCESS_WEIGHT = 0.05  # the weight of the latest try in the moving average of successes
 WORTH_TRYING = 0.35  # the share of shifts below which trying costs more than it saves (finding an edit, the markup)
+EDIT_GUESS = 256  # characters: where the edit ends is first looked for this close to where it starts
 COMPARE_CHUNK = 16384  # characters compared at a time when looking for where two revisions differ
 _MARKUP_CHARS = re.compile(r"[\[\]{}<>]")
 # A link or template that holds no other markup, no namespace prefix and no parameter name: the extractor pairs
 # it with itself and takes nothing from it, so adding or removing one where no markup is open changes nothing else.
 _INERT_PAIR = re.compile(r"\[\[[^\[\]{}<>:]*\]\]|\{\{[^\[\]{}<>=]*\}\}")
 _EDGE_CHARS = frozenset("[]{}<>-")
+_CLOSERS = frozenset("]}>")  # the last character of a link, a template or a tag
+_OPENERS = frozenset("[{<")  # the first character of one
 _ANGLE = re.compile(r"<[^<>]*>?")
 _CLOSER_OF = {"[[": "]]", "{{": "}}"}
 # An opener that never pairs, with the name after it: the extractor counts an unclosed "{{Infobox" and "[[File:"
@@ -110,7 +112,7 @@ class RevisionExtractor:
         self._page_id: int | None = None
         self._previous: _Parsed | None = None
         self._texts: list[_Parsed] = []  # the latest last; compared by length, then text, never hashed
-        self._spans: OrderedDict[str, tuple[list[ImageReference], ExtractStats, list[str]]] = OrderedDict()
+        self._spans: OrderedDict[str, tuple[list[ImageReference], ExtractStats, list[str], _Tokens]] = OrderedDict()
         self._edits = 0
         self._success = 1.0  # the recent share of tried edits that got a shift or a span (a moving average)
 
@@ -186,8 +188,18 @@ class RevisionExtractor:
         after = index
         while after < len(markup) and markup[after][1] <= old_end:
             after += 1  # a removed inert link or template
-        plain = _plain(old[start:old_end]) and _plain(wikitext[start:new_end]) and not _at_edge(old, start, old_end)
-        if plain and not (index > 0 and markup[index - 1][1] >= start) and not _inside(markup, after, old_end):
+        if _words_only(old, wikitext, start, old_end, new_end):
+            # text for text: a stretch may end where it starts with a closer, or begin where it ends with an opener
+            before = markup[index - 1][1] if index else -1  # where the stretch before the edit ends
+            behind = markup[after][0] if after < len(markup) else len(old) + 1  # where the one after it begins
+            shiftable = (before < start or (before == start and old[start - 1] in _CLOSERS)) and (
+                behind > old_end or (behind == old_end and old[old_end] in _OPENERS)
+            )
+        else:
+            plain = _plain(old[start:old_end]) and _plain(wikitext[start:new_end]) and not _at_edge(old, start, old_end)
+            touching = (index > 0 and markup[index - 1][1] >= start) or _inside(markup, after, old_end)
+            shiftable = plain and not touching
+        if shiftable:
             references = _moved(previous.references, start, shift)
             self.stats.shifted += 1
             if _MARKUP_CHARS.search(wikitext, start, new_end):
@@ -215,7 +227,7 @@ class RevisionExtractor:
         """
         markup, tops, unpaired = previous.markup, previous.tops, previous.unpaired
         assert markup is not None and tops is not None and unpaired is not None
-        starts = sorted(tops)
+        starts = list(tops)  # in order: found in page order, and every update keeps it
         top = bisect.bisect_right(starts, start) - 1
         if top < 0:
             return None
@@ -228,11 +240,18 @@ class RevisionExtractor:
         # an opener of the page before the span that never pairs would pair with a closer the span leaves unpaired
         kept_open = {_CLOSER_OF[kind] for kind, at in unpaired.items() if at < first}
         try:
-            old_references, old_counts, old_marks = self._span_result(before)  # mostly the edit before's span after
-            marks = _REGION_MARKS.findall(after)
-            if marks != old_marks or not _one_span(after, kept_open):
+            old_references, old_counts, old_marks, _ = self._span_result(before)  # mostly the edit before's after
+            marks = _REGION_MARKS.findall(after) if "<" in after or "-->" in after else []
+            if marks != old_marks:
                 return None
-            new_references, new_counts, _ = self._span_result(after, marks)
+            if "<" in after:  # tags hide markup from the extractor: its tokens are not those of the text
+                if not _one_span(after, kept_open):
+                    return None
+                new_references, new_counts, _, _ = self._span_result(after, marks)
+            else:  # no tag: the extractor's tokens are the text's, read once for both
+                new_references, new_counts, _, tokens = self._span_result(after, marks)
+                if not _one_span(after, kept_open, tokens):
+                    return None
         except ExtractionError:
             return None
         counts = ExtractStats()
@@ -261,32 +280,31 @@ class RevisionExtractor:
 
     def _span_result(
         self, span: str, marks: list[str] | None = None
-    ) -> tuple[list[ImageReference], ExtractStats, list[str]]:
-        """A span parsed alone, with its region marks (``marks`` if known); the last few are kept, since an edit's
-        span after is the next edit's span before."""
+    ) -> tuple[list[ImageReference], ExtractStats, list[str], _Tokens]:
+        """A span parsed alone, with its region marks (``marks`` if known) and the extractor's tokens; the last few
+        are kept, since an edit's span after is the next edit's span before."""
         result = self._spans.get(span)
         if result is None:
             counts = ExtractStats()
-            references = extract_images(span, "", self.aliases, counts, **self.options)  # type: ignore[arg-type]
+            references, tokens, _ = scan_and_extract(span, "", self.aliases, counts, **self.options)  # type: ignore[arg-type]
             marks = _REGION_MARKS.findall(span) if marks is None else marks
-            result = self._spans[span] = (references, counts, marks)
+            result = self._spans[span] = (references, counts, marks, tokens)
             if len(self._spans) > SPANS_KEPT:
                 self._spans.popitem(last=False)
         return result
 
 
-def _one_span(text: str, kept_open: frozenset[str] | set[str] = frozenset()) -> bool:
+def _one_span(text: str, kept_open: frozenset[str] | set[str] = frozenset(), tokens: _Tokens | None = None) -> bool:
     """Whether ``text`` is one link or template: its first token opens it and its last closes it, and no closer
-    of a kind in ``kept_open`` is left unpaired in it (it would pair with an opener of the page left open)."""
-    tokens = _Tokens(text)
+    of a kind in ``kept_open`` is left unpaired in it (it would pair with an opener of the page left open).
+    ``tokens`` are the text's, if read already."""
+    tokens = _Tokens(text) if tokens is None else tokens
     return (
         len(tokens.positions) >= 2
         and tokens.positions[0] == 0
         and tokens.partner[0] == len(tokens.positions) - 1
         and tokens.positions[-1] == len(text) - 2
-        and not (
-            kept_open and any(tokens.partner[i] < 0 and tokens.kinds[i] in kept_open for i in range(len(tokens.kinds)))
-        )
+        and not (kept_open and any(text[at : at + 2] in kept_open for at in tokens.unmatched))
     )
 
 
@@ -294,6 +312,23 @@ def _in_a_tag(text: str, position: int) -> bool:
     """Whether ``position`` lies inside a ``<…>`` (``<gallery caption="{{…}}">``): an edit there may change the tag."""
     opener = text.rfind("<", 0, position)
     return opener >= 0 and text.find(">", opener, position) < 0
+
+
+def _words_only(old: str, new: str, start: int, old_end: int, new_end: int) -> bool:
+    """Whether an edit replaces text by text: neither side empty, no bracket or angle bracket in either, and no
+    ``-`` or ``!`` at either side's ends or next to the edit (they could make ``<!--`` or ``-->``).
+
+    Such an edit makes no token and joins none (a character that is no bracket stays between its neighbours),
+    so a stretch of markup that ends just before it with a closer, or begins just after it with an opener, reads
+    as before; only the name of an opener that never pairs (``{{Infobox``) grows into the text after it, and
+    that stretch ends with a letter, not a closer.
+    """
+    removed, added = old[start:old_end], new[start:new_end]
+    if not removed or not added or _MARKUP_CHARS.search(removed) or _MARKUP_CHARS.search(added):
+        return False
+    ends = removed[0] + removed[-1] + added[0] + added[-1]
+    ends += (old[start - 1] if start else "") + (old[old_end] if old_end < len(old) else "")
+    return "-" not in ends and "!" not in ends
 
 
 def _at_edge(text: str, start: int, end: int) -> bool:
@@ -343,6 +378,8 @@ def _edit(old: str, new: str) -> tuple[int, int, int]:
     room = limit - start  # the common suffix may not overlap the common prefix
     size, end = len(old), len(new)
     suffix = 0
+    if room > EDIT_GUESS and new.endswith(old[size - room + EDIT_GUESS :], 0, end):
+        suffix = room - EDIT_GUESS  # an edit is mostly short: all but its last characters are equal
     while suffix < room:
         step = min(COMPARE_CHUNK, room - suffix)
         if not new.endswith(old[size - suffix - step : size - suffix], 0, end - suffix):
