@@ -7,6 +7,7 @@ of ``--repeat``, on one core:
 * floor: fastwarc's ``ArchiveIterator`` over the file, every response's HTTP headers parsed and its
   payload read;
 * reader: :func:`builder.sources.warc.iter_responses` (our gzip decompression, digests checked, skips counted);
+* parse only: the reader and Lexbor's parse of every page, nothing taken from it (the HTML5 parser's own cost);
 * extraction: :func:`builder.extract.web.iter_web_rows` (the reader, charsets, Lexbor, the three caption kinds).
 
 Then the peak memory (RSS) of the extraction in a fresh process at ``--pages`` and at four times as
@@ -52,6 +53,19 @@ def reader(path: Path) -> int:
     return sum(1 for _ in iter_responses(str(path), WarcStats()))
 
 
+def parse_only(path: Path) -> int:
+    """The reader, and every HTML page parsed by Lexbor with nothing taken from it: the HTML5 parser's own cost,
+    which no extraction with a real parser can go below."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    count = 0
+    for response in iter_responses(str(path), WarcStats()):
+        if response.kind == "html":
+            LexborHTMLParser(response.payload.decode("utf-8", "replace"))
+            count += 1
+    return count
+
+
 def extraction(path: Path) -> int:
     result = WebResult(WarcStats(), HtmlStats())
     return sum(1 for kind, _ in iter_web_rows(WebTask(str(path), "", ""), result) if kind == "reference")
@@ -90,7 +104,12 @@ def main(argv: list[str] | None = None) -> int:
         size = path.stat().st_size
         times = {
             name: best_of(options.repeat, run, path)
-            for name, run in (("floor", floor), ("reader", reader), ("extraction", extraction))
+            for name, run in (
+                ("floor", floor),
+                ("reader", reader),
+                ("parse only", parse_only),
+                ("extraction", extraction),
+            )
         }
         print(f"test crawl: {options.pages:,} pages, {size / 1e6:.1f} MB gzip; best of {options.repeat}, one core")
         for name, seconds in times.items():
