@@ -521,6 +521,20 @@ def _build(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def _configured(arguments: argparse.Namespace, names: Sequence[str]) -> list[PipelineConfig]:
+    """The presets named, with the options given; an option a config cannot take is a ValueError naming it."""
+    configs = [with_history_references(preset(name), arguments.history_references) for name in names]
+    configs = with_web_options(configs, arguments)
+    if arguments.caption_rule:
+        configs = [dataclasses.replace(config, caption_rule=arguments.caption_rule) for config in configs]
+    configs = [dataclasses.replace(config, splits=arguments.splits) for config in configs]
+    if arguments.sources:
+        configs = [dataclasses.replace(config, sources=tuple(arguments.sources)) for config in configs]
+    if arguments.identity:
+        configs = [dataclasses.replace(config, identities=tuple(arguments.identity)) for config in configs]
+    return configs
+
+
 def _build_once(arguments: argparse.Namespace, given: Sequence[str], names: Sequence[str]) -> int:
     from builder.engines.local import build
     from builder.engines.spark import build_spark
@@ -533,16 +547,8 @@ def _build_once(arguments: argparse.Namespace, given: Sequence[str], names: Sequ
     except (DownloadError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    configs = [with_history_references(preset(name), arguments.history_references) for name in names]
-    configs = with_web_options(configs, arguments)
-    if arguments.caption_rule:
-        configs = [dataclasses.replace(config, caption_rule=arguments.caption_rule) for config in configs]
-    configs = [dataclasses.replace(config, splits=arguments.splits) for config in configs]
-    if arguments.sources:
-        configs = [dataclasses.replace(config, sources=tuple(arguments.sources)) for config in configs]
-    if arguments.identity:
-        configs = [dataclasses.replace(config, identities=tuple(arguments.identity)) for config in configs]
     try:
+        configs = _configured(arguments, names)
         options = BuildOptions(
             tagger=arguments.tagger,
             workers=arguments.workers,

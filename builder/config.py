@@ -243,6 +243,11 @@ class PipelineConfig:
                 "a web or dataset config reads images with captions: it cannot be cross-lingual or count history "
                 "references"
             )
+        if self.web and set(self.identities) - {"title"}:
+            raise ValueError(
+                f"image identities {sorted(set(self.identities) - {'title'})} are MediaWiki's (File redirects, the "
+                "image table's SHA-1); a web or dataset config compares its images by its equivalence (--equivalence)"
+            )
 
     def parameters(self) -> dict[str, object]:
         """The parameters as plain data, for the dataset card and funnel.json.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -158,6 +159,23 @@ def test_web_and_dump_configs_are_not_mixed(tmp_path: Path) -> None:
         ExtractionSettings.of([GOLD, WEB])
     with pytest.raises(ValueError, match="gold MediaWiki dumps"):
         build([str(tmp_path / "never-read.warc.gz")], [GOLD, WEB], tmp_path / "out", tagger="perceptron")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (["--sources", "link"], r"unknown reference sources \['link'\]; known: \['figure', 'table', 'alt'\]"),
+        (["--identity", "sha1"], r"image identities \['sha1'\] are MediaWiki's .* by its equivalence"),
+    ],
+)
+def test_a_wikipedia_option_given_to_a_web_build_is_one_line(option, message, tmp_path: Path, capsys) -> None:
+    """An option only MediaWiki dumps have is refused before reading, in one line, not taken silently."""
+    crawl = str(Path(__file__).parent / "data" / "web" / "whirlwind.warc.gz")
+    code = main(["build", crawl, "--configs", "web", *option, "--output", str(tmp_path / "out"), "--quiet"])
+    error = capsys.readouterr().err
+    assert code == 2 and error.count("\n") == 1
+    assert re.search(message, error)
     assert not (tmp_path / "out").exists()
 
 
