@@ -112,6 +112,7 @@ class RevisionExtractor:
         self._page_id: int | None = None
         self._previous: _Parsed | None = None
         self._texts: list[_Parsed] = []  # the latest last; compared by length, then text, never hashed
+        self._lengths: list[int] = []  # their lengths, in the same order
         self._spans: OrderedDict[str, tuple[list[ImageReference], ExtractStats, list[str], _Tokens]] = OrderedDict()
         self._edits = 0
         self._success = 1.0  # the recent share of tried edits that got a shift or a span (a moving average)
@@ -122,6 +123,7 @@ class RevisionExtractor:
             self._page_id = page_id
             self._previous = None
             self._texts.clear()
+            self._lengths.clear()
             self._spans.clear()
         parsed = self._earlier(wikitext)
         if parsed is not None:
@@ -134,8 +136,9 @@ class RevisionExtractor:
             if parsed is None:
                 parsed = self._parse(wikitext, title, stats)
             self._texts.append(parsed)
+            self._lengths.append(len(wikitext))
             if len(self._texts) > TEXTS_KEPT:
-                del self._texts[0]
+                del self._texts[0], self._lengths[0]
         stats.add(parsed.counts)
         self._previous = parsed
         return list(parsed.references)
@@ -146,13 +149,19 @@ class RevisionExtractor:
         A dictionary would hash every revision's whole text; a length is known, and texts of one
         length are compared only until they differ.
         """
-        size = len(wikitext)
-        for index in range(len(self._texts) - 1, -1, -1):
+        size, lengths = len(wikitext), self._lengths
+        index = 0
+        while True:  # the kept texts are distinct: at most one is equal
+            try:
+                index = lengths.index(size, index)
+            except ValueError:
+                return None
             parsed = self._texts[index]
-            if len(parsed.text) == size and parsed.text == wikitext:
+            if parsed.text == wikitext:
                 self._texts.append(self._texts.pop(index))
+                lengths.append(lengths.pop(index))
                 return parsed
-        return None
+            index += 1
 
     def _worth_trying(self) -> bool:
         """Whether to look for a shift or a span: where edits mostly do not qualify, every 32nd edit only."""
