@@ -14,6 +14,7 @@ import secrets
 import signal
 import sys
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 __all__ = [
@@ -51,6 +52,14 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+def publish_files(moves: Iterable[tuple[Path, Path]], record: Path, text: str) -> None:
+    """Finished files renamed into place, then the record that says they are complete, written atomically:
+    whoever finds the record finds every file (a task found done is not run again)."""
+    for partial, final in moves:
+        partial.rename(final)
+    write_atomic(record, text)
 
 
 def read_language_table(path: str | Path, what: str, item: str) -> dict[str, list[object]]:

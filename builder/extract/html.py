@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import codecs
 import dataclasses
-import unicodedata
 from collections.abc import Iterator
 from urllib.parse import urljoin
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+from builder.extract.cleaning import _printable  # the captions' rule for what a reader sees, one place
 
 __all__ = [
     "HtmlStats",
@@ -42,7 +43,6 @@ _BLOCKS = frozenset(
 )
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 _BREAKS = {ord(char): " " for char in "\n\r\v\f\x85\u2028\u2029"}
-_KEPT_FORMAT = frozenset({"\u200d"})  # the zero-width joiner shapes Indic scripts and emoji sequences
 
 
 class Undecodable(ValueError):
@@ -105,14 +105,6 @@ def preprocess_caption(text: str) -> str:
     if not text.isprintable():
         text = "".join(_printable(char) for char in text)
     return " ".join(text.split())
-
-
-def _printable(char: str) -> str:
-    if char.isspace():
-        return " "
-    if char in _KEPT_FORMAT:
-        return char
-    return "" if unicodedata.category(char)[0] == "C" else char
 
 
 def _codec(label: str | None) -> str | None:

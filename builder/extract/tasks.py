@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
+from builder.common import publish_files
 from builder.extract.copies import PAGE_SCHEMA, text_digest
 from builder.extract.history import FirstSeenPerPage
 from builder.extract.incremental import RevisionExtractor
@@ -303,11 +304,7 @@ def run_extract_task(task: ExtractTask, progress: tqdm | None = None) -> Extract
         pages_partial.unlink(missing_ok=True)
         result.error = task_failure(task, error)
         return result
-    counts = done.with_suffix(".json.partial")
-    counts.write_text(result.to_json(), encoding="utf-8")
-    partial.rename(shard)
-    pages_partial.rename(pages)
-    counts.rename(done)
+    publish_files([(partial, shard), (pages_partial, pages)], done, result.to_json())
     return result
 
 

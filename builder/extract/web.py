@@ -12,16 +12,18 @@ same on every run and every engine.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from builder.common import publish_files
 from builder.extract.html import HtmlStats, Undecodable, decode_page, extract_references
 from builder.sources.files import MAX_PROBLEMS
 from builder.sources.mirror import Network
@@ -38,6 +40,7 @@ __all__ = [
     "payload_digest",
     "run_web_task",
     "web_task",
+    "write_task_files",
 ]
 
 WEB_REFERENCE_SCHEMA = pa.schema(
@@ -66,6 +69,7 @@ WEB_IMAGE_SCHEMA = pa.schema(
     ]
 )
 BATCH_ROWS = 50_000
+Result = TypeVar("Result")  # a task's counts: a dataclass with ``error``, ``to_json`` and ``from_json``
 
 Normalizer = Callable[[str], str]  # an image URL → the key that identifies it (raises ValueError: unusable)
 Inspector = Callable[[bytes], Any]  # an image payload → its facts (a dataclass, mapping or string); raises to skip
@@ -222,41 +226,48 @@ def _image_row(task: WebTask, response: Any, result: WebResult, where: str) -> d
 
 
 def run_web_task(task: WebTask) -> WebResult:
-    """Run a task and write its two parquet files and its counts beside them, all moved into place
-    once complete; a task done before (its ``.json`` beside the shard) is not run again."""
-    shard, images = Path(task.shard), Path(task.images)
-    done = shard.with_suffix(".json")
-    if done.is_file() and shard.is_file() and images.is_file():
-        return WebResult.from_json(done.read_text(encoding="utf-8"))
-    result = WebResult(WarcStats(), HtmlStats())
-    partial, images_partial = shard.with_suffix(".parquet.partial"), images.with_suffix(".parquet.partial")
-    schemas = {"reference": WEB_REFERENCE_SCHEMA, "image": WEB_IMAGE_SCHEMA}
-    batches: dict[str, list[dict[str, Any]]] = {"reference": [], "image": []}
+    """Run a task and write its two parquet files and its counts beside them (:func:`write_task_files`)."""
+    files = {"reference": (Path(task.shard), WEB_REFERENCE_SCHEMA), "image": (Path(task.images), WEB_IMAGE_SCHEMA)}
+    return write_task_files(files, lambda result: iter_web_rows(task, result), WebResult(WarcStats(), HtmlStats()))
+
+
+def write_task_files(
+    files: Mapping[str, tuple[Path, pa.Schema]],
+    rows: Callable[[Result], Iterable[tuple[str, dict[str, Any]]]],
+    result: Result,
+) -> Result:
+    """Write a task's rows, by kind, into their parquet files and its counts beside the first file, all moved into
+    place once complete; a task done before (its ``.json`` there) is not run again, and a source that could not
+    be read (``result.error``) leaves no file, so that a resumed build tries it again.
+
+    ``rows(result)`` yields ``(kind, row)`` and counts into ``result`` as it goes.
+    """
+    done = next(iter(files.values()))[0].with_suffix(".json")
+    if done.is_file() and all(path.is_file() for path, _ in files.values()):
+        return type(result).from_json(done.read_text(encoding="utf-8"))
+    partials = {kind: path.with_suffix(".parquet.partial") for kind, (path, _) in files.items()}
+    batches: dict[str, list[dict[str, Any]]] = {kind: [] for kind in files}
     try:
-        with (
-            pq.ParquetWriter(partial, WEB_REFERENCE_SCHEMA, compression="zstd") as references,
-            pq.ParquetWriter(images_partial, WEB_IMAGE_SCHEMA, compression="zstd") as index,
-        ):
-            writers = {"reference": references, "image": index}
-            for kind, row in iter_web_rows(task, result):
+        with contextlib.ExitStack() as stack:
+            writers = {
+                kind: stack.enter_context(pq.ParquetWriter(partials[kind], schema, compression="zstd"))
+                for kind, (_, schema) in files.items()
+            }
+            for kind, row in rows(result):
                 batch = batches[kind]
                 batch.append(row)
                 if len(batch) >= BATCH_ROWS:
-                    writers[kind].write_table(pa.Table.from_pylist(batch, schema=schemas[kind]))
+                    writers[kind].write_table(pa.Table.from_pylist(batch, schema=files[kind][1]))
                     batch.clear()
             for kind, writer in writers.items():
-                writer.write_table(pa.Table.from_pylist(batches[kind], schema=schemas[kind]))
+                writer.write_table(pa.Table.from_pylist(batches[kind], schema=files[kind][1]))
     except BaseException:
-        partial.unlink(missing_ok=True)
-        images_partial.unlink(missing_ok=True)
+        for partial in partials.values():
+            partial.unlink(missing_ok=True)
         raise
-    if result.error is not None:  # nothing of it is kept: a resumed build tries the source again
-        partial.unlink(missing_ok=True)
-        images_partial.unlink(missing_ok=True)
+    if result.error is not None:
+        for partial in partials.values():
+            partial.unlink(missing_ok=True)
         return result
-    counts = done.with_suffix(".json.partial")
-    counts.write_text(result.to_json(), encoding="utf-8")
-    partial.rename(shard)
-    images_partial.rename(images)
-    counts.rename(done)
+    publish_files([(partials[kind], path) for kind, (path, _) in files.items()], done, result.to_json())
     return result

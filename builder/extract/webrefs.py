@@ -21,10 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from builder.extract.tasks import REFERENCE_SCHEMA
-from builder.extract.web import WEB_IMAGE_SCHEMA, WebResult, WebTask, iter_web_rows
+from builder.extract.web import WEB_IMAGE_SCHEMA, WebResult, WebTask, iter_web_rows, write_task_files
 
 __all__ = [
     "PAGE_STRIDE",
@@ -51,7 +50,6 @@ WEB_ROW_SCHEMA = pa.schema(
 )
 PAGE_STRIDE = 1 << 40  # page ids: the file's number × PAGE_STRIDE + the page's number in its file
 CAPTION_KINDS = ("figure", "table")
-BATCH_ROWS = 50_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -181,43 +179,10 @@ def iter_web_build_rows(task: WebBuildTask, result: WebBuildResult) -> Iterator[
 
 def run_build_task(task: Any) -> Any:
     """Write a web-family task's reference rows and image index (``task.shard`` and ``task.images``) and its
-    counts beside them, each moved into place once complete; a task done before is not run again. A source that
-    cannot be read leaves no file (its error is in the result). Both a WARC file's task and a dataset shard's."""
-    shard, images = Path(task.shard), Path(task.images)
-    done = shard.with_suffix(".json")
-    result = task.new_result()
-    if done.is_file() and shard.is_file() and images.is_file():
-        return type(result).from_json(done.read_text(encoding="utf-8"))
-    partials = {"reference": shard.with_suffix(".parquet.partial"), "image": images.with_suffix(".parquet.partial")}
-    schemas = {"reference": WEB_ROW_SCHEMA, "image": WEB_IMAGE_SCHEMA}
-    batches: dict[str, list[dict[str, Any]]] = {"reference": [], "image": []}
-    try:
-        with (
-            pq.ParquetWriter(partials["reference"], WEB_ROW_SCHEMA, compression="zstd") as references,
-            pq.ParquetWriter(partials["image"], WEB_IMAGE_SCHEMA, compression="zstd") as index,
-        ):
-            writers = {"reference": references, "image": index}
-            for kind, row in task.rows(result):
-                batches[kind].append(row)
-                if len(batches[kind]) >= BATCH_ROWS:
-                    writers[kind].write_table(pa.Table.from_pylist(batches[kind], schema=schemas[kind]))
-                    batches[kind].clear()
-            for kind, writer in writers.items():
-                writer.write_table(pa.Table.from_pylist(batches[kind], schema=schemas[kind]))
-    except BaseException:
-        for partial in partials.values():
-            partial.unlink(missing_ok=True)
-        raise
-    if result.error is not None:
-        for partial in partials.values():
-            partial.unlink(missing_ok=True)
-        return result
-    counts = done.with_suffix(".json.partial")
-    counts.write_text(result.to_json(), encoding="utf-8")
-    partials["reference"].rename(shard)
-    partials["image"].rename(images)
-    counts.rename(done)
-    return result
+    counts beside them (:func:`builder.extract.web.write_task_files`). Both a WARC file's task and a dataset
+    shard's."""
+    files = {"reference": (Path(task.shard), WEB_ROW_SCHEMA), "image": (Path(task.images), WEB_IMAGE_SCHEMA)}
+    return write_task_files(files, task.rows, task.new_result())
 
 
 def run_web_build_task(task: WebBuildTask) -> WebBuildResult:
