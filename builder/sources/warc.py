@@ -460,6 +460,15 @@ class _Prefixed(_Forward):
         return data
 
 
+def _cut_short(stats: WarcStats, where: str, left: int, block: int) -> bool:
+    """Whether a record holds fewer bytes than its Content-Length says (counted and noted as truncated)."""
+    if left >= block:
+        return False
+    stats.truncated_records += 1
+    stats.note(f"{where}: truncated, {left:,} of {block:,} bytes")
+    return True
+
+
 def _response(
     source: str,
     record: object,
@@ -480,11 +489,7 @@ def _response(
         return None
     block = int(declared)
     if block > max_payload:
-        left = record.consume()  # type: ignore[attr-defined]
-        if left < block:
-            stats.truncated_records += 1
-            stats.note(f"{where}: truncated, {left:,} of {block:,} bytes")
-        else:
+        if not _cut_short(stats, where, record.consume(), block):  # type: ignore[attr-defined]
             stats.too_large += 1
             stats.note(f"{where}: {block:,} bytes, over the cap of {max_payload:,}")
         return None
@@ -493,11 +498,7 @@ def _response(
         record.consume()  # type: ignore[attr-defined]
         return None
     if verify_digests and headers.get("WARC-Block-Digest") and not record.verify_block_digest(consume=False):  # type: ignore[attr-defined]
-        left = record.content_length  # type: ignore[attr-defined]
-        if left < block:
-            stats.truncated_records += 1
-            stats.note(f"{where}: truncated, {left:,} of {block:,} bytes")
-        else:
+        if not _cut_short(stats, where, record.content_length, block):  # type: ignore[attr-defined]
             stats.digest_mismatches += 1
             stats.note(f"{where}: WARC-Block-Digest does not match the block (a wrong Content-Length, or damage)")
         record.consume()  # type: ignore[attr-defined]
