@@ -335,6 +335,14 @@ def command_parser() -> argparse.ArgumentParser:
         help="replace the configs' caption rule (step 5): sentence (gold), verb (silver, bronze, crosslingual), "
         "or none, for languages no installed tagger covers (the card says so)",
     )
+    run.add_argument(
+        "--score",
+        metavar="PROFILE",
+        choices=("minilm", "paper", "multilingual"),
+        help="also score every pair (python -m metrics score): the Δsem,syn measures and, with the profile the shipped "
+        "classifier was trained on (minilm, offline), paraphrase_probability; the card shows each config's map. "
+        "Needs the metric extra; checked before any dump is read",
+    )
     run.add_argument("--quiet", action="store_true", help="no progress bars")
     push = commands.add_parser("push", help="upload a built dataset folder to the Hugging Face Hub")
     push.add_argument("folder", help="a dataset folder written by build")
@@ -383,7 +391,7 @@ def with_history_references(config: PipelineConfig, counting: str) -> PipelineCo
     return dataclasses.replace(config, history_references=counting)
 
 
-def _print_summary(report: BuildReport) -> None:
+def _print_summary(report: BuildReport, scored_into: str | None = None) -> None:
     from builder.publish.layout import card_build
 
     read = report.extraction.read
@@ -435,6 +443,9 @@ def _print_summary(report: BuildReport) -> None:
             print(_splits_summary(report.splits[name]))
     loadable = [name for name, rows in report.rows.items() if rows]
     empty = [name for name, rows in report.rows.items() if not rows]
+    if scored_into is not None:
+        print(f"\nBuilt; scoring the pairs into {scored_into}/ ...")
+        return
     if loadable:
         # the absolute path: a bare name is also a Hub dataset id, which datasets tries when no such folder is here
         folder = report.output.resolve().as_posix()
@@ -514,10 +525,68 @@ def _build(arguments: argparse.Namespace) -> int:
         runs = [(arguments.dumps, arguments.configs or list(DEFAULT_CONFIGS))]
     else:
         runs = sample_runs(arguments.configs or list(SAMPLE_CONFIGS))
+    if arguments.score:
+        return _build_and_score(arguments, runs)
     for dumps, names in runs:
         code = _build_once(arguments, dumps, names)
         if code:
             return code
+    return 0
+
+
+def _build_and_score(arguments: argparse.Namespace, runs: Sequence[tuple[list[str], list[str]]]) -> int:
+    """``build --score``: build into a folder of the toolkit's own beside the output, score it into the output
+    (published as a build is), and remove the unscored copy. The scorer is checked before any dump is read."""
+    import shutil
+    import tempfile
+
+    from metrics.cli import check_scoring, score_folder
+    from metrics.cli import parser as score_parser
+    from metrics.profiles import ModelUnavailable
+
+    if any(preset(name).crosslingual for _, names in runs for name in names) and arguments.score != "multilingual":
+        print(
+            f"error: --score {arguments.score} reads English only; a crosslingual config needs --score multilingual",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        check_scoring(arguments.score)
+    except ModelUnavailable as error:
+        print(f"error: --score {arguments.score}: {error}", file=sys.stderr)
+        return 2
+    output = Path(arguments.output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    unscored = Path(tempfile.mkdtemp(prefix=f".{output.name}-unscored-", dir=output.parent))
+    try:
+        building = argparse.Namespace(
+            **{**vars(arguments), "output": str(unscored / "build"), "scored_into": str(output)}
+        )
+        for dumps, names in runs:
+            code = _build_once(building, dumps, names)
+            if code:
+                return code
+        options = ["score", str(unscored / "build"), "--output", str(output), "--profile", arguments.score]
+        options += ["--no-progress"] if arguments.quiet else []
+        options += ["--overwrite"] if arguments.overwrite else []
+        scoring = score_parser().parse_args(options)
+        try:
+            results = score_folder(unscored / "build", output, scoring)
+        except (ValueError, OutputError, ModelUnavailable, OSError) as error:
+            detail = "no config has pairs" if "no config has pairs" in str(error) else str(error)
+            print(
+                f"error: scoring the build: {detail}; {output}/ was not written (without --score the build "
+                "writes its funnel.json and card)",
+                file=sys.stderr,
+            )
+            return 2
+    finally:
+        shutil.rmtree(unscored, ignore_errors=True)
+    for name, scores in results.items():
+        likely = scores.get("likely_paraphrases")
+        share = f"; paraphrase_probability > 0.5: {likely[0]:,} of {likely[1]:,}" if isinstance(likely, tuple) else ""
+        print(f"scored {name}: Δsem,syn {scores['aggregates']['delta']['mean']:.3f}{share}")  # type: ignore[index]
+    print(f"Wrote {output}/ (scored) — load it with datasets.load_dataset({str(output.resolve())!r}, CONFIG)")
     return 0
 
 
@@ -583,7 +652,7 @@ def _build_once(arguments: argparse.Namespace, given: Sequence[str], names: Sequ
     except KeyboardInterrupt:
         print(_interrupted(arguments), file=sys.stderr)
         return 130
-    _print_summary(report)
+    _print_summary(report, getattr(arguments, "scored_into", None))
     extraction = report.extraction
     if extraction.failures:
         print(f"\n{len(extraction.failures)} dump part(s) failed and are missing from the output:", file=sys.stderr)

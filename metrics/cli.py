@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import importlib.util
 import itertools
 import json
 import re
@@ -29,15 +30,18 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from metrics.paraphrase import META, RULE_LEVELS, Classifier, caption_rule_of, features, load_classifier, pair_key
 from metrics.profiles import ModelUnavailable
 from metrics.scoring import score_pairs
 from metrics.semantic import RUNTIME_CHOICES
 from metrics.syntactic import TOKENIZERS
 
 SCORE_COLUMNS = ("rouge1", "rougeL", "bleu", "wms", "bert", "st", "syn", "sem", "delta")
+PROBABILITY = "paraphrase_probability"
 DEFAULT_COLUMNS = ("sentence1", "sentence2")
 # The two text columns as paraphrase corpora name them in their header lines (compared case-insensitively).
 TEXT_COLUMNS = (
@@ -225,15 +229,20 @@ def score_folder(folder: Path, output: Path, arguments: argparse.Namespace) -> d
     It holds exactly the configs scored now: those of an earlier scoring that the input
     no longer has go, as their scores would carry another signature. Each config's record
     is carried over, so ``load_dataset(output, "gold")`` works as on the input, and the
-    scored file's content-hashed name keeps ``datasets``' cache honest.
+    scored file's content-hashed name keeps ``datasets``' cache honest. Each pair also gets
+    ``paraphrase_probability`` (:mod:`metrics.paraphrase`) where the shipped classifier was
+    trained on the profile's scores, and each config its characteristic map, shown in the card.
     """
     from builder.common import FolderLock, OutputError
-    from builder.publish.layout import MARKER, read_built, split_of_file
+    from builder.publish.layout import MARKER, read_built
     from builder.publish.publisher import Publisher, recover
     from builder.publish.writer import file_digest
+    from metrics.compare import save_map
 
     _apart(folder, output)
+    classifier = _classifier_for(arguments.profile)
     all_results = {}
+    shares: dict[str, tuple[int, int]] = {}
     with FolderLock(folder):
         for note in recover(folder):  # a build killed while it moved its files in: finish it, then read
             print(f"warning: {note}", file=sys.stderr)
@@ -245,34 +254,171 @@ def score_folder(folder: Path, output: Path, arguments: argparse.Namespace) -> d
         for name in sorted(built):
             record = dict(built[name].record)
             record.pop(MARKER)
-            sources[name] = record, list(built[name].files)
+            sources[name] = record, [file for file in built[name].files if file.suffix == ".parquet"]
+        tables = {name: pq.read_table(files) for name, (_, files) in sources.items()}
+        rules = _strictest_rules({name: (tables[name], record) for name, (record, _) in sources.items()})
+        if not any(table.num_rows for table in tables.values()):
+            raise InputError(f"{folder}: no config has pairs to score")
         with Publisher(output, list(sources), overwrite=arguments.overwrite, keep_earlier=False) as publisher:
             for name, (record, files) in sources.items():
-                table = pq.read_table(files)
-                if not table.num_rows:
-                    raise InputError(f"{folder / name}: no pairs to score")
+                table = tables[name]
+                if not table.num_rows:  # carried over as built (its funnel says why), with the score columns
+                    for column in [*SCORE_COLUMNS, *([PROBABILITY] if classifier is not None else [])]:
+                        table = table.append_column(column, pa.array([], type=pa.float64()))
+                    publisher.add_config(name, record, _write_splits(publisher.config_folder(name), table, files))
+                    continue
                 first, second = table.column("sentence1").to_pylist(), table.column("sentence2").to_pylist()
                 results = _score(first, second, arguments)
                 for column in SCORE_COLUMNS:
                     table = table.append_column(column, pa.array(results[column], type=pa.float64()))  # type: ignore[arg-type]
+                if classifier is not None:
+                    row_rules = [rules[pair_key(row)] for row in table.select(KEY_COLUMNS).to_pylist()]
+                    probability = classifier.probability(features(table, results, row_rules))  # type: ignore[arg-type]
+                    table = table.append_column(PROBABILITY, pa.array(probability, type=pa.float64()))
+                    shares[name] = int(np.sum(probability > 0.5)), int(np.sum(~np.isnan(probability)))
+                    results["likely_paraphrases"] = shares[name]
                 target = publisher.config_folder(name)
-                scored_files = []
-                start = 0
-                for split, members in itertools.groupby(files, key=split_of_file):  # one file per split, as built
-                    count = sum(pq.read_metadata(file).num_rows for file in members)
-                    part = target / f"{split}.parquet.partial"
-                    pq.write_table(table.slice(start, count), part, compression="zstd")
-                    scored_files.append(part.replace(target / f"{split}-00000-of-00001-{file_digest(part)}.parquet"))
-                    start += count
+                scored_files = _write_splits(target, table, files)
+                picture = target / "map.png.partial"
+                save_map(table, name, picture)
+                scored_files.append(picture.replace(target / f"map-{file_digest(picture)}.png"))
                 publisher.add_config(name, record, scored_files)
                 all_results[name] = results
             signature = next(iter(all_results.values()))["signature"]
-            publisher.publish(
-                card_suffix="\n## Δsem,syn scores\n\n"
-                f"Every pair carries the columns {', '.join(f'`{c}`' for c in SCORE_COLUMNS)}, "
-                f"scored with `python -m metrics score` (signature `{signature}`).\n"
-            )
+            maps = {name: publisher.config_folder(name) for name in all_results}
+            publisher.publish(card_suffix=scores_card(signature, classifier, shares, maps))
     return all_results
+
+
+def _write_splits(target: Path, table: pa.Table, files: list[Path]) -> list[Path]:
+    """The scored table cut into one file per split, as the build wrote it, each named by its content's hash."""
+    from builder.publish.layout import split_of_file
+    from builder.publish.writer import file_digest
+
+    written = []
+    start = 0
+    for split, members in itertools.groupby(files, key=split_of_file):
+        count = sum(pq.read_metadata(file).num_rows for file in members)
+        part = target / f"{split}.parquet.partial"
+        pq.write_table(table.slice(start, count), part, compression="zstd")
+        written.append(part.replace(target / f"{split}-00000-of-00001-{file_digest(part)}.parquet"))
+        start += count
+    return written
+
+
+KEY_COLUMNS = ("image", "page1", "sentence1", "page2", "sentence2")
+METRIC_MODULES = ("torch", "sentence_transformers", "bert_score", "rouge_score", "ot", "evaluate")
+
+
+def check_scoring(profile: str) -> None:
+    """Fail before a build whose scoring could not run: the metric stack missing, or the profile's models.
+
+    ``build --score`` checks this first, so a missing model is said before the dumps are read, not
+    after an hour of building.
+    """
+    from metrics.profiles import ensure_gensim_vectors, ensure_hub_model, get_profile
+
+    missing = [name for name in METRIC_MODULES if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ModelUnavailable(
+            get_profile(profile),
+            "the metric's libraries",
+            f'{", ".join(missing)} not installed; pip install -e ".[metric]" (CPU-only machines: install '
+            "PyTorch's CPU build first, see README)",
+        )
+    chosen = get_profile(profile)
+    ensure_hub_model(chosen, "the sentence model", chosen.sentence_model)
+    ensure_hub_model(chosen, "the BERTScore model", chosen.bert_model)
+    if chosen.word_vectors != "word-pieces":
+        ensure_gensim_vectors(chosen)
+
+
+def _strictest_rules(configs: dict[str, tuple[pa.Table, dict]]) -> dict[tuple[object, ...], str]:
+    """Per pair, the strictest caption rule of the configs that hold it (a silver pair in gold passed gold's)."""
+    strictest: dict[tuple[object, ...], str] = {}
+    for table, record in configs.values():
+        rule = caption_rule_of(record.get("parameters", {}))
+        for row in table.select(KEY_COLUMNS).to_pylist():
+            key = pair_key(row)
+            if RULE_LEVELS[rule] >= RULE_LEVELS[strictest.get(key, "none")]:
+                strictest[key] = rule
+    return strictest
+
+
+def _classifier_for(profile: str) -> Classifier | None:
+    """The shipped classifier where its training profile is the one scoring, else None (said on stderr)."""
+    classifier = load_classifier()
+    if classifier.profile != profile:
+        print(
+            f"note: no {PROBABILITY} column: the classifier was trained on profile {classifier.profile!r} scores, "
+            f"and profile {profile!r} scores lie elsewhere",
+            file=sys.stderr,
+        )
+        return None
+    return classifier
+
+
+def scores_card(
+    signature: object, classifier: Classifier | None, shares: dict[str, tuple[int, int]], maps: dict[str, Path]
+) -> str:
+    """The scored folder's card section: the columns, the classifier and its figures, each config's share and map."""
+    columns = [*SCORE_COLUMNS, *([PROBABILITY] if classifier is not None else [])]
+    text = (
+        "\n## Δsem,syn scores\n\n"
+        f"Every pair carries the columns {', '.join(f'`{c}`' for c in columns)}, "
+        f"scored with `python -m metrics score` (signature `{signature}`).\n"
+    )
+    if classifier is not None:
+        text += "\n" + classifier_section(classifier, shares)
+    text += (
+        "\n### Characteristic maps\n\nEach config's pairs on the 5×5 grid of syn and sem (`benchmarks/compare.py`).\n\n"
+    )
+    for name, folder in maps.items():
+        picture = next(folder.glob("map-*.png"))
+        text += f"![{name}: characteristic map]({name}/{picture.name})\n\n"
+    return text
+
+
+def classifier_section(classifier: Classifier, shares: dict[str, tuple[int, int]]) -> str:
+    """What ``paraphrase_probability`` is, how well it did, and how many pairs of each config it calls paraphrases."""
+    evaluation = classifier.evaluation
+    trained = classifier.trained_on
+    baselines: dict[str, dict[str, float]] = evaluation.get("baselines", {})  # type: ignore[assignment]
+    lines = [
+        "### Which pairs are paraphrases\n",
+        f"`{PROBABILITY}` is the probability that a pair is a paraphrase (the same message), from classifier "
+        f"`{classifier.version}`: {evaluation.get('model', 'a logistic regression')} over the six measures and "
+        f"the build's meta-information ({', '.join(f'`{name}`' for name in META)}), trained on "
+        f"{trained.get('pairs')} hand-labelled real pairs ({trained.get('file')}). Cross-validated "
+        f"({evaluation.get('folds')}) at 0.5: precision {evaluation.get('precision'):.2f}, recall "
+        f"{evaluation.get('recall'):.2f}; baselines on the same folds: "
+        + "; ".join(f"{name} {figures['precision']:.2f}/{figures['recall']:.2f}" for name, figures in baselines.items())
+        + " (precision/recall)."
+        + (
+            f" At the cut {evaluation['threshold']:.2f} ({evaluation.get('threshold_rule')}): precision "
+            f"{evaluation.get('precision_at_threshold'):.2f}, recall {evaluation.get('recall_at_threshold'):.2f}."
+            if "threshold" in evaluation
+            else ""
+        )
+        + f" {trained.get('note', '')} `python benchmarks/paraphrase_study.py` recomputes them.\n",
+        "| config | pairs scored | probability > 0.5 | share |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, (likely, scored) in shares.items():
+        lines.append(
+            f"| {name} | {scored:,} | {likely:,} | {likely / scored:.0%} |" if scored else f"| {name} | 0 | 0 | – |"
+        )
+    lines += [
+        "",
+        "Keep the likely paraphrases, or the likely non-paraphrases as hard negatives (thesis §4.8):",
+        "",
+        "```python",
+        f'paraphrases = dataset.filter(lambda row: row["{PROBABILITY}"] > 0.5)',
+        f'hard_negatives = dataset.filter(lambda row: row["{PROBABILITY}"] <= 0.5)',
+        "```",
+        "",
+    ]
+    return "\n".join(lines)
 
 
 def _print_summary(name: str, results: dict[str, object]) -> None:
@@ -281,7 +427,9 @@ def _print_summary(name: str, results: dict[str, object]) -> None:
     cells = " | ".join(
         f"{measure} {aggregates[measure]['mean']:.3f}±{aggregates[measure]['std']:.3f}" for measure in SCORE_COLUMNS
     )
-    print(f"{name}: {cells} | truncated texts {results['truncated']}")
+    likely = results.get("likely_paraphrases")
+    share = f" | {PROBABILITY} > 0.5: {likely[0]:,} of {likely[1]:,}" if isinstance(likely, tuple) else ""
+    print(f"{name}: {cells} | truncated texts {results['truncated']}{share}")
 
 
 def parser() -> argparse.ArgumentParser:

@@ -356,6 +356,25 @@ def plot_maps(tables: dict[str, pa.Table], output: Path, threshold: StThreshold)
     )
 
 
+def save_map(table: pa.Table, title: str, path: Path) -> None:
+    """One corpus's characteristic map on its own colour scale, as a PNG (a scored folder's card shows it)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import Normalize
+    from matplotlib.ticker import PercentFormatter
+
+    grid, unscored = characteristic_map(table)
+    scale = Normalize(vmin=0.0, vmax=max(float(grid.max()), 1e-9))
+    figure, axis = plt.subplots(figsize=(5.0, 4.6), layout="constrained")
+    counted = f"n = {table.num_rows - unscored:,}" + (f", {unscored:,} unscored" if unscored else "")
+    image = _draw_map(axis, grid, f"{title} ({counted})", scale)
+    figure.colorbar(image, ax=axis, format=PercentFormatter(1.0), label="share of the pairs")
+    figure.savefig(path, dpi=100, format="png", metadata={"Software": None})
+    plt.close(figure)
+
+
 def scatter_figure(table: pa.Table, title: str, threshold: StThreshold) -> Figure:
     """syn against sem per pair, with the line syn = sem (Δ = sem − syn is the height above it) and the
     pairs of Table 7's subset (ST above the threshold) drawn apart."""

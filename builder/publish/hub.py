@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from builder.publish.layout import is_output_file
+
 __all__ = ["HubError", "push_to_hub"]
 
 
@@ -40,7 +42,7 @@ def push_to_hub(
         stale = [
             path
             for path in present
-            if path not in wanted and path.endswith(".parquet") and path.split("/", 1)[0] in configs
+            if path not in wanted and is_output_file(path.rsplit("/", 1)[-1]) and path.split("/", 1)[0] in configs
         ]
         operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(output / path)) for path in wanted]
         operations += [CommitOperationDelete(path_in_repo=path) for path in stale]

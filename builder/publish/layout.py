@@ -76,6 +76,13 @@ def is_plain_name(entry: object) -> bool:
     return isinstance(entry, str) and bool(entry) and not entry.startswith(".") and not set(entry) & set("/\\\x00")
 
 
+def is_output_file(entry: object) -> bool:
+    """A file of a config the toolkit writes: a parquet file of pairs, or a scored copy's map (``map-<hash>.png``)."""
+    return is_plain_name(entry) and (
+        str(entry).endswith(".parquet") or (str(entry).startswith("map-") and str(entry).endswith(".png"))
+    )
+
+
 def refusal(record: Path, what: str, entry: object) -> OutputError:
     return OutputError(
         f"{record}: the {what} {entry!r} is not a plain name inside the output folder; refusing to move or "
@@ -84,12 +91,13 @@ def refusal(record: Path, what: str, entry: object) -> OutputError:
 
 
 def manifest_files(manifest: dict, record: Path) -> list[str]:
-    """The parquet files a ``wikipedia_ipc`` entry lists, each a plain ``*.parquet`` name, else an OutputError."""
+    """The files a ``wikipedia_ipc`` entry lists, each a plain ``*.parquet`` (or a scored copy's ``map-*.png``) name,
+    else an OutputError."""
     files = manifest.get("files")
     if not isinstance(files, list):
         raise OutputError(f"{record}: the `wikipedia_ipc` entry has no list of files")
     for entry in files:
-        if not is_plain_name(entry) or not entry.endswith(".parquet"):
+        if not is_output_file(entry):
             raise refusal(record, "file", entry)
     return files
 

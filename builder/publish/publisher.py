@@ -67,6 +67,7 @@ from builder.publish.layout import (
     config_folder,
     config_record,
     funnel_manifest,
+    is_output_file,
     is_plain_name,
     manifest_files,
     refusal,
@@ -171,7 +172,7 @@ def _commit_path(output: Path, entry: object, record: Path, kind: str) -> Path:
     parts = entry.split("/") if isinstance(entry, str) else []
     if len(parts) == 2 and is_plain_name(parts[0]):
         name, file = parts
-        if file == FUNNEL or (kind == "obsolete" and is_plain_name(file) and file.endswith(".parquet")):
+        if file == FUNNEL or (kind == "obsolete" and is_output_file(file)):
             return config_folder(output, name, record) / file
     raise refusal(record, f"{kind} path", entry)
 
@@ -198,7 +199,7 @@ def _apply(output: Path, staging: Path) -> None:
     for name in configs:
         source, target = staging / name, output / name
         target.mkdir(exist_ok=True)
-        for file in sorted(source.glob("*.parquet")):
+        for file in sorted(path for path in source.iterdir() if is_output_file(path.name)):
             os.replace(file, target / file.name)
     for name in configs:
         if (staging / name / FUNNEL).exists():

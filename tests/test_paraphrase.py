@@ -1,0 +1,260 @@
+"""Which pairs are paraphrases: the labelled study, its figures, the shipped classifier, and the scored folder."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import hashlib
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+
+import datasets
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import wikipedia_ipc
+from builder.config import GOLD, SILVER
+from builder.engines.local import build
+from builder.publish.card import SAMPLE_DUMP
+from builder.publish.layout import card_manifest, funnel_manifest
+from builder.publish.publisher import published_files
+from metrics.cli import PROBABILITY, SCORE_COLUMNS, main
+from metrics.paraphrase import (
+    FEATURES,
+    META,
+    MODEL_PATH,
+    Classifier,
+    image_references,
+    load_classifier,
+    meta_features,
+    names_title,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO / "tests" / "data" / "paraphrases"
+LABELS = DATA / "labelled_pairs.tsv"
+DOCS = REPO / "docs" / "paraphrases.md"
+LABEL_COLUMNS = ("paraphrase", "relation", "paraphrase2", "relation2")
+
+
+def _study():  # noqa: ANN202 - the benchmark script as a module
+    spec = importlib.util.spec_from_file_location("paraphrase_study", REPO / "benchmarks" / "paraphrase_study.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["paraphrase_study"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _rows() -> list[dict[str, str]]:
+    with open(LABELS, encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle, delimiter="\t"))
+
+
+def test_the_labelled_file_holds_300_real_pairs_a_fifth_labelled_twice() -> None:
+    study = _study()
+    rows = study.read_labels(LABELS)  # every label 0/1, every relation one of the thesis's five
+    assert len(rows) >= 300
+    assert len({row["pair"] for row in rows}) == len(rows)
+    for row in rows:  # provenance: where the pair comes from, and the config it reaches
+        assert row["source"] and row["reaches"] and row["image"] and row["page1"] and row["page2"]
+        assert row["revision1"].isdigit() and row["revision2"].isdigit()
+        assert row["rule"] in ("sentence", "verb", "none")
+    twice = {row["pair"] for row in rows if row["paraphrase2"]}
+    drawn = sorted(rows, key=lambda row: hashlib.sha256(f"second labeller {row['pair']}".encode()).hexdigest())
+    assert twice == {row["pair"] for row in drawn[: math.ceil(len(rows) / 5)]}  # the guideline's fifth, no other
+    kinds = {study.kind(row) for row in rows}
+    assert {"English", "cross-lingual"} <= kinds
+    assert sum(study.kind(row) == "English" for row in rows) >= 150
+
+
+def test_the_labelled_pairs_are_what_the_named_sources_give(tmp_path: Path) -> None:
+    """Drawing anew from the shipped history, gensim's excerpt and the minidumps gives every pair of the file."""
+    spec = importlib.util.spec_from_file_location("draw_pairs", DATA / "draw_pairs.py")
+    assert spec is not None and spec.loader is not None
+    draw = importlib.util.module_from_spec(spec)
+    sys.modules["draw_pairs"] = draw  # its dataclasses look their module up
+    spec.loader.exec_module(draw)
+    assert draw.main(["--output", str(tmp_path / "candidates.tsv")]) == 0
+    with open(tmp_path / "candidates.tsv", encoding="utf-8", newline="") as handle:
+        drawn = list(csv.DictReader(handle, delimiter="\t"))
+    labelled = [{key: value for key, value in row.items() if key not in LABEL_COLUMNS} for row in _rows()]
+    assert drawn == labelled
+
+
+def test_the_docs_state_the_agreement_and_the_shares_the_file_gives() -> None:
+    study = _study()
+    rows = study.read_labels(LABELS)
+    agreement = study.agreement(rows)
+    assert agreement["pairs"] == math.ceil(len(rows) / 5)
+    assert agreement["kappa"] >= 0.6  # substantial agreement, or the guideline is not one
+    docs = DOCS.read_text(encoding="utf-8")
+    assert f"κ = {agreement['kappa']:.2f}" in docs
+    for entry in study.shares(rows):
+        share = f"{entry['paraphrases'] / entry['pairs']:.0%} [{entry['low']:.0%}, {entry['high']:.0%}]"
+        assert f"| {entry['group']} | {entry['pairs']} | {entry['paraphrases']} | {share} |" in docs
+
+
+def test_the_shipped_classifier_is_the_one_the_study_trains() -> None:
+    """Retrained from the labelled file, the weights and the cross-validated figures are those shipped."""
+    study = _study()
+    results, matrix, labels = study.study(LABELS)
+    shipped = load_classifier()
+    mean, scale, coefficients, intercept = study.train(matrix, labels)
+    assert np.allclose(shipped.mean, mean) and np.allclose(shipped.scale, scale)
+    assert np.allclose(shipped.coefficients, coefficients, atol=1e-6) and math.isclose(shipped.intercept, intercept)
+    figures = results["cross_validation"]
+    assert shipped.evaluation["precision"] == round(figures["logistic regression"]["precision"], 4)
+    assert shipped.evaluation["recall"] == round(figures["logistic regression"]["recall"], 4)
+    assert shipped.trained_on["sha256"] == hashlib.sha256(LABELS.read_bytes()).hexdigest()
+    assert shipped.trained_on["pairs"] == len(labels)
+    docs = DOCS.read_text(encoding="utf-8")
+    for name, values in figures.items():
+        assert f"| {name} | {values['precision']:.2f} ± {values['precision_std']:.2f} |" in docs
+
+
+def test_the_probability_is_scikit_learns() -> None:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(0)
+    matrix = rng.normal(size=(200, len(FEATURES)))
+    labels = (matrix[:, 5] + rng.normal(scale=0.5, size=200) > 0).astype(int)
+    model = make_pipeline(StandardScaler(), LogisticRegression()).fit(matrix, labels)
+    ours = Classifier(
+        "test",
+        "minilm",
+        FEATURES,
+        tuple(model[0].mean_),
+        tuple(model[0].scale_),
+        tuple(model[1].coef_[0]),
+        float(model[1].intercept_[0]),
+        {},
+        {},
+    )
+    assert np.allclose(ours.probability(matrix), model.predict_proba(matrix)[:, 1])
+    matrix[3, 0] = np.nan  # a measure that could not be computed: no probability either
+    assert np.isnan(ours.probability(matrix)[3]) and not np.isnan(ours.probability(matrix)[4])
+
+
+def test_a_classifier_for_other_features_is_refused(tmp_path: Path) -> None:
+    data = json.loads(MODEL_PATH.read_text(encoding="utf-8"))
+    data["features"] = [*data["features"][:-1], "something_else"]
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError, match=f"{path}: the classifier takes the features"):
+        load_classifier(path)
+    path.write_text("{}", encoding="utf-8")
+    with pytest.raises(ValueError, match=f"{path}: not a paraphrase classifier"):
+        load_classifier(path)
+
+
+def test_meta_features_of_rows() -> None:
+    table = pa.table(
+        {
+            "image": ["File:A.jpg", "File:A.jpg", "File:B.jpg"],
+            "page1": ["Antique (band)", "Antique (band)", "Pear"],
+            "page2": ["Greece", "Cyprus", "Pear"],
+            "sentence1": ["Antique on stage in 2001", "Antique on stage in 2001", "A pear"],
+            "sentence2": ["The band Antique in Athens", "A Greek duo on stage", "A pear, cut in half on a plate"],
+            "same_page": [False, False, True],
+            "identity": ["title", "sha1", "title"],
+            "source1": ["link", "template", "link"],
+            "source2": ["link", "link", "link"],
+        }
+    )
+    assert image_references(table) == [3, 3, 2]  # File:A.jpg: three (page, caption) references in the config
+    assert names_title("Antique on stage", "Antique (band)") and not names_title("A Greek duo", "Antique (band)")
+    features = meta_features(table, ["sentence", "verb", "none"])
+    column = {name: features[:, META.index(name)].tolist() for name in META}
+    assert column["same_page"] == [0, 0, 1] and column["rule"] == [2, 1, 0]
+    assert column["names_title"] == [1, 1, 2] and column["title_identity"] == [1, 0, 1]
+    assert column["template"] == [0, 1, 0] and column["words_ratio"][2] == pytest.approx(2 / 8)
+    with pytest.raises(ValueError, match="caption rules must be one per row"):
+        meta_features(table, ["sentence"])
+
+
+@pytest.fixture(scope="module")
+def sample_build(tmp_path_factory: pytest.TempPathFactory, perceptron_available: None) -> Path:
+    """The embedded sample's gold and silver (their one-split layout keeps the test short)."""
+    folder = tmp_path_factory.mktemp("sample") / "built"
+    configs = [dataclasses.replace(config, splits=()) for config in (GOLD, SILVER)]
+    build([str(SAMPLE_DUMP)], configs, folder, tagger="perceptron", show_progress=False)
+    return folder
+
+
+def test_a_scored_folder_carries_the_probability_and_shows_each_maps(
+    sample_build: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scored = tmp_path / "scored"
+    assert main(["score", str(sample_build), "--output", str(scored), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    card = (scored / "README.md").read_text(encoding="utf-8")
+    shipped = load_classifier()
+    assert f"classifier `{shipped.version}`" in card and "| config | pairs scored | probability > 0.5 | share |" in card
+    assert f'dataset.filter(lambda row: row["{PROBABILITY}"] > 0.5)' in card
+    for name in ("gold", "silver"):
+        gold = datasets.load_dataset(str(scored.resolve()), name, split="train")
+        assert set(SCORE_COLUMNS) | {PROBABILITY} <= set(gold.column_names)
+        probability = np.array(gold[PROBABILITY], dtype=float)
+        assert ((probability > 0) & (probability < 1)).all()
+        likely = int((probability > 0.5).sum())
+        assert f"| {name} | {len(gold):,} | {likely:,} | {likely / len(gold):.0%} |" in card
+        assert f"{name}: " in out and f"{PROBABILITY} > 0.5: {likely:,} of {len(gold):,}" in out
+        maps = sorted((scored / name).glob("map-*.png"))
+        assert len(maps) == 1 and maps[0].read_bytes().startswith(b"\x89PNG")
+        assert f"![{name}: characteristic map]({name}/{maps[0].name})" in card
+        assert maps[0].name in funnel_manifest(scored / name / "funnel.json")["files"]
+        assert Path(name) / maps[0].name in published_files(scored)  # pushed to the Hub with the card
+        source = pq.read_table(sorted((sample_build / name).glob("*.parquet")))
+        assert pq.read_table(sorted((scored / name).glob("*.parquet"))).select(source.column_names) == source
+    # scored again into the same folder: the first scoring's maps are replaced, not left beside the new ones
+    assert main(["score", str(sample_build), "--output", str(scored), "--no-progress"]) == 0
+    assert all(len(list((scored / name).glob("map-*.png"))) == 1 for name in ("gold", "silver"))
+    assert set(card_manifest(scored / "README.md")["configs"]) == {"gold", "silver"}
+
+
+def test_build_with_score_publishes_the_scored_folder_and_leaves_nothing_beside_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], sample_build: Path, perceptron_available: None
+) -> None:
+    output = tmp_path / "scored"
+    code = wikipedia_ipc.main(["build", "--configs", "gold", "silver", "--output", str(output), "--score", "minilm",
+                               "--splits", "none", "--quiet", "--tagger", "perceptron"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["scored"]  # the unscored copy is gone
+    for name in ("gold", "silver"):
+        table = pq.read_table(sorted((output / name).glob("*.parquet")))
+        built = pq.read_table(sorted((sample_build / name).glob("*.parquet")))
+        assert PROBABILITY in table.column_names and table.select(built.column_names) == built  # the build's rows
+    assert "Built; scoring the pairs into" in capsys.readouterr().out
+
+
+def test_build_with_score_is_refused_before_any_dump_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import builder.engines.local
+
+    monkeypatch.setattr(builder.engines.local, "extract_references", lambda *a, **k: pytest.fail("a dump was read"))
+    output = tmp_path / "out"
+    code = wikipedia_ipc.main(["build", "x.xml", "--configs", "crosslingual", "--output", str(output), "--score",
+                               "minilm"])  # fmt: skip
+    assert code == 2 and "a crosslingual config needs --score multilingual" in capsys.readouterr().err
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
+    code = wikipedia_ipc.main(["build", "--output", str(output), "--score", "paper"])
+    assert code == 2 and "--score paper: profile 'paper': cannot load" in capsys.readouterr().err
+    assert not output.exists()
+
+
+def test_another_profile_than_the_classifiers_gets_no_probability(capsys: pytest.CaptureFixture[str]) -> None:
+    from metrics.cli import _classifier_for
+
+    assert _classifier_for("minilm") is not None
+    assert _classifier_for("paper") is None
+    assert "no paraphrase_probability column: the classifier was trained on profile 'minilm'" in capsys.readouterr().err
