@@ -255,7 +255,7 @@ def score_folder(folder: Path, output: Path, arguments: argparse.Namespace) -> d
             record = dict(built[name].record)
             record.pop(MARKER)
             sources[name] = record, [file for file in built[name].files if file.suffix == ".parquet"]
-        tables = {name: pq.read_table(files) for name, (_, files) in sources.items()}
+        tables = {name: _unscored(pq.read_table(files)) for name, (_, files) in sources.items()}
         rules = _strictest_rules({name: (tables[name], record) for name, (record, _) in sources.items()})
         if not any(table.num_rows for table in tables.values()):
             raise InputError(f"{folder}: no config has pairs to score")
@@ -288,6 +288,11 @@ def score_folder(folder: Path, output: Path, arguments: argparse.Namespace) -> d
             maps = {name: publisher.config_folder(name) for name in all_results}
             publisher.publish(card_suffix=scores_card(signature, classifier, shares, maps))
     return all_results
+
+
+def _unscored(table: pa.Table) -> pa.Table:
+    """The pairs without the columns a scoring adds: a scored folder scored again gets its scores anew."""
+    return table.drop_columns([name for name in (*SCORE_COLUMNS, PROBABILITY) if name in table.column_names])
 
 
 def _write_splits(target: Path, table: pa.Table, files: list[Path]) -> list[Path]:

@@ -21,7 +21,7 @@ import wikipedia_ipc
 from builder.config import GOLD, SILVER
 from builder.engines.local import build
 from builder.publish.card import SAMPLE_DUMP
-from builder.publish.layout import card_manifest, funnel_manifest
+from builder.publish.layout import card_manifest, funnel_manifest, read_built, read_config
 from builder.publish.publisher import published_files
 from metrics.cli import PROBABILITY, SCORE_COLUMNS, main
 from metrics.paraphrase import (
@@ -218,6 +218,13 @@ def test_a_scored_folder_carries_the_probability_and_shows_each_maps(
     assert main(["score", str(sample_build), "--output", str(scored), "--no-progress"]) == 0
     assert all(len(list((scored / name).glob("map-*.png"))) == 1 for name in ("gold", "silver"))
     assert set(card_manifest(scored / "README.md")["configs"]) == {"gold", "silver"}
+    # readers of a config's pairs see its parquet files only, not its map
+    assert all(file.suffix == ".parquet" for file in read_built(scored)["gold"].files)
+    assert all(file.suffix == ".parquet" for file in read_config(scored / "gold").files)
+    # a scored folder scored again: its scores are computed anew, not doubled
+    again = tmp_path / "again"
+    assert main(["score", str(scored), "--output", str(again), "--no-progress"]) == 0
+    assert pq.read_table(sorted((again / "gold").glob("*.parquet"))).column_names.count(PROBABILITY) == 1
 
 
 def test_build_with_score_publishes_the_scored_folder_and_leaves_nothing_beside_it(

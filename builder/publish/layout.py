@@ -180,7 +180,8 @@ def split_of_file(file: Path | str) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class BuiltConfig:
-    """One config of a built folder as a reader sees it: its ``funnel.json`` record and the files the build wrote."""
+    """One config of a built folder as a reader sees it: its ``funnel.json`` record and the parquet files of its
+    pairs (a scored copy's map beside them is listed in the records, not here)."""
 
     name: str
     folder: Path
@@ -212,7 +213,7 @@ def read_built(output: Path) -> dict[str, BuiltConfig]:
     built = {}
     for name, names in configs.items():
         record = config_record(output, name, names)
-        files = tuple(output / name / file for file in names)
+        files = tuple(output / name / file for file in names if file.endswith(".parquet"))
         missing = [str(file) for file in files if not file.is_file()]
         if missing:
             raise OutputError(f"{output / name}: the card lists parquet files that are missing: {', '.join(missing)}")
@@ -226,6 +227,6 @@ def read_config(folder: Path) -> BuiltConfig:
     manifest = funnel_manifest(funnel)
     if manifest is None:
         return BuiltConfig(folder.name, folder, {}, tuple(sorted(folder.glob("*.parquet"))))
-    files = tuple(folder / name for name in manifest_files(manifest, funnel))
+    files = tuple(folder / name for name in manifest_files(manifest, funnel) if name.endswith(".parquet"))
     record = json.loads(funnel.read_text(encoding="utf-8"))
     return BuiltConfig(str(record.get("config", folder.name)), folder, record, files)
