@@ -6,6 +6,9 @@ Usage::
     python -m metrics score pairs.jsonl --columns a b   # → pairs.scored.jsonl
     python -m metrics score wikipedia_ipc/              # → wikipedia_ipc-scored/<config>/*.parquet
 
+A built folder's pairs also get ``paraphrase_probability`` (the shipped classifier, profile minilm;
+docs/paraphrases.md) and each config its characteristic map, shown in the scored card.
+
 A TSV holds one pair per line, fields separated by tabs and taken verbatim (no quoting).
 Its first line is a header when ``--columns`` are given (they name header fields), or
 when it names both texts' columns as paraphrase corpora release them (``sentence1``
