@@ -74,6 +74,7 @@ from builder.sources.download import (
 )
 from builder.sources.files import DumpError
 from builder.sources.sqldump import SqlDumpError
+from metrics.profiles import PROFILES
 
 if TYPE_CHECKING:
     from builder.engines.core import BuildReport
@@ -338,7 +339,7 @@ def command_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--score",
         metavar="PROFILE",
-        choices=("minilm", "paper", "multilingual"),
+        choices=PROFILES,
         help="also score every pair (python -m metrics score): the Δsem,syn measures and, with the profile the shipped "
         "classifier was trained on (minilm, offline), paraphrase_probability; the card shows each config's map. "
         "Needs the metric extra; checked before any dump is read",
@@ -540,7 +541,7 @@ def _build_and_score(arguments: argparse.Namespace, runs: Sequence[tuple[list[st
     import shutil
     import tempfile
 
-    from metrics.cli import check_scoring, score_folder
+    from metrics.cli import NothingToScore, check_scoring, print_summary, score_folder
     from metrics.cli import parser as score_parser
     from metrics.profiles import ModelUnavailable
 
@@ -572,20 +573,20 @@ def _build_and_score(arguments: argparse.Namespace, runs: Sequence[tuple[list[st
         scoring = score_parser().parse_args(options)
         try:
             results = score_folder(unscored / "build", output, scoring)
-        except (ValueError, OutputError, ModelUnavailable, OSError) as error:
-            detail = "no config has pairs" if "no config has pairs" in str(error) else str(error)
+        except NothingToScore:
             print(
-                f"error: scoring the build: {detail}; {output}/ was not written (without --score the build "
-                "writes its funnel.json and card)",
+                f"error: no config has pairs, so there is nothing to score; {output}/ was not written (without "
+                "--score the build writes its funnel.json and card)",
                 file=sys.stderr,
             )
+            return 2
+        except (ValueError, OutputError, ModelUnavailable, OSError) as error:
+            print(f"error: scoring the build: {error}; {output}/ was not written", file=sys.stderr)
             return 2
     finally:
         shutil.rmtree(unscored, ignore_errors=True)
     for name, scores in results.items():
-        likely = scores.get("likely_paraphrases")
-        share = f"; paraphrase_probability > 0.5: {likely[0]:,} of {likely[1]:,}" if isinstance(likely, tuple) else ""
-        print(f"scored {name}: Δsem,syn {scores['aggregates']['delta']['mean']:.3f}{share}")  # type: ignore[index]
+        print_summary(name, scores)
     print(f"Wrote {output}/ (scored) — load it with datasets.load_dataset({str(output.resolve())!r}, CONFIG)")
     return 0
 

@@ -133,8 +133,8 @@ def table_of(rows: Sequence[dict[str, str]]) -> pa.Table:
     return pa.table(data)
 
 
-def english_features(rows: Sequence[dict[str, str]]) -> tuple[np.ndarray, np.ndarray, dict[str, object]]:
-    """The English pairs' features (Δsem,syn measures by the offline profile, and meta), labels and signature."""
+def english_features(rows: Sequence[dict[str, str]]) -> tuple[np.ndarray, np.ndarray]:
+    """The English pairs' features (Δsem,syn measures by the offline profile, and meta) and labels."""
     from metrics.scoring import score_pairs
 
     table = table_of(rows)
@@ -143,29 +143,30 @@ def english_features(rows: Sequence[dict[str, str]]) -> tuple[np.ndarray, np.nda
     )
     rules = [row["rule"] for row in rows]
     matrix = features(table, scores, rules, [int(row["references"]) for row in rows])  # type: ignore[arg-type]
-    return matrix, np.array([int(row["paraphrase"]) for row in rows]), scores
+    return matrix, np.array([int(row["paraphrase"]) for row in rows])
 
 
 def operating_threshold(matrix: np.ndarray, labels: np.ndarray, groups: Sequence[str]) -> float:
     """The probability cut with the best precision at recall ≥ :data:`TARGET_RECALL`, chosen on out-of-fold
     probabilities of the given pairs only (grouped by image), so that a test fold never chooses its own cut."""
+    from sklearn.metrics import precision_recall_curve
     from sklearn.model_selection import StratifiedGroupKFold, cross_val_predict
 
     folds = StratifiedGroupKFold(n_splits=4)
     model = _model("logistic regression")
     probability = cross_val_predict(model, matrix, labels, cv=folds, groups=groups, method="predict_proba")[:, 1]  # type: ignore[arg-type]
-    best, best_precision = 0.5, -1.0
-    for cut in np.unique(probability):
-        chosen = probability >= cut
-        hits = int(np.sum(chosen & (labels == 1)))
-        if hits / max(1, int(labels.sum())) >= TARGET_RECALL and hits / int(chosen.sum()) > best_precision:
-            best, best_precision = float(cut), hits / int(chosen.sum())
-    return best
+    precision, recall, cuts = precision_recall_curve(labels, probability)
+    reached = np.flatnonzero(recall[:-1] >= TARGET_RECALL)  # the curve's last point has no cut
+    return float(cuts[reached[np.argmax(precision[reached])]]) if reached.size else 0.5
 
 
 def _precision_recall(truth: np.ndarray, predicted: np.ndarray) -> tuple[float, float]:
-    hits = int(np.sum(truth & predicted))
-    return (hits / int(predicted.sum()) if predicted.any() else math.nan), hits / max(1, int(truth.sum()))
+    from sklearn.metrics import precision_score, recall_score
+
+    return (
+        float(precision_score(truth, predicted, zero_division=np.nan)),
+        float(recall_score(truth, predicted, zero_division=np.nan)),
+    )
 
 
 def _model(kind_: str) -> object:
@@ -314,7 +315,7 @@ def english_rows(rows: Sequence[dict[str, str]]) -> list[dict[str, str]]:
 def study(path: Path) -> tuple[dict[str, object], np.ndarray, np.ndarray]:
     rows = read_labels(path)
     english = english_rows(rows)
-    matrix, labels, _ = english_features(english)
+    matrix, labels = english_features(english)
     usable = ~np.isnan(matrix).any(axis=1)
     results: dict[str, object] = {
         "pairs": len(rows),

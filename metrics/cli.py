@@ -38,7 +38,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from metrics.paraphrase import META, RULE_LEVELS, Classifier, caption_rule_of, features, load_classifier, pair_key
-from metrics.profiles import ModelUnavailable
+from metrics.profiles import PROFILES, ModelUnavailable
 from metrics.scoring import score_pairs
 from metrics.semantic import RUNTIME_CHOICES
 from metrics.syntactic import TOKENIZERS
@@ -63,6 +63,10 @@ _NAME = re.compile(r"^[A-Za-z_][\w.-]{0,63}$")
 
 class InputError(ValueError):
     """A malformed input file; the message names the file and the line."""
+
+
+class NothingToScore(InputError):
+    """A built folder none of whose configs has a pair."""
 
 
 def read_lines(path: Path) -> list[str]:
@@ -257,11 +261,12 @@ def score_folder(folder: Path, output: Path, arguments: argparse.Namespace) -> d
         for name in sorted(built):
             record = dict(built[name].record)
             record.pop(MARKER)
-            sources[name] = record, [file for file in built[name].files if file.suffix == ".parquet"]
+            sources[name] = record, list(built[name].files)
         tables = {name: _unscored(pq.read_table(files)) for name, (_, files) in sources.items()}
         rules = _strictest_rules({name: (tables[name], record) for name, (record, _) in sources.items()})
+        maps: dict[str, str] = {}
         if not any(table.num_rows for table in tables.values()):
-            raise InputError(f"{folder}: no config has pairs to score")
+            raise NothingToScore(f"{folder}: no config has pairs to score")
         with Publisher(output, list(sources), overwrite=arguments.overwrite, keep_earlier=False) as publisher:
             for name, (record, files) in sources.items():
                 table = tables[name]
@@ -275,8 +280,7 @@ def score_folder(folder: Path, output: Path, arguments: argparse.Namespace) -> d
                 for column in SCORE_COLUMNS:
                     table = table.append_column(column, pa.array(results[column], type=pa.float64()))  # type: ignore[arg-type]
                 if classifier is not None:
-                    row_rules = [rules[pair_key(row)] for row in table.select(KEY_COLUMNS).to_pylist()]
-                    probability = classifier.probability(features(table, results, row_rules))  # type: ignore[arg-type]
+                    probability = classifier.probability(features(table, results, rules[name]))  # type: ignore[arg-type]
                     table = table.append_column(PROBABILITY, pa.array(probability, type=pa.float64()))
                     shares[name] = int(np.sum(probability > 0.5)), int(np.sum(~np.isnan(probability)))
                     results["likely_paraphrases"] = shares[name]
@@ -285,10 +289,10 @@ def score_folder(folder: Path, output: Path, arguments: argparse.Namespace) -> d
                 picture = target / "map.png.partial"
                 save_map(table, name, picture)
                 scored_files.append(picture.replace(target / f"map-{file_digest(picture)}.png"))
+                maps[name] = scored_files[-1].name
                 publisher.add_config(name, record, scored_files)
                 all_results[name] = results
             signature = next(iter(all_results.values()))["signature"]
-            maps = {name: publisher.config_folder(name) for name in all_results}
             publisher.publish(card_suffix=scores_card(signature, classifier, shares, maps))
     return all_results
 
@@ -341,16 +345,19 @@ def check_scoring(profile: str) -> None:
         ensure_gensim_vectors(chosen)
 
 
-def _strictest_rules(configs: dict[str, tuple[pa.Table, dict]]) -> dict[tuple[object, ...], str]:
-    """Per pair, the strictest caption rule of the configs that hold it (a silver pair in gold passed gold's)."""
+def _strictest_rules(configs: dict[str, tuple[pa.Table, dict]]) -> dict[str, list[str]]:
+    """Per config and row, the strictest caption rule of the configs that hold the pair (a silver pair that gold
+    holds too passed gold's rule)."""
+    keys = {
+        name: [pair_key(row) for row in table.select(KEY_COLUMNS).to_pylist()] for name, (table, _) in configs.items()
+    }
     strictest: dict[tuple[object, ...], str] = {}
-    for table, record in configs.values():
+    for name, (_, record) in configs.items():
         rule = caption_rule_of(record.get("parameters", {}))
-        for row in table.select(KEY_COLUMNS).to_pylist():
-            key = pair_key(row)
+        for key in keys[name]:
             if RULE_LEVELS[rule] >= RULE_LEVELS[strictest.get(key, "none")]:
                 strictest[key] = rule
-    return strictest
+    return {name: [strictest[key] for key in config_keys] for name, config_keys in keys.items()}
 
 
 def _classifier_for(profile: str) -> Classifier | None:
@@ -367,7 +374,7 @@ def _classifier_for(profile: str) -> Classifier | None:
 
 
 def scores_card(
-    signature: object, classifier: Classifier | None, shares: dict[str, tuple[int, int]], maps: dict[str, Path]
+    signature: object, classifier: Classifier | None, shares: dict[str, tuple[int, int]], maps: dict[str, str]
 ) -> str:
     """The scored folder's card section: the columns, the classifier and its figures, each config's share and map."""
     columns = [*SCORE_COLUMNS, *([PROBABILITY] if classifier is not None else [])]
@@ -381,9 +388,8 @@ def scores_card(
     text += (
         "\n### Characteristic maps\n\nEach config's pairs on the 5×5 grid of syn and sem (`benchmarks/compare.py`).\n\n"
     )
-    for name, folder in maps.items():
-        picture = next(folder.glob("map-*.png"))
-        text += f"![{name}: characteristic map]({name}/{picture.name})\n\n"
+    for name, picture in maps.items():
+        text += f"![{name}: characteristic map]({name}/{picture})\n\n"
     return text
 
 
@@ -429,7 +435,8 @@ def classifier_section(classifier: Classifier, shares: dict[str, tuple[int, int]
     return "\n".join(lines)
 
 
-def _print_summary(name: str, results: dict[str, object]) -> None:
+def print_summary(name: str, results: dict[str, object]) -> None:
+    """One config's or file's means and σ, truncated texts and likely paraphrases, in one line."""
     aggregates = results["aggregates"]
     assert isinstance(aggregates, dict)
     cells = " | ".join(
@@ -475,7 +482,7 @@ def parser() -> argparse.ArgumentParser:
     score.add_argument(
         "--profile",
         default="minilm",
-        choices=["minilm", "paper", "multilingual"],
+        choices=PROFILES,
         help="the semantic models: 'minilm' (offline, all-MiniLM-L6-v2) or 'paper' (the paper's models, downloaded), "
         "both English only, or 'multilingual' (paraphrase-multilingual-MiniLM-L12-v2, downloaded)",
     )
@@ -526,11 +533,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if source.is_dir():
             output = arguments.output or source.with_name(source.name + "-scored")
             for name, results in score_folder(source, output, arguments).items():
-                _print_summary(name, results)
+                print_summary(name, results)
         elif source.is_file():
             output = arguments.output or source.with_suffix(".scored" + source.suffix)
             results = score_file(source, output, arguments)
-            _print_summary(source.name, results)
+            print_summary(source.name, results)
         else:
             raise InputError(f"{source}: no such file or folder")
     except (InputError, OutputError, ModelUnavailable, ValueError, TypeError, OSError) as error:

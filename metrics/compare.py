@@ -62,6 +62,7 @@ from metrics.language import LanguageMismatch
 from metrics.profiles import (
     MINILM_ST_THRESHOLD,
     PAPER_ST_THRESHOLD,
+    PROFILES,
     ModelUnavailable,
     StThreshold,
     check_profile_language,
@@ -85,7 +86,6 @@ TYPE_LEGEND = (
 )
 USER_TYPE = "U"  # a user's file of pairs: its acquisition is not known here
 USER_LEGEND = " U = a user's file of pairs (--corpus NAME=PATH)."
-PROFILES = ("minilm", "paper", "multilingual")
 
 
 def title_and_type(name: str) -> tuple[str, str]:
@@ -312,7 +312,6 @@ def plot_maps(tables: dict[str, pa.Table], output: Path, threshold: StThreshold)
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import PercentFormatter
 
     maps = output / "maps"
     maps.mkdir(parents=True, exist_ok=True)
@@ -326,12 +325,7 @@ def plot_maps(tables: dict[str, pa.Table], output: Path, threshold: StThreshold)
         maps / "all.png",
     )
     for name, (grid, _) in grids.items():
-        single, single_axis = plt.subplots(figsize=(5.0, 4.8), layout="constrained")
-        single_image = _draw_map(single_axis, grid, titles[name], scale)
-        single.colorbar(single_image, ax=single_axis, format=PercentFormatter(1.0), label="share of the pairs")
-        single.suptitle(map_legend(threshold), fontsize=6)
-        single.savefig(maps / f"{file_stem(name)}.png", dpi=120)
-        plt.close(single)
+        _save_single_map(grid, titles[name], scale, maps / f"{file_stem(name)}.png", legend=map_legend(threshold))
     for name, table in tables.items():
         scatter = scatter_figure(table, titles[name], threshold)
         scatter.savefig(maps / f"{file_stem(name)}-scatter.png", dpi=120)
@@ -358,20 +352,27 @@ def plot_maps(tables: dict[str, pa.Table], output: Path, threshold: StThreshold)
 
 def save_map(table: pa.Table, title: str, path: Path) -> None:
     """One corpus's characteristic map on its own colour scale, as a PNG (a scored folder's card shows it)."""
+    from matplotlib.colors import Normalize
+
+    grid, unscored = characteristic_map(table)
+    counted = f"n = {table.num_rows - unscored:,}" + (f", {unscored:,} unscored" if unscored else "")
+    _save_single_map(grid, f"{title} ({counted})", Normalize(vmin=0.0, vmax=max(float(grid.max()), 1e-9)), path)
+
+
+def _save_single_map(grid: np.ndarray, title: str, scale: Normalize, path: Path, legend: str | None = None) -> None:
+    """One map with its colour bar (and the legend above it, if given), saved as a PNG."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.colors import Normalize
     from matplotlib.ticker import PercentFormatter
 
-    grid, unscored = characteristic_map(table)
-    scale = Normalize(vmin=0.0, vmax=max(float(grid.max()), 1e-9))
-    figure, axis = plt.subplots(figsize=(5.0, 4.6), layout="constrained")
-    counted = f"n = {table.num_rows - unscored:,}" + (f", {unscored:,} unscored" if unscored else "")
-    image = _draw_map(axis, grid, f"{title} ({counted})", scale)
+    figure, axis = plt.subplots(figsize=(5.0, 4.8), layout="constrained")
+    image = _draw_map(axis, grid, title, scale)
     figure.colorbar(image, ax=axis, format=PercentFormatter(1.0), label="share of the pairs")
-    figure.savefig(path, dpi=100, format="png", metadata={"Software": None})
+    if legend:
+        figure.suptitle(legend, fontsize=6)
+    figure.savefig(path, dpi=120, format="png", metadata={"Software": None})
     plt.close(figure)
 
 

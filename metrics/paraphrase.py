@@ -24,12 +24,15 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from builder.config import CAPTION_RULES
+
 MODEL_PATH = Path(__file__).parent / "data" / "paraphrase_classifier.json"
 MEASURES = ("rouge1", "rougeL", "bleu", "wms", "bert", "st")
 META = ("same_page", "rule", "words_min", "words_ratio", "names_title", "title_identity", "references", "template")
 FEATURES = MEASURES + META
-# The caption rule the pair's captions passed, as a number: the stricter, the higher (builder.config.CAPTION_RULES).
-RULE_LEVELS = {"none": 0, "verb": 1, "sentence": 2}
+# The caption rule the pair's captions passed, as a number: the stricter, the higher (CAPTION_RULES lists the
+# rules strictest first).
+RULE_LEVELS = {rule: level for level, rule in enumerate(reversed(CAPTION_RULES))}
 _DISAMBIGUATION = re.compile(r"\s*\([^()]*\)$")
 
 

@@ -85,6 +85,7 @@ MULTILINGUAL_ST_THRESHOLD = StThreshold(
     0.8, math.nan, math.nan, "the paper's threshold, not calibrated for paraphrase-multilingual-MiniLM-L12-v2"
 )
 MULTILINGUAL_MODEL = "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2"
+PROFILES = ("minilm", "paper", "multilingual")  # the names :func:`get_profile` knows
 
 
 class ModelUnavailable(RuntimeError):

@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import wikipedia_ipc
+from benchmarks import paraphrase_study as study
 from builder.config import GOLD, SILVER
 from builder.engines.local import build
 from builder.publish.card import SAMPLE_DUMP
@@ -42,22 +43,12 @@ DOCS = REPO / "docs" / "paraphrases.md"
 LABEL_COLUMNS = ("paraphrase", "relation", "paraphrase2", "relation2")
 
 
-def _study():  # noqa: ANN202 - the benchmark script as a module
-    spec = importlib.util.spec_from_file_location("paraphrase_study", REPO / "benchmarks" / "paraphrase_study.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["paraphrase_study"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def _rows() -> list[dict[str, str]]:
     with open(LABELS, encoding="utf-8", newline="") as handle:
         return list(csv.DictReader(handle, delimiter="\t"))
 
 
 def test_the_labelled_file_holds_300_real_pairs_a_fifth_labelled_twice() -> None:
-    study = _study()
     rows = study.read_labels(LABELS)  # every label 0/1, every relation one of the thesis's five
     assert len(rows) >= 300
     assert len({row["pair"] for row in rows}) == len(rows)
@@ -88,7 +79,6 @@ def test_the_labelled_pairs_are_what_the_named_sources_give(tmp_path: Path) -> N
 
 
 def test_the_docs_state_the_agreement_and_the_shares_the_file_gives() -> None:
-    study = _study()
     rows = study.read_labels(LABELS)
     agreement = study.agreement(rows)
     assert agreement["pairs"] == math.ceil(len(rows) / 5)
@@ -102,7 +92,6 @@ def test_the_docs_state_the_agreement_and_the_shares_the_file_gives() -> None:
 
 def test_the_shipped_classifier_is_the_one_the_study_trains() -> None:
     """Retrained from the labelled file, the weights and the cross-validated figures are those shipped."""
-    study = _study()
     results, matrix, labels = study.study(LABELS)
     shipped = load_classifier()
     mean, scale, coefficients, intercept = study.train(matrix, labels)

@@ -38,7 +38,8 @@ sys.path.insert(0, str(ROOT))
 
 from builder.config import BRONZE, CROSSLINGUAL, GOLD, SILVER, BuildOptions, PipelineConfig  # noqa: E402
 from builder.engines.local import build  # noqa: E402
-from metrics.paraphrase import image_references  # noqa: E402
+from builder.lang.segmenters import WordCounterUnavailable  # noqa: E402
+from metrics.paraphrase import RULE_LEVELS, image_references, pair_key  # noqa: E402
 
 HISTORY = HERE / "enwiki-anarchism-history.xml.lzma"
 SEED = 30
@@ -79,7 +80,6 @@ def relaxed(base: PipelineConfig, name: str, min_words: int = RELAXED_WORDS) -> 
         caption_rule="none",
         min_words=min_words,
         sources=("link", "template", "gallery"),
-        splits=(),
     )
 
 
@@ -116,10 +116,6 @@ def minidump(language: str) -> Path:
     return ROOT / "tests" / "data" / "minidumps" / language / "wiki.xml.bz2"
 
 
-def _key(row: dict) -> tuple:
-    return row["image"], frozenset({(row["page1"], row["sentence1"]), (row["page2"], row["sentence2"])})
-
-
 def built_pairs(source: Source, work: Path) -> list[dict]:
     """The pairs of every config of one source, each once, under the strictest config it reaches.
 
@@ -135,7 +131,6 @@ def built_pairs(source: Source, work: Path) -> list[dict]:
             BuildOptions(workers=1, languages=source.languages, tagger="perceptron", show_progress=False),
         )
     seen: dict[tuple, dict] = {}
-    levels = {"none": 0, "verb": 1, "sentence": 2}
     for config in configs:  # strictest first
         files = sorted((work / source.name / config.history_references / config.name).glob("*.parquet"))
         if not files:
@@ -143,15 +138,15 @@ def built_pairs(source: Source, work: Path) -> list[dict]:
         table = pa.concat_tables(pq.read_table(file) for file in files)
         counts = image_references(table)
         for row, references in zip(table.to_pylist(), counts, strict=True):
-            if _key(row) in seen:  # the strictest caption rule of the configs that hold it
-                held = seen[_key(row)]
-                if levels[config.caption_rule] > levels[held["rule"]]:
-                    held["rule"] = config.caption_rule
+            key = pair_key(row)
+            if key in seen:  # the strictest caption rule of the configs that hold it
+                if RULE_LEVELS[config.caption_rule] > RULE_LEVELS[seen[key]["rule"]]:
+                    seen[key]["rule"] = config.caption_rule
                 continue
             row.update(source=source.name, reaches=config.name, references=references, rule=config.caption_rule)
             row.setdefault("language1", "en")
             row.setdefault("language2", row["language1"])
-            seen[_key(row)] = row
+            seen[key] = row
     return list(seen.values())
 
 
@@ -202,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         for source in sources:
             try:
                 found = built_pairs(source, Path(work))
-            except Exception as error:  # a language the toolkit cannot read is said, not hidden
+            except WordCounterUnavailable as error:  # Burmese: no segmenter; said, not hidden
                 print(f"{source.name}: {error}", file=sys.stderr)
                 continue
             print(f"{source.name}: {len(found)} pairs", file=sys.stderr)
