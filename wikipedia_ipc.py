@@ -48,6 +48,7 @@ from builder.config import (
     GOLD,
     IDENTITIES,
     PRESETS,
+    REFERENCES,
     SILVER,
     SOURCES,
     WEB,
@@ -89,6 +90,7 @@ __all__ = [
     "CROSSLINGUAL",
     "GOLD",
     "PRESETS",
+    "REFERENCES",
     "WEB",
     "SAMPLE_DUMP",
     "SILVER",
@@ -207,10 +209,12 @@ def command_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--configs",
         nargs="+",
-        choices=sorted({*PRESETS, *WEB_PRESETS}),
-        help="quality levels to build (default: gold silver; with no dump given, gold silver bronze from the "
-        "embedded samples, bronze from the sample's edit history); web: the thesis's pipeline over WARC crawls, "
-        "captions: over an image–caption dataset as img2dataset wrote it (§5.1; docs/web.md)",
+        choices=sorted({*PRESETS, *WEB_PRESETS, REFERENCES.name}),
+        help="quality levels to build (default by the inputs: gold silver for dumps, web for WARC/ARC files, folders "
+        "of them or *.paths.gz listings, captions for an img2dataset output folder; with no input, gold silver "
+        "bronze from the embedded samples); web: the thesis's pipeline over crawls, captions: over an image–caption "
+        "dataset as img2dataset wrote it (files, webdataset or parquet layout, §5.1; docs/web.md); references: every "
+        "image–text record step 0 counts, of whatever the build reads, one row per reference and text",
     )
     run.add_argument(
         "--captions-tsv",
@@ -238,6 +242,13 @@ def command_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="web, perceptual equivalences: imagehash's grid side, N×N bits (default 6: 36 bits, the smallest "
         "square over the thesis's 30)",
+    )
+    run.add_argument(
+        "--set-bound",
+        type=_set_bound_argument,
+        metavar="Z",
+        help="web, captions: §5.1.2's bound on a set of equal images, as a z-score over the sets that can yield "
+        "pairs (captions' default 0.05, the thesis's; a crawl applies none unless given); none: no bound",
     )
     run.add_argument("--output", default="wikipedia_ipc", help="dataset folder to write (default: wikipedia_ipc)")
     run.add_argument(
@@ -523,7 +534,14 @@ def _build(arguments: argparse.Namespace) -> int:
         print("error: --resume needs the --work-dir of the interrupted build", file=sys.stderr)
         return 2
     if arguments.dumps:
-        runs = [(arguments.dumps, arguments.configs or list(DEFAULT_CONFIGS))]
+        from builder.sources.kinds import configs_for_inputs
+
+        try:  # without --configs, the inputs say what to build: dumps gold and silver, a crawl web, a dataset captions
+            names = arguments.configs or configs_for_inputs(arguments.dumps, list(DEFAULT_CONFIGS))
+        except ValueError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        runs = [(arguments.dumps, names)]
     else:
         runs = sample_runs(arguments.configs or list(SAMPLE_CONFIGS))
     if arguments.score:
@@ -595,11 +613,14 @@ def _configured(arguments: argparse.Namespace, names: Sequence[str]) -> list[Pip
     """The presets named, with the options given; an option a config cannot take is a ValueError naming it."""
     configs = [with_history_references(preset(name), arguments.history_references) for name in names]
     configs = with_web_options(configs, arguments)
+    pairing = [config for config in configs if not config.references]  # references: step 0's records, every source
     if arguments.caption_rule:
-        configs = [dataclasses.replace(config, caption_rule=arguments.caption_rule) for config in configs]
-    configs = [dataclasses.replace(config, splits=arguments.splits) for config in configs]
+        configs = [dataclasses.replace(c, caption_rule=arguments.caption_rule) if c in pairing else c for c in configs]
+    configs = [
+        dataclasses.replace(config, splits=arguments.splits) if config in pairing else config for config in configs
+    ]
     if arguments.sources:
-        configs = [dataclasses.replace(config, sources=tuple(arguments.sources)) for config in configs]
+        configs = [dataclasses.replace(c, sources=tuple(arguments.sources)) if c in pairing else c for c in configs]
     if arguments.identity:
         configs = [dataclasses.replace(config, identities=tuple(arguments.identity)) for config in configs]
     return configs
@@ -611,6 +632,10 @@ def _build_once(arguments: argparse.Namespace, given: Sequence[str], names: Sequ
     from builder.lang.segmenters import WordCounterUnavailable
 
     web = any(preset(name).web for name in names)
+    if all(preset(name).references for name in names):  # references alone read what they are given
+        from builder.sources.kinds import input_kind
+
+        web = bool(given) and all(input_kind(item) in ("web", "dataset") for item in given)
     try:
         read = web_inputs if web else dumps_and_languages
         dumps, languages = read(given, arguments.language)
@@ -675,21 +700,37 @@ def web_inputs(given: Sequence[str], languages: Sequence[str]) -> tuple[list[str
     return list(given), (languages[0] if languages else None)
 
 
+def _set_bound_argument(text: str) -> float | str:
+    if text.strip().lower() == "none":
+        return "none"
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a z-score (a number) or none, not {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"a finite z-score, not {text!r}")
+    return value
+
+
 def with_web_options(configs: Sequence[PipelineConfig], arguments: argparse.Namespace) -> list[PipelineConfig]:
-    """The web configs with ``--equivalence``, ``--hash-threshold`` and ``--hash-size``; other configs refuse them."""
+    """The web configs with ``--equivalence``, ``--hash-threshold``, ``--hash-size`` and ``--set-bound``; other
+    configs refuse them."""
     given = {
         field: value
         for field, value in (
             ("equivalence", arguments.equivalence),
             ("hash_threshold", arguments.hash_threshold),
             ("hash_size", arguments.hash_size),
+            ("set_size_z", getattr(arguments, "set_bound", None)),
         )
         if value is not None
     }
-    if given and not all(config.web for config in configs):
-        named = ", ".join(f"--{field.replace('_', '-')}" for field in given)
+    if given.get("set_size_z") == "none":
+        given["set_size_z"] = None
+    if given and not all(config.web or config.references for config in configs):
+        named = ", ".join(f"--{field.replace('_', '-')}" for field in given).replace("--set-size-z", "--set-bound")
         raise SystemExit(f"error: {named} apply to web and dataset configs (--configs web, captions) only")
-    return [dataclasses.replace(config, **given) if config.web else config for config in configs]
+    return [dataclasses.replace(config, **given) if config.web or config.references else config for config in configs]
 
 
 def dumps_and_languages(given: Sequence[str], languages: Sequence[str]) -> tuple[list[str], dict[str, str] | None]:

@@ -53,6 +53,8 @@ __all__ = [
     "default_workers",
     "parse_splits",
     "preset",
+    "REFERENCES",
+    "with_references",
 ]
 
 if TYPE_CHECKING:
@@ -171,12 +173,15 @@ class PipelineConfig:
     crosslingual: bool = False
     # the web source (dump_kind "web", thesis chapter 4): when two images are one (§4.6), the perceptual hashes'
     # side (imagehash's grid: hash_size² bits) and Hamming threshold, and §5.1.2's z-score bound on the number of
-    # images in one equivalence set; ``max_equal_images`` is that bound in images, set by the build from the crawl
+    # images in one equivalence set (None: no such step, a crawl's default: the thesis derived it for the placeholders
+    # of downloaded datasets); ``max_equal_images`` is that bound in images, set by the build from the crawl
     equivalence: str = "url"
     hash_size: int = 6
     hash_threshold: int = 4
-    set_size_z: float = 0.05
+    set_size_z: float | None = 0.05
     max_equal_images: int | None = None
+    # beyond the paper: publish the image–text records step 0 counts (one row per reference and text), not pairs
+    references: bool = False
 
     @property
     def web(self) -> bool:
@@ -234,7 +239,7 @@ class PipelineConfig:
             raise ValueError(f"hash_size is the side of imagehash's square grid: 2 to 8, not {self.hash_size}")
         if not 0 <= self.hash_threshold <= self.hash_size**2:
             raise ValueError(f"hash_threshold must be 0 to {self.hash_size**2} bits, not {self.hash_threshold}")
-        if not math.isfinite(self.set_size_z):
+        if self.set_size_z is not None and not math.isfinite(self.set_size_z):
             raise ValueError(f"set_size_z must be a finite number, not {self.set_size_z}")
         if self.max_equal_images is not None and self.max_equal_images < 1:
             raise ValueError(f"max_equal_images must be 1 or more, not {self.max_equal_images}")
@@ -260,6 +265,8 @@ class PipelineConfig:
             if parameters[name] == unset:
                 del parameters[name]
         web_fields = ("equivalence", "hash_size", "hash_threshold", "set_size_z", "max_equal_images")
+        if not self.references:
+            del parameters["references"]
         if not self.web:
             for name in web_fields:
                 del parameters[name]
@@ -283,12 +290,20 @@ CROSSLINGUAL = PipelineConfig(name="crosslingual", caption_rule="verb", crosslin
 PRESETS: dict[str, PipelineConfig] = {c.name: c for c in (GOLD, SILVER, BRONZE, CROSSLINGUAL)}
 
 # The thesis's pipeline over web crawls (chapter 4): captions of ≥ 10 words (§4.5.2) that are sentences (Table 4.3,
-# the paper's Table 4: gold's rule), at most 10 references per image in the crawl (§4.3.2, step 2), the pair steps
-# 7–9 as they are, and §5.1.2's bound on the size of an equivalence set. Images are one by their normalized URL
-# (§4.6.1) by default: it needs no pixels (a Common Crawl WARC file holds few image records) and makes no false
-# match; --equivalence pixels/phash/... compares the crawl's image records instead.
+# the paper's Table 4: gold's rule), at most 10 references per image in the crawl (§4.3.2, step 2) and the pair steps
+# 7–9 as they are. §5.1.2's bound on the size of an equivalence set is the datasets' (placeholders among downloaded
+# Conceptual Captions images, "this issue does not exist when we acquire paraphrases from web crawls", §5.2.2): opt-in
+# here (set_size_z, --set-bound). Images are one by their normalized URL (§4.6.1) by default: it needs no pixels (a
+# Common Crawl WARC file holds few image records) and makes no false match; --equivalence pixels/phash/... compares
+# the crawl's image records instead.
 WEB = PipelineConfig(
-    name="web", dump_kind="web", min_words=10, caption_rule="sentence", max_references=10, sources=WEB_SOURCES
+    name="web",
+    dump_kind="web",
+    min_words=10,
+    caption_rule="sentence",
+    max_references=10,
+    sources=WEB_SOURCES,
+    set_size_z=None,
 )
 # The thesis's prototype over Conceptual Captions (§5.1): an image–caption dataset as img2dataset wrote it, its
 # images checked as §5.1.1 says (while reading), equal images by the MD5 of their pixels (§5.1.2 compared the files'
@@ -304,6 +319,53 @@ CAPTIONS = PipelineConfig(
     sources=DATASET_SOURCES,
 )
 WEB_PRESETS: dict[str, PipelineConfig] = {WEB.name: WEB, CAPTIONS.name: CAPTIONS}
+# Beyond the paper and the thesis: every image–text record that step 0 counts, in whatever a build reads (a dump, a
+# crawl, a dataset): the references of every source, each text a row with its page and provenance, for users who want
+# WIT- or Conceptual-Captions-like data, or want to see why an image gave no pair. It takes the build's input kind and
+# image identity from the other configs of the build (or from its inputs, alone): :func:`with_references`.
+REFERENCES = PipelineConfig(
+    name="references", min_references=1, min_words=0, caption_rule="none", sources=SOURCES, splits=(), references=True
+)
+
+
+def with_references(configs: Sequence[PipelineConfig], input_kind: str = "articles") -> list[PipelineConfig]:
+    """The configs with each references config made to read what the build reads: the dump kind, the image
+    identity and equivalence of the build's other configs, or, alone, of its inputs (``input_kind``: ``articles``,
+    ``history``, ``web`` or ``dataset``); its sources are every source of that kind."""
+    others = [config for config in configs if not config.references]
+    if len(others) == len(configs):
+        return list(configs)
+    if others:
+        like = others[0]
+    else:  # alone: the input's kind, with the image equivalence it was given (else the kind's default)
+        own = next(config for config in configs if config.references)
+        like = (
+            WEB_PRESETS["captions" if input_kind == "dataset" else "web"]
+            if input_kind in ("web", "dataset")
+            else dataclasses.replace(PRESETS["gold"], dump_kind=input_kind)
+        )
+        changed = {name: getattr(own, name) for name in ("equivalence", "hash_size", "hash_threshold")}
+        like = dataclasses.replace(
+            like, **{name: value for name, value in changed.items() if value != getattr(REFERENCES, name)}
+        )
+    sources = DATASET_SOURCES if like.dataset else WEB_SOURCES if like.web else SOURCES
+    adapted = []
+    for config in configs:
+        if config.references:
+            config = dataclasses.replace(
+                config,
+                dump_kind=like.dump_kind,
+                history_references=like.history_references,
+                namespaces=like.namespaces,
+                identities=like.identities,
+                equivalence=like.equivalence,
+                hash_size=like.hash_size,
+                hash_threshold=like.hash_threshold,
+                sources=sources,
+                set_size_z=None,
+            )
+        adapted.append(config)
+    return adapted
 
 
 def configs_for_languages(configs: Sequence[PipelineConfig], languages: Sequence[str]) -> list[PipelineConfig]:
@@ -325,7 +387,7 @@ def configs_for_languages(configs: Sequence[PipelineConfig], languages: Sequence
         return list(configs)
     expanded = []
     for config in configs:
-        if config.crosslingual or config.language:
+        if config.crosslingual or config.language or config.references:
             expanded.append(config)
             continue
         expanded.extend(dataclasses.replace(config, name=f"{code}.{config.name}", language=code) for code in languages)
@@ -334,10 +396,13 @@ def configs_for_languages(configs: Sequence[PipelineConfig], languages: Sequence
 
 def preset(name: str) -> PipelineConfig:
     """Look up a preset by name with an error that lists the choices."""
+    if name == REFERENCES.name:
+        return REFERENCES
     try:
         return PRESETS[name] if name in PRESETS else WEB_PRESETS[name]
     except KeyError:
-        raise ValueError(f"unknown config {name!r}; choose from {sorted({*PRESETS, *WEB_PRESETS})}") from None
+        choices = sorted({*PRESETS, *WEB_PRESETS, REFERENCES.name})
+        raise ValueError(f"unknown config {name!r}; choose from {choices}") from None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from test_img2dataset import SAMPLES, photo, write_img2dataset
+from test_img2dataset import REAL, REAL_CAPTIONS, REAL_TSV, SAMPLES, TELEFLORA, photo, write_img2dataset
 
 from builder.config import CAPTIONS, GOLD, WEB, ExtractionSettings
 from builder.engines.local import build
@@ -80,7 +80,9 @@ def test_equal_pixels_pair_their_captions_and_every_step_is_counted(
     record = funnel_of(out)
     dataset = record["dataset"]
     assert (dataset["layout"], dataset["shards"], dataset["records"], dataset["images"]) == (layout, 5, 22, 15)
-    assert dataset["skipped"] == {**dict.fromkeys(DATASET_SKIPS, 1), "bad_metadata": 0, "no_url": 0}
+    unused = dict.fromkeys(("missing_image", "bad_metadata", "unreadable_caption", "no_url"), 0)
+    assert dataset["skipped"] == {**dict.fromkeys(DATASET_SKIPS, 1), **unused}
+    assert dataset["records"] == dataset["images"] + sum(dataset["skipped"].values())  # every sample, once
     assert record["dumps"][0]["kind"] == "dataset" and record["dumps"][0]["layout"] == layout
     # §5.1.2: sets of 3, 2, 2 and 8 images (μ 3.75, σ 2.49): sets of at most 3 kept, the placeholder's dropped
     bound = record["identity"]["set_bound"]
@@ -211,3 +213,67 @@ def test_the_dataset_deviations_are_in_the_docs() -> None:
 
     docs = Path(__file__).resolve().parent.parent / "docs" / "web.md"
     assert dataset_markdown_table() in docs.read_text(encoding="utf-8")
+
+
+# ---- a URL's captions do not depend on the sharding (one shard's task at a time) ----
+
+R, S = "http://r.example/same.jpg", "http://s.example/same.jpg"
+UNCAPTIONED = [  # the TSV gives the captions; two URLs twice each (sets of one URL each: no §5.1.2 bound)
+    (R, "", BICYCLE, "kept"),
+    (S, "", HARBOUR, "kept"),
+    ("http://c.example/fail.jpg", "", None, "not_downloaded"),
+    (R, "", BICYCLE, "kept"),
+    (S, "", HARBOUR, "kept"),
+]
+UNCAPTIONED_TSV = (
+    f"a red bicycle leaning on a wall\t{R}\n"
+    f"a harbour at dawn with fishing boats\t{S}\n"
+    "never downloaded\thttp://c.example/fail.jpg\n"
+    f"a bicycle, red, by a wall\t{R}\n"
+    f"fishing boats moored in a small harbour\t{S}\n"
+)
+
+
+def pairs_of(folder: Path) -> set[tuple[str, str, str, str]]:
+    return {(r["file1"], r["sentence1"], r["file2"], r["sentence2"]) for r in rows_of(folder)}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_the_same_samples_in_one_shard_or_two_give_the_same_pairs(tmp_path: Path, layout: str) -> None:
+    tsv = tmp_path / "cc.tsv"
+    tsv.write_text(UNCAPTIONED_TSV, encoding="utf-8")
+    found = {}
+    for per_shard in (5, 3):  # one shard; each repeated URL's samples in shards 0 and 1
+        write_img2dataset(tmp_path / f"by{per_shard}", layout, UNCAPTIONED, per_shard=per_shard)
+        out = tmp_path / f"out{per_shard}"
+        extra = ("--captions-tsv", str(tsv), "--workers", "2", "--splits", "none", "--quiet")
+        assert build_cli(tmp_path / f"by{per_shard}", out, *extra) == 0
+        found[per_shard] = pairs_of(out)
+        dataset = funnel_of(out)["dataset"]
+        assert (dataset["tsv_rows"], dataset["tsv_rows_matched"], dataset["records"], dataset["images"]) == (5, 5, 5, 4)
+    assert found[5] == found[3]
+    assert found[3] == {
+        (R, "a red bicycle leaning on a wall", R, "a bicycle, red, by a wall"),
+        (S, "a harbour at dawn with fishing boats", S, "fishing boats moored in a small harbour"),
+    }
+
+
+def test_real_img2dataset_output_gives_the_same_pairs_in_every_layout_and_sharding(tmp_path: Path) -> None:
+    """img2dataset's own output of real rows (tests/data/captions/README.md): one URL with two captions, in two
+    shards or in one, the shards' rows in the order the downloads finished; a caption holding tabs."""
+    found = {}
+    for folder in ("webdataset", "parquet", "parquet_one_shard", "files"):
+        out = tmp_path / folder
+        extra = () if folder == "files" else ("--captions-tsv", str(REAL_TSV))  # the files run kept its captions
+        assert (
+            build_cli(REAL / "img2dataset" / folder, out, *extra, "--workers", "2", "--splits", "none", "--quiet") == 0
+        )
+        found[folder] = pairs_of(out)
+        record = funnel_of(out)
+        dataset = record["dataset"]
+        assert (dataset["records"], dataset["images"]) == (6, 4)
+        assert dataset["skipped"]["not_downloaded"] == dataset["skipped"]["under_400x400"] == 1
+        assert dataset["records"] == dataset["images"] + sum(dataset["skipped"].values())
+        assert record["problems"] == []
+    assert found["webdataset"] == found["parquet"] == found["parquet_one_shard"] == found["files"]
+    assert (TELEFLORA, REAL_CAPTIONS[0], TELEFLORA, REAL_CAPTIONS[3]) in found["webdataset"]

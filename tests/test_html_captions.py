@@ -10,6 +10,8 @@ import random
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchmarks.web_crawl import SITE, Response, write_records
 from builder.extract.html import HtmlStats, Undecodable, decode_page, extract_references, preprocess_caption
@@ -164,3 +166,122 @@ def test_the_real_page_gives_its_alt_texts() -> None:
     escudo = next(row for row in rows if row["caption"] == "Escudo d'armas")
     assert escudo["image"].startswith("https://upload.wikimedia.org/wikipedia/commons/thumb/0/0a/Escudo_de_Escopete")
     assert (result.html.alt, result.html.empty_captions, result.html.charset_header) == (7, 2, 1)
+
+
+_URL_PARTS = st.sampled_from(
+    [
+        "a",
+        "b",
+        "/",
+        ".",
+        "..",
+        "?",
+        "#",
+        ":",
+        ";",
+        "@",
+        "%2F",
+        "[",
+        "]",
+        "é",
+        "\t",
+        " ",
+        "\\",
+        "=",
+        "&",
+        "~",
+        "\x01",
+        "80",
+    ]
+)
+_PREFIXES = st.sampled_from(["http://", "https://", "HTTP://", "//", "/", "", "ftp://", "data:", "./", "../"])
+_FIXED_BASES = st.sampled_from(
+    [
+        "http://crawl.example.org/a/b.html",
+        "https://user@h.example:8443/x/?q=1#f",
+        "http://h.example",
+        "ftp://f/x",
+        "http://h.example/a;p?q",
+        "HTTP://H.example/",
+        "",
+    ]
+)
+
+
+_BASES = _FIXED_BASES | st.builds(
+    lambda scheme, host, rest: scheme + host + rest,
+    st.sampled_from(["http://", "https://", "HTTP://", "http:/", ""]),
+    st.sampled_from(["h.example", "", "u@h:80", "h?", "[::1]", "é.example"]),
+    st.lists(_URL_PARTS, max_size=8).map("".join),
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(base=_BASES, prefix=_PREFIXES, rest=st.lists(_URL_PARTS, max_size=12).map("".join))
+def test_the_resolver_resolves_as_urljoin(base: str, prefix: str, rest: str) -> None:
+    from urllib.parse import urljoin
+
+    from builder.extract.html import Resolver
+
+    src = prefix + rest
+    try:
+        expected: str | type = urljoin(base, src)
+    except ValueError:
+        expected = ValueError
+    try:
+        got: str | type = Resolver(base)(src)
+    except ValueError:
+        got = ValueError
+    assert got == expected
+
+
+_FLAT_TAGS = set(
+    "area base br col embed hr img input link meta param source track wbr image keygen basefont bgsound frame "
+    "p li dt dd option optgroup tr td th thead tbody tfoot colgroup caption rt rp".split()
+)
+_TAG_PARTS = st.sampled_from(
+    ["<div>", "</div>", "<P>", "</p>", "<br>", "x", "<script>if(a<b){}</script>", "<Foo-bar>", "</foo-bar>", "<divx>"]
+    + ["<basefontx>", "<title><b></title>", "< no", "<1>", "<style>a<i>", "</style>", "<plaintext><i>", "<scriptx>"]
+)
+
+
+def _depth_tag_by_tag(text: str) -> int:
+    """The nesting depth the scan estimates, computed one tag at a time: the oracle of the numpy scan."""
+    import re
+
+    text = text.lower()
+    depth = deepest = position = 0
+    while match := re.compile(r"<(/?)([a-z][a-z0-9-]*)").search(text, position):
+        position = match.end()
+        closing, name = match.groups()
+        if name in _FLAT_TAGS:
+            continue
+        if closing:
+            depth = max(0, depth - 1)
+            continue
+        depth += 1
+        deepest = max(deepest, depth)
+        if name == "plaintext":
+            return deepest
+        if name in ("script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes"):
+            end = text.find("</" + name, position)
+            position = len(text) if end < 0 else end
+    return deepest
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(_TAG_PARTS, max_size=30).map("".join))
+def test_the_nesting_scan_counts_as_a_tag_by_tag_walk(text: str) -> None:
+    from builder.extract.html import nesting_depth
+
+    assert nesting_depth(text, scan_above=-1) == _depth_tag_by_tag(text)
+
+
+def test_a_page_of_few_tags_is_not_scanned_and_a_deep_one_is_skipped() -> None:
+    from builder.extract.html import MAX_DEPTH, SCAN_TAGS, TooDeep, nesting_depth
+
+    assert nesting_depth("<div>" * SCAN_TAGS) == 0  # cannot be deep enough to slow the parse
+    deep = "<div>" * (MAX_DEPTH + 1) + "<p>x</p>" * SCAN_TAGS
+    assert nesting_depth(deep) == MAX_DEPTH + 1
+    with pytest.raises(TooDeep):
+        extract_references(deep, "https://example.org/", HtmlStats())

@@ -127,14 +127,14 @@ def test_fastwarc_alone_ends_a_truncated_file_silently(tmp_path: Path) -> None:
     ]
 
 
-def test_a_damaged_member_stops_the_file_after_the_records_before_it(tmp_path: Path) -> None:
+def test_a_damaged_member_is_skipped_and_reading_goes_on_at_the_next(tmp_path: Path) -> None:
     path = write_test_crawl(tmp_path / "crawl.warc.gz", pages=3, images=1)
     members = member_bytes(path)
     damaged = tmp_path / "damaged.warc.gz"
     damaged.write_bytes(b"".join(members[:2]) + members[2][:-30] + b"".join(members[3:]))
     responses, stats = read(damaged)
-    assert [r.uri for r in responses] == [f"{SITE}/page/0.html"]
-    assert stats.files_stopped == 1
+    assert [r.uri for r in responses] == [f"{SITE}/page/0.html", f"{SITE}/page/2.html", f"{SITE}/media/photo-0.jpg"]
+    assert stats.files_stopped == 0 and stats.members_skipped == 1
     assert f"the gzip member at byte {len(members[0]) + len(members[1]):,} is damaged" in stats.problems[0]
 
 
@@ -184,11 +184,11 @@ def test_other_types_and_large_payloads_are_counted_not_read(tmp_path: Path) -> 
     assert stats.problems[0].startswith(f"{path}: record <urn:uuid:") and "over the cap of 4,000" in stats.problems[0]
 
 
-def test_garbage_is_a_stopped_file_not_a_crash(tmp_path: Path) -> None:
+def test_a_file_that_is_no_archive_is_refused_naming_it(tmp_path: Path) -> None:
     path = tmp_path / "garbage.warc"
     path.write_bytes(b"this is no WARC file\r\n" * 100)
-    responses, stats = read(path)
-    assert responses == [] and stats.files_stopped == 1 and str(path) in stats.problems[0]
+    with pytest.raises(WarcError, match=f"{path}: not a WARC or ARC file"):
+        read(path)
 
 
 def test_fsspec_urls_are_streamed(tmp_path: Path) -> None:

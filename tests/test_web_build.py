@@ -55,10 +55,10 @@ def rows_of(folder: Path) -> list[dict]:
     return pa.concat_tables([pq.read_table(file) for file in files]).to_pylist()
 
 
-def build_with(crawl: Path, out: Path, equivalence: str) -> tuple[list[dict], dict]:
+def build_with(crawl: Path, out: Path, equivalence: str, *more: str) -> tuple[list[dict], dict]:
     code = main(
         ["build", str(crawl), "--config", "web", "--equivalence", equivalence, "--output", str(out)]
-        + ["--tagger", "perceptron", "--workers", "1", "--splits", "none", "--quiet"]
+        + ["--tagger", "perceptron", "--workers", "1", "--splits", "none", "--quiet", *more]
     )
     assert code == 0
     return rows_of(out), json.loads((out / "web" / "funnel.json").read_text(encoding="utf-8"))
@@ -68,7 +68,7 @@ def build_with(crawl: Path, out: Path, equivalence: str) -> tuple[list[dict], di
 def test_each_equivalence_finds_its_copies_and_rows_trace_to_their_pages(
     crawl: Path, tmp_path: Path, equivalence: str, perceptron_available: None
 ) -> None:
-    rows, record = build_with(crawl, tmp_path / "out", equivalence)
+    rows, record = build_with(crawl, tmp_path / "out", equivalence, "--set-bound", "0.05")
     assert {(row["file1"], row["file2"]) for row in rows} == EXPECTED[equivalence]
     records = crawl_records(crawl)
     label = {"url": "url", "pixels": "pixels", "phash": "phash≤4"}[equivalence]
@@ -100,6 +100,19 @@ def test_each_equivalence_finds_its_copies_and_rows_trace_to_their_pages(
         assert images["set_bound"]["max_equal_images"] == 3
         assert funnel["References ≤ 10"]["references"] - bound[0]["references"] == 8
     assert record["rows"] == len(rows)
+
+
+def test_a_crawl_has_no_set_bound_unless_asked(crawl: Path, tmp_path: Path, perceptron_available: None) -> None:
+    """§5.1.2's bound is the datasets' (placeholders among downloaded images): a crawl's chain has no such step by
+    default, and the placeholder's set, which the bound drops when asked, reaches the pair steps."""
+    rows, record = build_with(crawl, tmp_path / "out", "pixels")
+    assert not any(row["name"].startswith("Equal images") for row in record["funnel"])
+    assert record["parameters"]["set_size_z"] is None and record["identity"]["set_bound"]["max_equal_images"] is None
+    assert {(row["file1"], row["file2"]) for row in rows} >= EXPECTED["pixels"]
+    funnel = {row["name"]: row for row in record["funnel"]}
+    assert funnel["Has caption"]["references"] == funnel["References ≤ 10"]["references"]
+    card = (tmp_path / "out" / "README.md").read_text(encoding="utf-8")
+    assert "§5.1.2's bound on a set's size: not applied" in card
 
 
 def test_a_web_config_loads_with_datasets_and_its_card_names_the_crawl(crawl: Path, tmp_path: Path) -> None:
@@ -140,7 +153,7 @@ def test_spark_gives_the_local_rows(crawl: Path, tmp_path: Path) -> None:
     pytest.importorskip("pyspark")
     from builder.engines.spark import build_spark
 
-    config = WEB.__class__(**{**WEB.__dict__, "equivalence": "phash", "splits": ()})
+    config = WEB.__class__(**{**WEB.__dict__, "equivalence": "phash", "splits": (), "set_size_z": 0.05})
     build([str(crawl)], [config], tmp_path / "local", tagger="perceptron", workers=1, show_progress=False)
     build_spark([str(crawl)], [config], tmp_path / "spark", tagger="perceptron", workers=2, show_progress=False)
     local, spark = rows_of(tmp_path / "local"), rows_of(tmp_path / "spark")

@@ -19,14 +19,15 @@ import importlib.metadata
 import importlib.util
 import sys
 import time
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from builder.config import BuildOptions, ExtractionSettings, PipelineConfig, configs_for_languages
+from builder.config import BuildOptions, ExtractionSettings, PipelineConfig, configs_for_languages, with_references
 from builder.extract.inline import caption_rules, read_inline_table
 from builder.extract.parameters import read_parameter_table
-from builder.extract.tasks import Extraction, check_dump_kinds, dump_languages
+from builder.extract.tasks import Extraction, check_dump_kinds, dump_languages, kind_from_name
 from builder.filters.chain import FilterChain
 from builder.filters.identity import (
     Identity,
@@ -50,6 +51,8 @@ WEB_LIBRARIES = {
     "fastwarc": "fastwarc",
     "selectolax": "selectolax",
     "charset_normalizer": "charset-normalizer",
+    "webencodings": "webencodings",
+    "brotli": "brotli",
     "PIL": "Pillow",
     "imagehash": "imagehash",
 }
@@ -266,6 +269,7 @@ class BuildPlan:
 
 def prepare(dumps: Sequence[str | Path], configs: Sequence[PipelineConfig], options: BuildOptions) -> BuildPlan:
     """Every check a build can make before it reads a page, so that it fails in seconds, not after hours."""
+    configs = with_references(configs, references_input_kind(dumps) if any(c.references for c in configs) else "")
     settings = ExtractionSettings.of(configs)
     if settings.web:
         return prepare_web(dumps, configs, options, settings)
@@ -273,6 +277,7 @@ def prepare(dumps: Sequence[str | Path], configs: Sequence[PipelineConfig], opti
         raise ValueError("no dump files given")
     if options.captions_tsv is not None:
         raise ValueError("a caption TSV (--captions-tsv) belongs to an image–caption dataset (--configs captions)")
+    check_input_kinds(dumps, "dump", [config.name for config in configs])
     for dump in dumps:
         check_dump_path(dump)
     check_dump_kinds(dumps, settings.history)
@@ -292,6 +297,34 @@ def prepare(dumps: Sequence[str | Path], configs: Sequence[PipelineConfig], opti
     return BuildPlan(list(dumps), expanded, options, settings, languages, given, taggers)
 
 
+def references_input_kind(inputs: Sequence[str | Path]) -> str:
+    """What a references config alone reads, from its inputs: ``web``, ``dataset``, ``history`` or ``articles``."""
+    from builder.sources.kinds import input_kind
+
+    kinds = {input_kind(given) for given in inputs} - {"unknown"}
+    if kinds <= {"dump"}:  # a history dump by its name (pages-meta-history), as the dump checks tell it
+        return "history" if all(kind_from_name(given) == "history" for given in inputs) else "articles"
+    return kinds.pop() if len(kinds) == 1 else "articles"
+
+
+def check_input_kinds(inputs: Sequence[str | Path], wanted: str, names: Sequence[str]) -> None:
+    """Refuse, before reading, an input of another kind than the configs read (a crawl given to gold, a dump to
+    web), naming the input and the config that reads it."""
+    from builder.sources.kinds import CONFIG_OF_KIND, input_kind
+
+    described = {"dump": "a MediaWiki dump", "web": "a web crawl (WARC or ARC)", "dataset": "an img2dataset folder"}
+    plural = {"dump": "MediaWiki dumps", "web": "web crawls", "dataset": "img2dataset folders"}
+    for given in inputs:
+        kind = input_kind(given)
+        if kind not in (wanted, "unknown"):
+            reads = f"--configs {CONFIG_OF_KIND[kind]}" if kind in CONFIG_OF_KIND else "a dump config (gold, silver…)"
+            also = "; a build reads one kind of input" if len(inputs) > 1 else ""
+            raise ValueError(
+                f"{given} is {described[kind]}, but {', '.join(names)} read{'s' if len(names) == 1 else ''} "
+                f"{plural[wanted]}: build it with {reads}{also}"
+            )
+
+
 def prepare_web(
     inputs: Sequence[str | Path], configs: Sequence[PipelineConfig], options: BuildOptions, settings: ExtractionSettings
 ) -> BuildPlan:
@@ -301,11 +334,14 @@ def prepare_web(
     A crawl carries no wiki language: the captions are counted and tagged as ``--language`` says (English by
     default, as the thesis kept English captions); each page's ``<html lang>`` is kept in the rows.
     """
+    names = [config.name for config in configs]
     if settings.dataset:
         check_web_libraries(DATASET_LIBRARIES)
+        check_input_kinds(inputs, "dataset", names)
         sources = dataset_input(inputs, options.captions_tsv)
     else:
         check_web_libraries()
+        check_input_kinds(inputs, "web", names)
         if not inputs:
             raise ValueError("a web build reads WARC files: give .warc/.warc.gz files, folders, *.paths.gz or URLs")
         if options.captions_tsv is not None:
@@ -445,7 +481,7 @@ def run(
                     written = engine.write(plan, chain, publisher)
                 clock.move(written.writing_seconds, "pair filters", "writing")
                 rows[name] = written.rows
-                pairs = pairs_per_identity(written.files)
+                pairs = {} if chain.config.references else pairs_per_identity(written.files)
                 if web is not None:
                     merged[name] = {**web.record, "pairs": {kind: n for kind, n in pairs.items() if n}}
                 else:
@@ -508,16 +544,26 @@ def web_read(plan: BuildPlan, tasks: list, results: list, index: list[Path], ref
     )
 
 
-def web_extraction(plan: BuildPlan, crawl, shards: list[Path], seconds: float) -> Extraction:  # noqa: ANN001
+def web_extraction(plan: BuildPlan, crawl, shards: list[Path], seconds: float, copies: int = 0) -> Extraction:  # noqa: ANN001
     """A web build's :class:`Extraction`: its reference shards (the local engine's), the crawl or dataset, each
-    source that could not be read among the failures."""
+    source that could not be read among the failures, the later captures of pages (``copies``: left out by the
+    engine) counted; the problems are warned of, file and record named, as a dump build's are."""
     from builder.extract.wikitext import ExtractStats
-    from builder.sources.files import MAX_PROBLEMS, ReadStats
+    from builder.sources.files import MAX_PROBLEMS, DumpWarning, ReadStats
 
     problems = crawl.problems()[:MAX_PROBLEMS]
-    return Extraction(
+    if copies:
+        problems.append(
+            f"{copies:,} later capture(s) of pages already read skipped: a page (its URL) captured twice, in one "
+            "WARC file or several, is read once, from its first capture in input order"
+        )
+    for problem in problems:
+        warnings.warn(problem, DumpWarning, stacklevel=3)
+    extraction = Extraction(
         shards, ReadStats(), ExtractStats(), crawl.dumps(), seconds, crawl.failures(), problems, web=crawl
     )
+    extraction.later_copies = copies
+    return extraction
 
 
 def web_stage(plan: BuildPlan, extraction: Extraction, work: Path):  # noqa: ANN201 - a WebImages
@@ -546,8 +592,12 @@ def web_record(record: dict[str, object], extraction: Extraction, left_out: int)
         "records_with_a_wrong_digest": reader.get("digest_mismatches", 0),
         "malformed_records": reader.get("malformed_records", 0),
         "warc_files_that_stopped_early": reader.get("files_stopped", 0),
+        "gzip_members_skipped": reader.get("members_skipped", 0),
+        "bodies_in_an_unsupported_encoding": reader.get("unsupported_encodings", 0),
         "responses_of_other_types": reader.get("other_types", 0),
+        "later_captures_of_pages": extraction.later_copies,
         "undecodable_pages": html.get("undecodable_pages", 0),
+        "pages_nested_too_deep": html.get("too_deep_pages", 0),
         "damaged_captions": html.get("damaged_captions", 0),
         "empty_captions": html.get("empty_captions", 0),
         "figures_with_several_images": html.get("figures_with_several_images", 0),

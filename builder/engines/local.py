@@ -68,7 +68,7 @@ from builder.progress import progress_bar
 from builder.publish.publisher import Publisher
 from builder.publish.splits import assign_files, check_files, split_record
 from builder.publish.workdir import WorkDir
-from builder.publish.writer import PairWriter
+from builder.publish.writer import PairWriter, reference_rows
 from builder.sources.files import DumpError
 
 __all__ = ["build", "default_workers", "extract_references"]
@@ -461,16 +461,42 @@ def extract_web(plan: BuildPlan, folder: Path) -> Extraction:
     read = [task for task, result in zip(tasks, results, strict=True) if result.error is None]
     shards = [task.shard for task in read]
     referenced = folder / "referenced.parquet"
+    later = folder / "later-captures.parquet"
+    copies = 0
     with duckdb.connect() as connection:
         connection.execute(f"SET temp_directory = '{folder / 'duckdb'}'")
         connection.execute(f"SET memory_limit = '{plan.options.memory_limit}'")
+        if shards and not plan.settings.dataset:  # a dataset's samples of one URL are captions of their own
+            copies = later_captures(connection, shards, later)
         target = str(referenced).replace("'", "''")
-        counted = f'SELECT image, count(*) AS "references" FROM read_parquet({_parquet_list(shards)}) GROUP BY image'
+        counted = f'SELECT image, count(*) AS "references" FROM {_references(shards, later if copies else None)} '
+        counted += "GROUP BY image"
         if not shards:
             counted = "SELECT ''::VARCHAR AS image, 0::BIGINT AS \"references\" WHERE false"
         connection.execute(f"COPY ({counted} ORDER BY image) TO '{target}' (FORMAT parquet)")
     crawl = web_read(plan, tasks, results, [task.images for task in read], referenced)
-    return web_extraction(plan, crawl, shards, time.perf_counter() - started)
+    extraction = web_extraction(plan, crawl, shards, time.perf_counter() - started, copies)
+    extraction.later = later if copies else None
+    return extraction
+
+
+def later_captures(connection: duckdb.DuckDBPyConnection, shards: Sequence[Path], out: Path) -> int:
+    """A page captured more than once (one URL, in one WARC file or several) is read once, from its first capture
+    in input order (the smallest ``page_id``): the reference rows of its later captures go to ``out`` (``shard``,
+    ``row``, as :func:`_references` leaves them out). Returns how many later captures there are."""
+    files = _parquet_list(shards)
+    target = str(out).replace("'", "''")
+    connection.execute(
+        "CREATE OR REPLACE TEMP TABLE later_captures AS "
+        f"SELECT r.filename AS shard, r.file_row_number AS row, r.page_id FROM read_parquet({files}, filename = true, "
+        f"file_row_number = true) r JOIN (SELECT page, min(page_id) AS first FROM read_parquet({files}) GROUP BY page) "
+        "f ON r.page = f.page WHERE r.page_id > f.first"
+    )
+    copies = connection.execute("SELECT count(DISTINCT page_id) FROM later_captures").fetchone()[0]
+    if copies:
+        connection.execute(f"COPY (SELECT shard, row FROM later_captures ORDER BY shard, row) TO '{target}'")
+    connection.execute("DROP TABLE later_captures")
+    return int(copies)
 
 
 def build(
@@ -578,6 +604,13 @@ class LocalEngine:
         )
 
     def write(self, plan: BuildPlan, chain: FilterChain, publisher: Publisher) -> Written:
+        if chain.config.references:  # the references step 0 counted, as they are: one train split
+            writer = publisher.writer(chain.config.name, references=True)
+            with pq.ParquetFile(self.candidates[chain.config.name]) as candidates:
+                for batch in candidates.iter_batches(batch_size=BATCH_ROWS):
+                    writer.write_rows(row for reference in batch.to_pylist() for row in reference_rows(reference))
+            writer.close()
+            return Written(writer.rows, list(writer.files), None, writer.seconds)
         name, fractions, across = chain.config.name, chain.config.splits, chain.config.crosslingual
         web = chain.config.identity_label if chain.config.web else ""
         folder = self.work / f"pairs-{name}"

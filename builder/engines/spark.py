@@ -79,7 +79,7 @@ from builder.filters.tagging import get_tagger
 from builder.publish.publisher import Publisher
 from builder.publish.splits import SplitAssignment, assign_nodes, check_files, node_keys, split_record
 from builder.publish.workdir import temporary_work_folder
-from builder.publish.writer import PairWriter, finalize_parts, pair_row
+from builder.publish.writer import PairWriter, finalize_parts, pair_row, reference_rows
 from builder.sources.files import DumpError, ReadStats
 
 __all__ = ["build_spark"]
@@ -171,6 +171,19 @@ def _web_partition(tasks: Iterable) -> Iterator[tuple[str, object]]:
         yield "stats", (task.number, result)
 
 
+def _first_captures(references):  # noqa: ANN001, ANN202 - an RDD of reference rows, and a count
+    """The reference rows of each page's first capture (its smallest ``page_id``), and how many later captures of
+    pages were left out, as the local engine's :func:`builder.engines.local.later_captures` leaves them out."""
+    first = references.map(lambda row: (row["page"], row["page_id"])).reduceByKey(min)
+    keyed = references.keyBy(lambda row: row["page"]).join(first)
+    later = keyed.filter(lambda item: item[1][0]["page_id"] != item[1][1]).map(lambda item: item[1][0]["page_id"])
+    copies = later.distinct().count()
+    if not copies:
+        return references, 0
+    kept = keyed.filter(lambda item: item[1][0]["page_id"] == item[1][1]).map(lambda item: item[1][0])
+    return kept, copies
+
+
 def _before_rule(config: PipelineConfig, groups: Iterable[tuple[str, Iterable[dict]]]) -> Iterator[tuple[str, object]]:
     chain = FilterChain(config)
     for image, rows in groups:
@@ -242,6 +255,7 @@ def _write_partition(
     web: str,
     partition: int,
     rows: Iterable[tuple[tuple[str, int], dict]],
+    references: bool = False,
 ) -> Iterator[tuple[int, list[str]]]:
     """Write one range partition of a split's sorted pairs as parquet parts named after the split and partition.
 
@@ -253,7 +267,9 @@ def _write_partition(
 
     attempt = TaskContext.get().attemptNumber()
     prefix = f"attempt-{split}-{partition:05d}-{attempt}"
-    writer = PairWriter(Path(folder), rows_per_shard, prefix=prefix, languages=languages, web=web)
+    writer = PairWriter(
+        Path(folder), rows_per_shard, prefix=prefix, languages=languages, web=web, references=references
+    )
     writer.write_rows(row for _, row in rows)
     parts = []
     for index, part in enumerate(writer.finish()):
@@ -271,16 +287,17 @@ def _with_tags(rows, tags, column: str):  # noqa: ANN001, ANN202 - RDDs
 
 
 def _write_split(  # noqa: ANN001 - rows: an RDD
-    rows, folder: Path, rows_per_shard: int, split: str, languages: bool, web: str = ""
+    rows, folder: Path, rows_per_shard: int, split: str, languages: bool, web: str = "", references: bool = False
 ) -> tuple[int, list[Path]]:
-    """One split's pairs (an RDD keyed by order key), range-partitioned and written by the executors."""
+    """One split's rows (an RDD keyed by order key), range-partitioned and written by the executors: pairs, or a
+    references config's reference rows."""
     total = rows.count()
     if not total:
         return 0, []
     ordered = rows.sortByKey(numPartitions=math.ceil(total / rows_per_shard))
     written = ordered.mapPartitionsWithIndex(
         lambda partition, part, where=str(folder), size=rows_per_shard: _write_partition(
-            where, size, split, languages, web, partition, part
+            where, size, split, languages, web, partition, part, references
         )
     ).collect()
     return sum(count for count, _ in written), [Path(part) for _, names in written for part in names]
@@ -439,12 +456,15 @@ class SparkEngine:
         pq.write_table(pa.Table.from_pylist(rows, schema=WEB_IMAGE_SCHEMA), index)
         references = extracted.filter(lambda item: item[0] == "reference").values()
         self.references = references.filter(lambda item: item[0] not in bad).map(lambda item: item[1])
+        copies = 0
+        if not plan.settings.dataset:  # a page captured twice is read once, from its first capture (input order)
+            self.references, copies = _first_captures(self.references)
         counted = self.references.map(lambda row: (row["image"], 1)).reduceByKey(lambda a, b: a + b).collect()
         referenced = work / "referenced.parquet"
         table = {"image": [image for image, _ in sorted(counted)], "references": [n for _, n in sorted(counted)]}
         pq.write_table(pa.table(table, schema=_REFERENCED_SCHEMA), referenced)
         crawl = web_read(plan, tasks, results, [index], referenced)
-        return web_extraction(plan, crawl, [], time.perf_counter() - started)
+        return web_extraction(plan, crawl, [], time.perf_counter() - started, copies)
 
     def select(
         self, plan: BuildPlan, chains: Mapping[str, FilterChain], identity: Identity, excluded: Mapping[str, Path]
@@ -497,6 +517,16 @@ class SparkEngine:
     def write(self, plan: BuildPlan, chain: FilterChain, publisher: Publisher) -> Written:
         config = chain.config
         survivors = self.survivors[config.name]
+        if config.references:  # the references step 0 counted, in the local engine's order: one train split
+            folder = publisher.config_folder(config.name)
+            keyed = survivors.flatMap(
+                lambda row: [((sort_key(row), number), out) for number, out in enumerate(reference_rows(row))]
+            )
+            written, parts = _write_split(keyed, folder, plan.options.rows_per_shard, "train", False, "", True)
+            files = finalize_parts(folder, parts, "train") if parts else []
+            if not files:
+                files = publisher.writer(config.name, references=True).close()
+            return Written(written, files, None)
         if config.caption_rule == "none":
             tagged = survivors.map(lambda row: {**row, "caption_tags": None, "alt_tags": None})
         else:

@@ -28,7 +28,6 @@ import dataclasses
 import functools
 import html
 import re
-import unicodedata
 
 import mwparserfromhell
 from mwparserfromhell.definitions import URI_SCHEMES
@@ -47,8 +46,9 @@ from mwparserfromhell.wikicode import Wikicode
 
 from builder.extract.inline import InlineTable, parser_function
 from builder.extract.templates import DROPPED, Arguments, renderer_of, resolve_template, template_key
+from builder.lang.text import preprocess_caption, printable
 
-__all__ = ["CaptionError", "Rendering", "clean_caption", "render_caption"]
+__all__ = ["CaptionError", "Rendering", "clean_caption", "preprocess_caption", "render_caption"]
 
 
 # Nesting levels of templates and links a caption may have. MediaWiki shows an error in place of templates
@@ -107,7 +107,6 @@ _LEFTOVER_BRACKETS = re.compile(r"\[\[+|\]\]+|\{\{+|\}\}+")
 
 _SPACE_BEFORE = re.compile(r" ([,.;:!?)])")
 _SPACE_AFTER = re.compile(r"\( ")
-_KEPT_FORMAT_CHARACTERS = frozenset({"\u200d"})  # the zero-width joiner shapes Indic scripts and emoji sequences
 
 _HIDDEN_LINK_NAMESPACES = frozenset({"file", "image", "media", "category"})
 
@@ -115,20 +114,11 @@ _HIDDEN_LINK_NAMESPACES = frozenset({"file", "image", "media", "category"})
 def normalize_text(text: str) -> str:
     """One line of printable text with single spaces, as the paper's pre-processing leaves it."""
     if not text.isprintable():
-        text = "".join(_printable(char) for char in text)
+        text = "".join(printable(char) for char in text)
     text = " ".join(text.split())
     if " " in text:
         text = _SPACE_AFTER.sub("(", _SPACE_BEFORE.sub(r"\1", text))
     return text
-
-
-def _printable(char: str) -> str:
-    """Line breaks, tabs and Unicode spaces become a space; control, format and unassigned characters go."""
-    if char.isspace():
-        return " "
-    if char in _KEPT_FORMAT_CHARACTERS:
-        return char
-    return "" if unicodedata.category(char)[0] == "C" else char
 
 
 @dataclasses.dataclass(frozen=True)

@@ -9,12 +9,17 @@ becomes one reference row and one image-index row:
   (normalized as the build normalizes URLs; a dataset has no pages, and the URL is where the caption's image
   was found), ``record`` its img2dataset key, ``caption`` its caption, ``source`` where the caption came from
   (``sample``: its own ``.txt``/``.json``; ``tsv``: the caption TSV), ``warc`` the shard's path; ``page_id`` the
-  shard's number × ``PAGE_STRIDE`` + the sample's place in the shard, so rows sort the same in every engine;
+  shard's number × ``PAGE_STRIDE`` + the sample's key (img2dataset's keys are numbers in the order of the TSV rows;
+  else its place in the shard), so rows sort the same in every engine and whatever order the downloads finished in;
 - the index row (:data:`builder.extract.web.WEB_IMAGE_SCHEMA`): the same URL and key, the image's bytes and its
   :class:`builder.sources.images.ImageFacts` as JSON (the MD5 of its pixels, its perceptual hashes).
 
 A sample whose image failed a §5.1.1 check, that has no caption or no URL, is no row: it is counted by its
 reason in the task's result. If a URL repeats, the index keeps the first sample's image, as a crawl's does.
+
+A task reads its shard alone, but a URL's TSV captions must not depend on which shard holds which of its samples:
+:func:`dataset_tasks` finds, once, the place of each sample of a URL the TSV repeats among that URL's samples
+(:meth:`builder.sources.img2dataset.ImageDataset.tsv_places`) and hands each task its shard's.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from builder.sources.img2dataset import DATASET_SKIPS, MAX_PROBLEMS, ImageDatase
 
 __all__ = ["DatasetBuildResult", "DatasetBuildTask", "DatasetRead", "dataset_tasks", "run_dataset_build_task"]
 
+_KEY_PLACES = PAGE_STRIDE // 2  # page ids below it are img2dataset keys, above it places as read
 NO_URL = "no_url"  # a sample img2dataset wrote without its URL: nothing to trace it to, not compared
 # the counters of a shard's reading: the reasons of ImageDataset, then the build's own, then shard-level problems
 SHARD_COUNTS = ("samples", "kept", *DATASET_SKIPS, NO_URL, "unreadable_shard", "unreadable_metadata", "tsv_matched")
@@ -79,11 +85,22 @@ class DatasetBuildTask:
     language: str
     work: str
     normalize: Callable[[str], str] | None = None
+    # (key, place) of this shard's samples of URLs the TSV repeats, found over the whole folder by dataset_tasks;
+    # None: the task finds them itself (reading every shard's metadata)
+    places: tuple[tuple[str, int], ...] | None = None
 
     def _stem(self) -> str:
         """The task's files are named by what they are read from and how, so a resumed build reuses only its own."""
         what = "\x1f".join(
-            (self.folder, self.shard_name, self.tsv or "", str(self.hash_size), self.language, self._normalizer())
+            (
+                self.folder,
+                self.shard_name,
+                self.tsv or "",
+                str(self.hash_size),
+                self.language,
+                self._normalizer(),
+                repr(self.places),
+            )
         )
         digest = hashlib.blake2b(what.encode(), digest_size=6).hexdigest()
         return f"dataset-{self.number:05d}-{digest}"
@@ -105,7 +122,10 @@ class DatasetBuildTask:
         place = str(Path(self.folder) / self.shard_name)
         dataset: ImageDataset | None = None
         try:
-            dataset = ImageDataset(self.folder, self.tsv, hash_size=self.hash_size, shards=[self.shard_name])
+            places = None if self.places is None else dict(self.places)
+            dataset = ImageDataset(
+                self.folder, self.tsv, hash_size=self.hash_size, shards=[self.shard_name], places=places
+            )
             for number, record in enumerate(dataset):
                 if isinstance(record.image, str):
                     continue  # counted by the reader under its reason
@@ -134,7 +154,7 @@ class DatasetBuildTask:
                     {
                         "image": url,
                         "page": url,
-                        "page_id": self.number * PAGE_STRIDE + number,
+                        "page_id": self.number * PAGE_STRIDE + _place(record.key, number),
                         "revision_id": 0,
                         "position": 0,
                         "source": record.source,
@@ -171,6 +191,14 @@ class DatasetBuildTask:
             return ""
 
 
+def _place(key: str | None, number: int) -> int:
+    """A sample's place in its shard's page ids: its img2dataset key, a number that follows the TSV rows' order
+    (a shard's metadata and parquet rows follow the order its downloads finished in), else its place as read."""
+    if key is not None and key.isdigit() and int(key) < _KEY_PLACES:
+        return int(key)
+    return _KEY_PLACES + number
+
+
 def run_dataset_build_task(task: DatasetBuildTask) -> DatasetBuildResult:
     """:func:`builder.extract.webrefs.run_build_task` for a dataset shard."""
     return run_build_task(task)
@@ -184,12 +212,24 @@ def dataset_tasks(
     work: Path,
     normalize: Callable[[str], str] | None = None,
 ) -> list[DatasetBuildTask]:
-    """One task per shard of the folder, in the layout's order (the unit of work of both engines)."""
-    names = ImageDataset(folder, tsv).shard_names()
+    """One task per shard of the folder, in the layout's order (the unit of work of both engines); with a TSV that
+    repeats URLs, each task gets the places of its samples of those URLs (read here once from the shards' metadata)."""
+    dataset = ImageDataset(folder, tsv)
+    places = dataset.tsv_places()
     text = None if tsv is None else str(tsv)
     return [
-        DatasetBuildTask(number, str(folder), name, text, hash_size, language, str(work), normalize)
-        for number, name in enumerate(names)
+        DatasetBuildTask(
+            number,
+            str(folder),
+            name,
+            text,
+            hash_size,
+            language,
+            str(work),
+            normalize,
+            tuple(sorted(places.get(name, {}).items())),
+        )
+        for number, name in enumerate(dataset.shard_names())
     ]
 
 

@@ -16,18 +16,26 @@ with the charset its HTTP header names, else the one its ``<meta>`` names, else 
 from __future__ import annotations
 
 import codecs
+import contextlib
 import dataclasses
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
-from selectolax.lexbor import LexborHTMLParser, LexborNode
+# §4.5.1's preprocessing lives with the rule for what a reader sees (builder.lang.text), where a build that needs no
+# HTML parser (an image–caption dataset's) imports it; it stays importable from here.
+from builder.lang.text import preprocess_caption
 
-from builder.extract.cleaning import _printable  # the captions' rule for what a reader sees, one place
+if TYPE_CHECKING:  # selectolax is imported where a page is parsed: a dataset build reads captions without it
+    from selectolax.lexbor import LexborNode
 
 __all__ = [
     "HtmlStats",
     "ImageReference",
     "KINDS",
+    "MAX_DEPTH",
+    "TooDeep",
     "PageReferences",
     "Undecodable",
     "decode_page",
@@ -42,11 +50,94 @@ _BLOCKS = frozenset(
     {"p", "div", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "table", "tr"}
 )
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
-_BREAKS = {ord(char): " " for char in "\n\r\v\f\x85\u2028\u2029"}
 
 
 class Undecodable(ValueError):
     """A page whose bytes no known charset decodes."""
+
+
+class TooDeep(ValueError):
+    """A page nested deeper than :data:`MAX_DEPTH` elements: an HTML5 parse of it takes time that grows faster
+    than its size (100,000 levels: about a minute), so it is skipped before the parse."""
+
+
+MAX_DEPTH = 4096  # browsers cap the tree far lower (Blink: 512); a deeper page is broken or hostile
+# A page with no more tags than this is not scanned: it cannot nest deeper, and its parse is bounded (Lexbor's time
+# grows with the nesting: 10,000 levels 0.05 s, 20,000 levels 0.4 s, 100,000 levels 52 s on this machine).
+SCAN_TAGS = 20_000
+# the elements an HTML5 parser closes without an end tag (void, or closed by their next sibling): none of them nests
+_FLAT = (
+    "area base br col embed hr img input link meta param source track wbr image keygen basefont bgsound frame "
+    "p li dt dd option optgroup tr td th thead tbody tfoot colgroup caption rt rp"
+).split()
+# elements whose text is no markup, read to their end tag (plaintext: to the end of the page)
+_RAW = ("script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes")
+_PLAINTEXT = re.compile(rb"<plaintext(?![a-z0-9-])", re.IGNORECASE)
+_NAME_BYTES = 8  # tag names compared as big-endian numbers of their bytes (every name above fits in 8)
+
+
+def _keys(names: Iterable[str]) -> list[int]:
+    """Names as numbers (their bytes, big-endian), sorted: names of different lengths never share a number, as
+    every name starts with a letter."""
+    return sorted(int.from_bytes(name.encode(), "big") for name in names)
+
+
+_FLAT_KEYS = _keys(_FLAT)
+_RAW_KEYS = _keys(_RAW)
+_RAW_ENDS = {name: re.compile(f"</{name}".encode(), re.IGNORECASE) for name in _RAW}
+
+
+def nesting_depth(text: str, scan_above: int = SCAN_TAGS) -> int:
+    """How deep a page's elements nest, estimated from its tags: never under the parser's depth for the elements
+    that nest (an end tag with nothing open counts for nothing; a raw-text element's content holds no tag). A page
+    of ``scan_above`` tags or fewer is not scanned (0). The tags are read by numpy, not one by one in Python: each
+    tag's name is one number, looked up among the listed names' at once."""
+    if text.count("<") <= scan_above:
+        return 0
+    import numpy as np
+
+    data = text.encode("utf-8", "replace").lower()
+    padded = data + b"\0" * (_NAME_BYTES + 2)
+    octets = np.frombuffer(padded, np.uint8)
+    # the 8 bytes from every position as one big-endian number (overlapping, unaligned reads of the one buffer)
+    words = np.ndarray((len(data),), dtype=">u8", buffer=padded, strides=(1,))
+    opens = np.flatnonzero(octets[: len(data)] == ord("<"))
+    closing = octets[opens + 1] == ord("/")
+    starts = opens + 1 + closing  # where each name begins
+    first = octets[starts]
+    tags = (first >= ord("a")) & (first <= ord("z"))
+    opens, closing, starts = opens[tags], closing[tags], starts[tags]
+    length = np.zeros(len(starts), dtype=np.int64)  # the name's length; 0: longer than 8
+    for size in range(_NAME_BYTES, 0, -1):
+        after = octets[starts + size]
+        name_char = ((after >= ord("a")) & (after <= ord("z"))) | ((after >= ord("0")) & (after <= ord("9")))
+        length = np.where(~name_char & (after != ord("-")), size, length)
+    keys = words[starts] >> (np.uint64(8) * (_NAME_BYTES - length).astype(np.uint64))
+    keys[length == 0] = 0
+
+    def named(sorted_keys: list[int]) -> np.ndarray:
+        table = np.array(sorted_keys, dtype=np.uint64)
+        return table[np.minimum(np.searchsorted(table, keys), len(table) - 1)] == keys
+
+    nests = ~named(_FLAT_KEYS)
+    inside = np.zeros(len(opens), dtype=bool)  # tags within raw text, which are text
+    for index in np.flatnonzero(~closing & named(_RAW_KEYS)):
+        if inside[index]:  # a raw-text tag within raw text is text
+            continue
+        name = next(name for name in _RAW if data.startswith(name.encode(), int(starts[index])))
+        end = _RAW_ENDS[name].search(data, int(opens[index]) + 1)
+        inside[index + 1 : np.searchsorted(opens, end.start() if end else len(data))] = True
+    for plaintext in _PLAINTEXT.finditer(data):  # the first one outside raw text: the rest of the page is text
+        index = np.searchsorted(opens, plaintext.start())
+        if not inside[index]:
+            inside[index + 1 :] = True
+            break
+    steps = np.where(closing, -1, 1)[nests & ~inside]
+    if not len(steps):
+        return 0
+    walk = np.cumsum(steps)
+    lowest = np.minimum(np.minimum.accumulate(walk), 0)  # a walk held at 0 is the free walk less its lowest point
+    return int((walk - lowest).max())
 
 
 @dataclasses.dataclass
@@ -70,6 +161,7 @@ class HtmlStats:
     charset_detected: int = 0
     unknown_charsets: int = 0  # a charset named in the header or <meta> that Python does not know
     undecodable_pages: int = 0  # pages no known charset decodes (skipped)
+    too_deep_pages: int = 0  # pages nested deeper than MAX_DEPTH (skipped before the parse)
 
     def add(self, other: HtmlStats) -> None:
         for field in dataclasses.fields(self):
@@ -94,32 +186,25 @@ class PageReferences:
     references: tuple[ImageReference, ...]
 
 
-def preprocess_caption(text: str) -> str:
-    """§4.5.1: line breaks removed, non-printable characters deleted, runs of whitespace reduced to one space.
-
-    A line break becomes a space (as a browser shows it), so that the words on either side stay apart;
-    Unicode spaces (no-break space, …) count as whitespace; the zero-width joiner is kept, as it
-    shapes scripts and emoji. The ends are trimmed.
-    """
-    text = text.translate(_BREAKS)
-    if not text.isprintable():
-        text = "".join(_printable(char) for char in text)
-    return " ".join(text.split())
-
-
 def _codec(label: str | None) -> str | None:
-    """Python's name of a charset label, or None for a label it does not know."""
+    """Python's codec for a charset label as the WHATWG Encoding Standard reads labels (browsers' table, through
+    ``webencodings``), or None for a label that names no text encoding: ``base64``, ``rot13``, ``idna`` or a
+    label holding a NUL are codecs Python knows, not charsets, and ``replacement`` decodes no page."""
     if not label:
         return None
-    try:
-        return codecs.lookup(label.strip().strip("\"'")).name
-    except LookupError:
+    import webencodings
+
+    encoding = webencodings.lookup(label.strip().strip("\"'"))
+    if encoding is None or encoding.name == "replacement":
         return None
+    return encoding.codec_info.name
 
 
 def meta_charset(payload: bytes) -> str | None:
     """The charset label a ``<meta charset>`` or ``<meta http-equiv="content-type">`` names in the
     first 1,024 bytes (the HTML standard's prescan), read by the parser as Latin-1 (ASCII-compatible)."""
+    from selectolax.lexbor import LexborHTMLParser
+
     head = LexborHTMLParser(payload[:PRESCAN_BYTES].decode("latin-1"))
     for meta in head.css("meta"):
         attributes = meta.attributes
@@ -167,6 +252,28 @@ def _nearest(node: LexborNode, tag: str) -> LexborNode | None:
     while parent is not None and parent.tag != tag:
         parent = parent.parent
     return parent
+
+
+def _owners(images: list[LexborNode]) -> tuple[list[LexborNode], list[LexborNode]]:
+    """The closest ``<figure>`` and ``<table>`` ancestors of the images, each once, in the order met: only they can
+    hold an image's caption (a figure's own image, a caption table's top-cell image)."""
+    figures: dict[int, LexborNode] = {}
+    tables: dict[int, LexborNode] = {}
+    for image in images:
+        figure = table = None
+        parent = image.parent
+        while parent is not None and (figure is None or table is None):
+            tag = parent.tag
+            if tag == "figure" and figure is None:
+                figure = parent
+            elif tag == "table" and table is None:
+                table = parent
+            parent = parent.parent
+        if figure is not None:
+            figures.setdefault(figure.mem_id, figure)
+        if table is not None:
+            tables.setdefault(table.mem_id, table)
+    return list(figures.values()), list(tables.values())
 
 
 def _same(first: LexborNode | None, second: LexborNode | None) -> bool:
@@ -232,7 +339,70 @@ def _caption_table(table: LexborNode) -> tuple[LexborNode, LexborNode] | None:
     return images[0], bottom
 
 
-def _resolve(src: str | None, base: str, stats: HtmlStats) -> str | None:
+class Resolver:
+    """``urljoin(base, src)`` for the ``src`` of a page's images, its common cases taken without a parse: an
+    absolute http(s) URL and a root- or scheme-relative one with no dot segment and no character that urljoin
+    removes resolve as urljoin resolves them (the tests compare both on generated URLs); any other goes to urljoin."""
+
+    _SLOW = re.compile(r"/\.|[\t\n\r\\\[\];]|\?#")  # dot segments, removed or special characters, an empty query
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.scheme = self.origin = self.directory = ""
+        parts = _split_base(base)
+        if parts is None:
+            return
+        self.scheme, netloc, path = parts
+        self.origin = f"{self.scheme}://{netloc}"
+        if not any(mark in path for mark in ("/.", ";", "\\", "//")):
+            self.directory = self.origin + (path[: path.rfind("/") + 1] or "/")
+
+    def __call__(self, src: str) -> str:
+        plain = src.isascii() and src[:1] > " " and src[-1:] > " " and not src.endswith(("?", "#"))
+        if plain and self.origin and self._SLOW.search(src) is None:  # (urljoin refuses any src of a bad base)
+            if src.startswith(("http://", "https://")):
+                if _has_host(src, src.index("//") + 2):
+                    return src
+            elif src.startswith("//"):
+                if _has_host(src, 2):
+                    return f"{self.scheme}:{src}"
+            elif src.startswith("/"):
+                return self.origin + src
+            elif self.directory and _plain_relative(src):
+                return self.directory + src
+        return urljoin(self.base, src)
+
+
+def _split_base(base: str) -> tuple[str, str, str] | None:
+    """An http(s) base URL's scheme, host and path, or None for one whose resolution is left to urljoin."""
+    if not base.startswith(("http://", "https://")) or not base.isascii() or Resolver._SLOW.search(base):
+        return None
+    start = base.index("//") + 2
+    ends = [index for index in (base.find(mark, start) for mark in "/?#") if index >= 0]
+    end = min(ends) if ends else len(base)
+    if end == start or any(char <= " " for char in base):
+        return None
+    path_end = min([index for index in (base.find(mark, end) for mark in "?#") if index >= 0] or [len(base)])
+    return base[: start - 3], base[start:end], base[end:path_end]
+
+
+def _plain_relative(src: str) -> bool:
+    """Whether ``src`` is a path relative to the page's folder with no scheme and no dot segment."""
+    first = src[:1]
+    if not (first.isalnum() or first in "-_~%") or src.endswith(("/.", "/..")) or "//" in src:
+        return False  # urljoin removes dot segments and empty ones
+    head = src.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+    return ":" not in head and head not in (".", "..")
+
+
+def _has_host(url: str, start: int) -> bool:
+    """Whether ``url`` names a host from ``start`` on and then a path (its netloc neither empty nor cut by a query or
+    a fragment)."""
+    slash = url.find("/", start)
+    return slash > start and not any(mark in url[start:slash] for mark in "?#")
+
+
+def _resolve(src: str | None, resolve: Resolver, stats: HtmlStats) -> str | None:
     """An ``src`` as an absolute http(s) URL, or None (counted)."""
     src = (src or "").strip(" \t\n\r\f")
     if not src:
@@ -242,7 +412,7 @@ def _resolve(src: str | None, base: str, stats: HtmlStats) -> str | None:
         stats.data_uris += 1
         return None
     try:
-        url = urljoin(base, src)
+        url = resolve(src)
     except ValueError:
         url = ""
     scheme, colon, _ = url.partition(":")  # urljoin leaves a scheme only where one was given or inherited
@@ -256,23 +426,26 @@ def _resolve(src: str | None, base: str, stats: HtmlStats) -> str | None:
 def extract_references(text: str, page_url: str, stats: HtmlStats) -> PageReferences:
     """The image references of one decoded page, each image's kinds in :data:`KINDS` order.
 
-    A caption empty after :func:`preprocess_caption` is counted and left out, as is one with U+FFFD.
+    A caption empty after :func:`preprocess_caption` is counted and left out, as is one with U+FFFD. A page
+    nested deeper than :data:`MAX_DEPTH` raises :class:`TooDeep` (counted) before it is parsed.
     """
+    if nesting_depth(text) > MAX_DEPTH:
+        stats.too_deep_pages += 1
+        raise TooDeep(f"nested more than {MAX_DEPTH:,} elements deep: not parsed")
     stats.pages += 1
+    from selectolax.lexbor import LexborHTMLParser
+
     tree = LexborHTMLParser(text)
     html = tree.root
     language = ((html.attributes.get("lang") if html is not None else None) or "").strip().lower()
-    # one walk of the tree finds every element the references come from, in document order
-    images, figures, tables, bases = [], [], [], []
-    wanted = {"img": images, "figure": figures, "table": tables, "base": bases}
-    for element in tree.css("img, figure, table, base[href]"):
-        wanted[element.tag].append(element)
-    base = page_url
+    # the images in document order; the figures and tables that can caption one are among their ancestors
+    images = tree.tags("img")
+    figures, tables = _owners(images)
+    bases = [element for element in tree.tags("base") if "href" in element.attributes]
+    resolve = Resolver(page_url)
     if bases:
-        try:
-            base = urljoin(page_url, (bases[0].attributes.get("href") or "").strip())
-        except ValueError:
-            base = page_url
+        with contextlib.suppress(ValueError):  # an href urljoin cannot read: the page's URL stays the base
+            resolve = Resolver(resolve((bases[0].attributes.get("href") or "").strip()))
     stats.images += len(images)
     position = {img.mem_id: number for number, img in enumerate(images)}
     found: dict[int, dict[str, str]] = {}  # position → kind → raw caption
@@ -298,7 +471,7 @@ def extract_references(text: str, page_url: str, stats: HtmlStats) -> PageRefere
             kinds["alt"] = alt
         if not kinds:
             continue
-        url = _resolve(img.attributes.get("src"), base, stats)
+        url = _resolve(img.attributes.get("src"), resolve, stats)
         if url is None:
             continue
         for kind in KINDS:

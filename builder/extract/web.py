@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from builder.common import publish_files
-from builder.extract.html import HtmlStats, Undecodable, decode_page, extract_references
+from builder.extract.html import HtmlStats, TooDeep, Undecodable, decode_page, extract_references
 from builder.sources.files import MAX_PROBLEMS
 from builder.sources.mirror import Network
 from builder.sources.warc import MAX_PAYLOAD, WarcError, WarcStats, iter_responses
@@ -179,7 +179,11 @@ def iter_web_rows(task: WebTask, result: WebResult) -> Iterator[tuple[str, dict[
             except Undecodable as error:
                 result.note(f"{where} ({response.uri}): {error}")
                 continue
-            page = extract_references(text, response.uri, result.html)
+            try:
+                page = extract_references(text, response.uri, result.html)
+            except TooDeep as error:
+                result.note(f"{where} ({response.uri}): {error}")
+                continue
             for reference in page.references:
                 image = _normalized(task, reference.image, result, where)
                 if image is None:

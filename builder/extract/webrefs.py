@@ -244,6 +244,10 @@ class WebCrawl:
             "captions": {kind: html.get(kind, 0) for kind in ("figure", "table", "alt")},
             "table_captions_left_out": sum(result.table_captions_left_out for result in read),
             "unusable_urls": sum(result.web.unusable_urls for result in read),
+            "revisits": warc.get("revisits", 0),
+            "revisits_resolved_in_their_file": warc.get("revisits_resolved", 0),
+            "bodies_used_as_stored": warc.get("bodies_as_stored", 0),
+            "unknown_charsets": html.get("unknown_charsets", 0),
             "reader": warc,
             "html": html,
         }

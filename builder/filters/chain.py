@@ -64,13 +64,15 @@ class FilterChain:
     and the upper bound per language; only pairs of texts of two languages are built.
     Each text is measured and judged in the language of its own wiki.
 
-    A web config (thesis chapter 4) inserts, after step 2, §5.1.2's bound on the size of an equivalence
-    set: a cluster of more distinct images (URLs) than ``config.max_equal_images`` is a placeholder
-    image's and dropped whole; the steps after it move one number down (the caption rule is step 6).
+    A dataset config (and a web config that asks, ``set_size_z``) inserts, after step 2, §5.1.2's bound on the
+    size of an equivalence set: a cluster of more distinct images (URLs) than ``config.max_equal_images`` is a
+    placeholder image's and dropped whole; the steps after it move one number down.
 
     A dataset config (thesis §5.1.2, Conceptual Captions) has that bound but neither the references bound
     (step 2), nor the caption length when ``min_words`` is 0, nor the near-duplicate step (9): the thesis only
     discarded identical pairs and candidates already seen, the dataset's creators having filtered its captions.
+
+    A references config (``config.references``) has step 0 alone: it publishes the references it counts.
     """
 
     def __init__(self, config: PipelineConfig) -> None:
@@ -88,13 +90,30 @@ class FilterChain:
         else:
             lower = (f"References ≥ {config.min_references}", min_references(config.min_references))
             upper = (f"References ≤ {config.max_references}", max_references(config.max_references))
-        dataset = config.dataset
         # (name, run, role): the role says which of the engines' calls runs the step
-        steps: list[tuple[str, Callable, str]] = [
+        steps: list[tuple[str, Callable, str]] = (
+            [("No filter", lambda cluster: cluster, "before")] if config.references else self._steps(lower, upper)
+        )
+        self.funnel = Funnel([name for name, _, _ in steps])
+        self.steps = {
+            number: Step(number, name, run, row)
+            for (number, (name, run, _)), row in zip(enumerate(steps), self.funnel.rows, strict=True)
+        }
+        roles = [role for _, _, role in steps]
+        self.before = tuple(number for number, role in enumerate(roles) if role == "before")
+        self.caption_rule = roles.index("rule") if "rule" in roles else -1
+        self.bound_after_rule = roles.index("after rule") if "after rule" in roles else -1
+        self.pair_filters = tuple(number for number, role in enumerate(roles) if role == "pairs")
+
+    def _steps(self, lower: tuple[str, ClusterStep], upper: tuple[str, ClusterStep]) -> list[tuple[str, Callable, str]]:
+        """The steps of a config that pairs captions, each with its role."""
+        config = self.config
+        dataset = config.dataset
+        return [
             ("No filter", lambda cluster: cluster, "before"),  # 0
             (*lower, "before"),  # 1
             *([] if dataset else [(*upper, "before")]),  # 2
-            *([(*self._set_bound(), "before")] if config.web else []),  # 2 + 1, web and dataset configs only
+            *([(*self._set_bound(), "before")] if config.web and config.set_size_z is not None else []),  # 2 + 1
             ("Has caption", has_caption, "before"),  # 3
             *([] if dataset and not config.min_words else [(*self._length(), "before")]),  # 4
             (RULE_NAMES[config.caption_rule], filter_texts, "rule"),  # 5: with the verdicts of the tagged texts
@@ -103,16 +122,6 @@ class FilterChain:
             ("Divergent captions", divergent_captions, "pairs"),  # 8
             *([] if dataset else [("Significant caption diff", significant_difference, "pairs")]),  # 9
         ]
-        self.funnel = Funnel([name for name, _, _ in steps])
-        self.steps = {
-            number: Step(number, name, run, row)
-            for (number, (name, run, _)), row in zip(enumerate(steps), self.funnel.rows, strict=True)
-        }
-        roles = [role for _, _, role in steps]
-        self.before = tuple(number for number, role in enumerate(roles) if role == "before")
-        self.caption_rule = roles.index("rule")
-        self.bound_after_rule = roles.index("after rule")
-        self.pair_filters = tuple(number for number, role in enumerate(roles) if role == "pairs")
 
     def _set_bound(self) -> tuple[str, ClusterStep]:
         """§5.1.2: a set of more equal images than the crawl's z-score bound is dropped (no bound: none is)."""

@@ -131,15 +131,17 @@ def equivalence_groups(facts: dict[str, object], config: PipelineConfig) -> list
     return _groups({url: equivalence_key(one, config.equivalence) for url, one in facts.items()})  # type: ignore[arg-type]
 
 
-def set_bound(sizes: Iterable[int], z: float) -> tuple[int | None, dict[str, object]]:
+def set_bound(sizes: Iterable[int], z: float | None) -> tuple[int | None, dict[str, object]]:
     """§5.1.2: the largest number of images a set may hold, the largest size whose z-score, (size − μ) / σ over
     the sets that can yield pairs, stays under ``z`` (the thesis: μ = 3.13, σ = 25.87, z < 0.05 → 4), and the
     statistics it came from. None (no bound) with fewer than two such sets or all of one size, as
-    ``builder.filters.images.oversized_sets`` drops nothing then."""
+    ``builder.filters.images.oversized_sets`` drops nothing then, and with no ``z`` (the bound not asked for)."""
     values = list(sizes)
     mean = statistics.fmean(values) if values else None
     spread = statistics.pstdev(values) if len(values) > 1 else 0.0
-    bound = max(1, math.ceil(mean + z * spread) - 1) if mean is not None and spread > 0 else None
+    bound = None
+    if z is not None and mean is not None and spread > 0:
+        bound = max(1, math.ceil(mean + z * spread) - 1)
     return bound, {
         "z": z,
         "sets_that_yield_pairs": len(values),

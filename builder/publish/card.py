@@ -70,15 +70,17 @@ def _build_section(record: dict[str, object]) -> str:
     skipped = record["skipped"]
     assert isinstance(skipped, dict)
     skipped_lines = ", ".join(f"{key.replace('_', ' ')}: {value:,}" for key, value in skipped.items())
+    references = bool(parameters.get("references"))
     empty = (
-        "No pair survived the filters: this config's parquet file has no rows, and the config is not in the "
-        "card's `configs:` (`datasets` cannot load a split with no rows).\n\n"
+        f"No {'record was found' if references else 'pair survived the filters'}: this config's parquet file has no "
+        "rows, and the config is not in the card's `configs:` (`datasets` cannot load a split with no rows).\n\n"
         if not record["rows"]
         else ""
     )
     inputs = f"Crawl files ({len(dumps):,})" if "crawl" in record else "Dataset" if "dataset" in record else "Dumps"
     return (
-        f"### `{record['config']}` – {record['rows']:,} pairs\n\n"
+        f"### `{record['config']}` – {record['rows']:,} {'image–text records' if references else 'pairs'}\n\n"
+        f"{_references_note(references)}"
         f"{empty}"
         f"- {inputs}:\n{dump_lines}\n"
         f"{_language_lines(record)}"
@@ -93,6 +95,17 @@ def _build_section(record: dict[str, object]) -> str:
         f"{Funnel.from_list(record['funnel']).markdown()}"  # type: ignore[arg-type]
         f"{_web_section(record)}"
         f"{_dataset_section(record)}"
+    )
+
+
+def _references_note(references: bool) -> str:
+    if not references:
+        return ""
+    return (
+        "Every image–text record that step 0 counts, of every source, not pairs: one row per reference and text "
+        "(`kind`: `caption` or `alt`, a crawl's captions `figure` or `table`; a reference without a text is one row "
+        "whose `kind` and `text` are null), with its `image` as the build identifies it, the `file` the page used, "
+        "the `page` and where it came from (`revision`, or a crawl's `record`, `date` and `html_lang`).\n\n"
     )
 
 
@@ -215,8 +228,12 @@ def _identity_line(identity: object) -> str:
             f"- Image equivalence (§4.6): `{identity['equivalence']}`{bits} (`identity` column: "
             f"`{identity['identity']}`, or `url` for two references to one URL); image URLs "
             f"{identity['images_kept']:,} → {identity['equivalence_sets']:,} sets ({identity['images_merged']:,} "
-            f"merged); §5.1.2's bound: sets of at most {'any number of' if limit is None else f'{limit:,}'} images "
-            f"(z < {bound['z']:g} over {bound['sets_that_yield_pairs']:,} sets that can yield pairs)\n"
+            + (
+                "merged); §5.1.2's bound on a set's size: not applied (a crawl's default; `--set-bound Z` applies it)\n"
+                if bound["z"] is None
+                else f"merged); §5.1.2's bound: sets of at most {'any number of' if limit is None else f'{limit:,}'} "
+                f"images (z < {bound['z']:g} over {bound['sets_that_yield_pairs']:,} sets that can yield pairs)\n"
+            )
         )
     if not isinstance(identity, dict) or identity["identities"] == ["title"]:
         return "- Image identity: the normalized `File:` title (as in the paper)\n"

@@ -200,6 +200,29 @@ WEB_DEVIATIONS: tuple[Deviation, ...] = (
         "at most 10 references per equivalence set (step 2), after it, as the Wikipedia build bounds a cluster",
         "one bound in one place: the steps 0–9 run unchanged for both sources",
     ),
+    Deviation(
+        "A page captured twice (§4.1)",
+        "not said: every response record is read",
+        "the same target URI, in one WARC file or several, is read once, from its first capture in input order; "
+        "later captures are counted (`later_captures_of_pages`) and left out",
+        "Common Crawl's monthly crawls capture a page again with other bytes (a date, an advertisement) and the "
+        "same images and captions: read twice, a page's images count twice at step 2 and its captions pair with "
+        "themselves; a key of URI and payload digest would keep those copies",
+    ),
+    Deviation(
+        "Page charset (§4.4.1)",
+        "not said; the authors' extractor reads every page as UTF-8",
+        "the byte-order mark, the HTTP header's charset, the `<meta>` one, else detection (charset-normalizer); "
+        "labels read with the WHATWG table browsers use",
+        "pages of other charsets (ClueWeb09's EUC-JP, GBK, windows-1251) read as UTF-8 give captions of U+FFFD",
+    ),
+    Deviation(
+        "Page nesting",
+        "no bound",
+        "a page of more than 20,000 tags nested deeper than 4,096 elements is skipped, counted "
+        "(`too_deep_pages`) and named",
+        "an HTML5 parse's time grows faster than the page with its nesting: 100,000 levels take 52 s",
+    ),
 )
 
 

@@ -339,11 +339,11 @@ class Publisher:
             )
         self._aside = conflicts
 
-    def writer(self, name: str, languages: bool = False, web: str = "") -> PairWriter:
+    def writer(self, name: str, languages: bool = False, web: str = "", references: bool = False) -> PairWriter:
         """A writer of the config's single ``train`` split into its staging folder."""
         if self.staging is None:
             raise RuntimeError("Publisher.open() must come first")
-        self._writers[name] = PairWriter(self.staging / name, languages=languages, web=web)
+        self._writers[name] = PairWriter(self.staging / name, languages=languages, web=web, references=references)
         return self._writers[name]
 
     def config_folder(self, name: str) -> Path:

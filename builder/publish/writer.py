@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 from builder.config import ROWS_PER_SHARD
 from builder.filters.clusters import Pair
 
-__all__ = ["PairWriter", "file_digest", "finalize_parts", "pair_row"]
+__all__ = ["REFERENCE_ROW_SCHEMA", "PairWriter", "file_digest", "finalize_parts", "pair_row", "reference_rows"]
 
 PAIR_SCHEMA = pa.schema(
     [
@@ -45,6 +45,62 @@ CROSSLINGUAL_PAIR_SCHEMA = PAIR_SCHEMA.append(pa.field("language1", pa.string())
 # <html lang> (no language is detected, thesis §4.5.2 aside); ``identity`` names the config's equivalence
 WEB_COLUMNS = ("record1", "record2", "date1", "date2", "html_lang1", "html_lang2")
 WEB_PAIR_SCHEMA = pa.schema([*PAIR_SCHEMA, *(pa.field(name, pa.string()) for name in WEB_COLUMNS)])
+
+
+# a references config's rows: one per image–text record that step 0 counts (a reference without a text: one row, kind
+# and text null), with where it was found (page, revision or WARC record or dataset key, date, <html lang>)
+REFERENCE_ROW_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("image", pa.string()),  # the image as the build identifies it (its cluster: title, or equivalence set)
+        ("file", pa.string()),  # the title or URL the page used
+        ("page", pa.string()),
+        ("page_id", pa.int64()),
+        ("revision", pa.int64()),  # the revision id (0 for a crawl or a dataset)
+        ("position", pa.int64()),  # the reference's number on its page
+        ("source", pa.string()),  # where on the page: link, template, gallery; figure, table, alt; sample, tsv
+        ("kind", pa.string()),  # caption or alt (a crawl's captions: figure or table)
+        ("text", pa.string()),  # cleaned as the configs that pair them clean it
+        ("language", pa.string()),  # the wiki's (or the build's) language
+        ("record", pa.string()),  # WARC-Record-ID, or a dataset sample's key
+        ("date", pa.string()),  # WARC-Date
+        ("html_lang", pa.string()),  # the page's <html lang>
+    ]
+)
+_CAPTION_KINDS = frozenset({"figure", "table"})
+
+
+def reference_rows(row: dict[str, object]) -> list[dict[str, object]]:
+    """A reference's output rows: one per non-empty text (its caption, then its alt text), or one without a text."""
+    source = row["source"]
+    texts = [("caption", row.get("caption")), ("alt", row.get("alt"))]
+    found = [(kind, text) for kind, text in texts if text]
+    rows = []
+    for kind, text in found or [(None, None)]:
+        if kind == "caption" and source in _CAPTION_KINDS:
+            kind = source  # a crawl's caption: from a <figure> or a caption table
+        key = "\x1f".join(
+            str(row.get(name)) for name in ("language", "page", "page_id", "revision_id", "position", "file", "record")
+        )
+        rows.append(
+            {
+                "id": hashlib.blake2b(f"{key}\x1f{kind}".encode(), digest_size=8).hexdigest(),
+                "image": row["image"],
+                "file": row["file"],
+                "page": row["page"],
+                "page_id": row["page_id"],
+                "revision": row["revision_id"],
+                "position": row["position"],
+                "source": source,
+                "kind": kind,
+                "text": text,
+                "language": row["language"],
+                "record": row.get("record"),
+                "date": row.get("date"),
+                "html_lang": row.get("page_language"),
+            }
+        )
+    return rows
 
 
 def pair_id(pair: Pair) -> str:
@@ -116,7 +172,7 @@ class PairWriter:
     A writer that holds one slice of the output (a Spark partition) stops at :meth:`finish`
     instead, under a ``prefix`` of its own, and the parts of all slices are named together
     by :func:`finalize_parts`. ``languages`` writes :data:`CROSSLINGUAL_PAIR_SCHEMA`; ``web`` (a web config's
-    equivalence label) :data:`WEB_PAIR_SCHEMA`.
+    equivalence label) :data:`WEB_PAIR_SCHEMA`; ``references`` a references config's :data:`REFERENCE_ROW_SCHEMA`.
     """
 
     def __init__(
@@ -128,11 +184,20 @@ class PairWriter:
         split: str = "train",
         languages: bool = False,
         web: str = "",
+        references: bool = False,
     ) -> None:
         self.folder = folder
         self.languages = languages
         self.web = web
-        self.schema = WEB_PAIR_SCHEMA if web else CROSSLINGUAL_PAIR_SCHEMA if languages else PAIR_SCHEMA
+        self.schema = (
+            REFERENCE_ROW_SCHEMA
+            if references
+            else WEB_PAIR_SCHEMA
+            if web
+            else CROSSLINGUAL_PAIR_SCHEMA
+            if languages
+            else PAIR_SCHEMA
+        )
         self.split = split
         self.rows_per_shard = rows_per_shard
         self.batch_size = batch_size

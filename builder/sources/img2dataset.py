@@ -14,11 +14,16 @@ of ``number_sample_per_shard`` samples at a time. A sample's key is the shard nu
 - ``parquet``: ``00000.parquet`` alone, the metadata columns with the image bytes in ``jpg`` (null for a
   failed download) and the caption in ``txt``.
 
-The image's extension follows img2dataset's ``encode_format`` (``jpg`` by default; ``png``, ``webp``).
-The TSV is Conceptual Captions' own (caption, tab, image URL; no header) or one with a header naming
-``caption`` and ``url`` (as img2dataset's ``--input_format tsv`` reads). With a TSV, a sample without a
-caption takes the TSV's caption of its URL, and each TSV row whose image is not in the folder is a
-``not_downloaded`` record.
+The image's extension follows img2dataset's ``encode_format`` (``jpg`` by default; ``png``, ``webp``). The key
+numbers the input rows; a shard's metadata rows (and a parquet shard's rows, a tar's members) are in the order the
+downloads finished. Every sample a shard lists is one record, read or counted under a reason (``DATASET_SKIPS``):
+one listed as downloaded whose image is not in the shard is ``missing_image``, one whose caption is no UTF-8 text
+``unreadable_caption``. A caption is cleaned as a web caption is (:func:`builder.lang.text.preprocess_caption`).
+
+The TSV is Conceptual Captions' own (caption, tab, image URL; no header: a row is split on its last tab) or one
+with a header naming ``caption`` and ``url`` (as img2dataset's ``--input_format tsv`` reads). With a TSV, a sample
+without a caption takes a TSV caption of its URL (the URL's rows go to its samples in key order, so the sharding
+does not change them), and each TSV row whose image is not in the folder is a ``not_downloaded`` record.
 
 §5.1.1's checks, each a counted skip reason: the image must open and decode with Pillow (``unreadable``,
 ``corrupt``, ``decompression_bomb``), be a JPEG (``not_jpeg``; the thesis read the HTTP content type,
@@ -29,14 +34,15 @@ say, download with ``--resize_mode no`` (and ``--skip_reencode True`` to keep th
 
 from __future__ import annotations
 
-import csv
 import json
 import tarfile
+import unicodedata
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from builder.lang.text import preprocess_caption  # web captions' §4.5.1 cleaning; needs no HTML parser
 from builder.sources.images import DEFAULT_HASH_SIZE, DEFAULT_MAX_PIXELS, ImageFacts, ImageSkip, inspect_image
 
 __all__ = [
@@ -47,6 +53,7 @@ __all__ = [
     "ImageDataset",
     "dataset_layout",
     "read_caption_tsv",
+    "sample_caption",
 ]
 
 LAYOUTS = ("files", "webdataset", "parquet")
@@ -54,8 +61,10 @@ IMAGE_EXTENSIONS = ("jpg", "jpeg", "png", "webp")
 MIN_SIDE = 400  # §5.1.1: at least 400 × 400 pixels, as Conceptual Captions' own filter
 # Why a record brings no image facts: the order in which they are checked.
 DATASET_SKIPS = (
-    "not_downloaded",
+    "not_downloaded",  # img2dataset failed to download it (its metadata says so), or a TSV row without a sample
+    "missing_image",  # listed as downloaded (status success, or its .txt/.json written) but no image in the shard
     "bad_metadata",
+    "unreadable_caption",  # its caption is not UTF-8 text (binary, U+FFFD, control characters)
     "no_caption",
     "unreadable",
     "corrupt",
@@ -65,6 +74,10 @@ DATASET_SKIPS = (
 )
 MAX_PROBLEMS = 100  # places of problems kept for the report; all are counted
 _BATCH_ROWS = 64  # parquet rows read at once: images are large, memory stays flat
+_LISTING_ROWS = 65_536  # metadata rows (key and URL alone) read at once
+# A caption is binary, not text, when one character in ten or more is a control character (tabs and line breaks
+# aside); fewer, stray ones are dropped by the cleaning, as a web caption's are.
+_CONTROL_SHARE = 10
 
 
 class DatasetRecord(NamedTuple):
@@ -79,28 +92,84 @@ class DatasetRecord(NamedTuple):
     source: str = "sample"
 
 
+class _Unreadable(ValueError):
+    """A caption that is no text: not UTF-8, or holding NUL, U+FFFD or many control characters."""
+
+
+def sample_caption(value: bytes | str | None) -> str | None:
+    """A sample's caption as published: UTF-8 text cleaned as a web caption is (:func:`preprocess_caption`: line
+    breaks and tabs to spaces, non-printable characters dropped, whitespace collapsed); None when there is none.
+
+    ValueError when it is no text: bytes that are not UTF-8, or text holding NUL or U+FFFD (a decoding that
+    already failed), or in which one character in ten or more is a control character."""
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        try:
+            text = value.decode("utf-8-sig")
+        except UnicodeDecodeError as error:
+            raise _Unreadable(f"not UTF-8 text ({error.reason} at byte {error.start})") from None
+    else:
+        text = str(value)
+    if "\x00" in text or "\ufffd" in text:
+        raise _Unreadable("not text (a NUL or U+FFFD character)")
+    if not text.isprintable():
+        controls = sum(1 for char in text if not char.isspace() and unicodedata.category(char) == "Cc")
+        if controls * _CONTROL_SHARE >= len(text):
+            raise _Unreadable(f"not text ({controls} control characters in {len(text)})")
+    return preprocess_caption(text)
+
+
 def read_caption_tsv(path: str | Path, problems: list[str] | None = None) -> Iterator[tuple[int, str, str]]:
-    """``(line, caption, url)`` for each row of a caption TSV; a row without two fields is left out and
+    """``(line, caption, url)`` for each row of a caption TSV, the caption cleaned as :func:`sample_caption` says.
+
+    Conceptual Captions' TSV has no header: a row is split on its LAST tab, the caption everything before it (a
+    tab inside a caption is the caption's), the URL after it. A first line naming ``caption`` and ``url`` among
+    its fields is a header (img2dataset's ``--input_format tsv``); a row with more fields than the header has
+    its extra tabs in the caption, the other columns counted from either end. Rows end at ``\\n`` alone (a
+    ``\\r`` inside a caption is whitespace). A row without a URL, or that is not UTF-8 text, is left out and
     named in ``problems`` (``path:line: …``) when a list is given, else it stops the read as ValueError."""
     path = Path(path)
-    with path.open(encoding="utf-8", newline="") as stream:
-        rows = csv.reader(stream, delimiter="\t", quoting=csv.QUOTE_NONE)
-        caption_column, url_column = 0, 1
-        for line, row in enumerate(rows, start=1):
-            if line == 1 and {"caption", "url"} <= {field.strip().lower() for field in row}:
-                names = [field.strip().lower() for field in row]
-                caption_column, url_column = names.index("caption"), names.index("url")
+
+    def bad(line: int, why: str) -> None:
+        message = f"{path}:{line}: {why}"
+        if problems is None:
+            raise ValueError(message)
+        if len(problems) < MAX_PROBLEMS:
+            problems.append(message)
+
+    caption_column, url_column, width = 0, 1, 2
+    with path.open(encoding="utf-8-sig", errors="replace", newline="\n") as stream:
+        for line, text in enumerate(stream, start=1):
+            text = text.rstrip("\r\n")
+            if not text.strip():
                 continue
-            if not row:
+            fields = text.split("\t")
+            if line == 1:
+                names = [field.strip().lower() for field in fields]
+                if {"caption", "url"} <= set(names):
+                    caption_column, url_column, width = names.index("caption"), names.index("url"), len(names)
+                    continue
+            if len(fields) < width:
+                bad(line, f"expected a caption and a URL separated by a tab, found {len(fields)} field(s)")
                 continue
-            if len(row) <= max(caption_column, url_column) or not row[url_column].strip():
-                message = f"{path}:{line}: expected a caption and a URL separated by a tab, found {len(row)} field(s)"
-                if problems is None:
-                    raise ValueError(message)
-                if len(problems) < MAX_PROBLEMS:
-                    problems.append(message)
+            extra = len(fields) - width  # tabs of the caption's own
+            caption = "\t".join(fields[caption_column : caption_column + extra + 1])
+            url = fields[url_column if url_column < caption_column else url_column + extra].strip()
+            if not url:
+                bad(line, "expected a caption and a URL separated by a tab, found no URL")
                 continue
-            yield line, row[caption_column].strip(), row[url_column].strip()
+            try:
+                if "\ufffd" in url:
+                    raise _Unreadable("not text (a NUL or U+FFFD character)")
+                if caption.isprintable() and "\ufffd" not in caption:  # the common case, as sample_caption cleans it
+                    cleaned = " ".join(caption.split())
+                else:
+                    cleaned = sample_caption(caption) or ""
+            except ValueError as error:
+                bad(line, str(error))
+                continue
+            yield line, cleaned, url
 
 
 def _shard_dirs(folder: Path) -> list[Path]:
@@ -140,9 +209,26 @@ def dataset_layout(folder: str | Path) -> str:
 class _Sample(NamedTuple):
     key: str
     url: str | None
-    caption: str | None
-    data: bytes | None  # None: not downloaded
-    problem: str | None  # bad metadata
+    caption: str | None  # cleaned; "" when nothing is left of it, None when it has none
+    data: bytes | None  # None: no image
+    skip: str | None = None  # a reason known before its image is read: not_downloaded, missing_image, …
+    problem: str | None = None  # where and why, for ``problems``
+
+
+class _Listed(NamedTuple):
+    """A sample's row in its shard's metadata parquet (files and webdataset layouts)."""
+
+    url: str | None
+    caption: object
+    status: str | None
+
+
+def _quiet_caption(value: object) -> str | None:
+    """The caption of a sample skipped for another reason, as far as it can be read (the record shows it)."""
+    try:
+        return sample_caption(value)  # type: ignore[arg-type]
+    except ValueError:
+        return None
 
 
 def _text(value: object) -> str | None:
@@ -157,7 +243,17 @@ class ImageDataset:
 
     Iterating reads the folder once, one sample at a time; ``counts`` then holds ``samples`` (records
     yielded), ``kept`` (records with image facts) and one count per skip reason, ``problems`` the places
-    of unreadable metadata, shards and TSV rows (the first 100)."""
+    of unreadable metadata, shards, captions and TSV rows and of missing images (the first 100). Every sample
+    a shard lists (its metadata parquet's rows, else the samples found in it) is one record: ``samples`` is
+    ``kept`` plus the skip reasons.
+
+    With a TSV, a sample without a caption of its own takes a TSV caption of its URL: the TSV's rows of a URL go
+    to the URL's samples in key order (the order of the TSV rows img2dataset downloaded them for), the first
+    sample the first row, the second the second, and so on; a sample past its URL's rows takes none, and a URL
+    the TSV names once gives its caption to each of its samples. So a URL's captions do not depend on how the
+    samples were split into shards, nor on which shards are read (``shards``): the places of the samples of URLs
+    the TSV repeats are found over the whole folder (``places``: :meth:`tsv_places`, which a build computes once
+    and hands each shard's task; else found when reading)."""
 
     def __init__(
         self,
@@ -169,6 +265,7 @@ class ImageDataset:
         max_pixels: int = DEFAULT_MAX_PIXELS,
         hash_size: int = DEFAULT_HASH_SIZE,
         shards: Sequence[str] | None = None,
+        places: Mapping[str, int] | None = None,
     ) -> None:
         self.folder = Path(folder)
         self.layout = dataset_layout(self.folder)
@@ -181,6 +278,8 @@ class ImageDataset:
         self.tsv = Path(tsv) if tsv is not None else None
         if self.tsv is not None and not self.tsv.is_file():
             raise ValueError(f"{self.tsv}: no such caption TSV")
+        # key → the sample's place among the samples of its URL, for the URLs the TSV repeats (None: found on reading)
+        self.places = None if places is None else dict(places)
         self.min_side = min_side
         self.require_jpeg = require_jpeg
         self.max_pixels = max_pixels
@@ -194,44 +293,53 @@ class ImageDataset:
 
     # ---- the three layouts ----
 
-    def _shard_paths(self) -> list[Path]:
+    def _all_shard_paths(self) -> list[Path]:
         """The layout's shards in order: ``NNNNN/`` folders, ``NNNNN.tar`` files, or ``NNNNN.parquet`` files."""
         if self.layout == "files":
-            paths = _shard_dirs(self.folder)
-        elif self.layout == "webdataset":
-            paths = sorted(self.folder.glob("*.tar"))
-        else:
-            paths = _image_parquets(self.folder)
-        return [path for path in paths if self.only is None or path.name in self.only]
+            return _shard_dirs(self.folder)
+        if self.layout == "webdataset":
+            return sorted(self.folder.glob("*.tar"))
+        return _image_parquets(self.folder)
+
+    def _shard_paths(self) -> list[Path]:
+        """The shards this reader reads (``shards``)."""
+        return [path for path in self._all_shard_paths() if self.only is None or path.name in self.only]
 
     def shard_names(self) -> list[str]:
         """Every shard's name (``00000``, ``00000.tar``, ``00000.parquet``): a build reads one shard per task."""
-        only, self.only = getattr(self, "only", None), None
-        try:
-            return [path.name for path in self._shard_paths()]
-        finally:
-            self.only = only
+        return [path.name for path in self._all_shard_paths()]
 
-    def _failed_in_metadata(self, parquet: Path) -> Iterator[_Sample]:
-        """The samples a shard's metadata parquet lists as not downloaded (files and webdataset layouts)."""
+    def _metadata_parquet(self, shard: Path) -> Path:
+        """Where img2dataset wrote a shard's metadata: ``00000.parquet`` next to ``00000/`` or ``00000.tar``."""
+        if self.layout == "files":
+            return self.folder / f"{shard.name}.parquet"
+        return shard.with_suffix(".parquet")
+
+    def _listed(self, shard: Path) -> dict[str, _Listed]:
+        """A shard's metadata parquet, key by key: every sample img2dataset tried, failed downloads included
+        (files and webdataset layouts); empty when there is none or it cannot be read (counted and named)."""
         import pyarrow.parquet as pq
 
+        parquet = self._metadata_parquet(shard)
         if not parquet.is_file():
-            return
+            return {}
         try:
-            table = pq.read_table(parquet)
+            source = pq.ParquetFile(parquet)
+            names = source.schema_arrow.names
+            if "key" not in names:
+                return {}
+            columns = [name for name in ("key", "url", "caption", "status") if name in names]
+            listed = {}
+            for batch in source.iter_batches(batch_size=_LISTING_ROWS, columns=columns):
+                for row in batch.to_pylist():
+                    listed[str(row["key"])] = _Listed(_text(row.get("url")), row.get("caption"), row.get("status"))
         except (OSError, ValueError) as error:
             self.counts["unreadable_metadata"] += 1
             self._problem(f"{parquet}: unreadable shard metadata ({error})")
-            return
-        names = set(table.column_names)
-        if not {"key", "status"} <= names:
-            return
-        for row in table.to_pylist():
-            if row.get("status") not in (None, "success"):
-                yield _Sample(str(row["key"]), _text(row.get("url")), _text(row.get("caption")), None, None)
+            return {}
+        return listed
 
-    def _metadata(self, raw: bytes | None, place: str) -> tuple[str | None, str | None, str | None]:
+    def _metadata(self, raw: bytes | None, place: str) -> tuple[str | None, object, str | None]:
         """URL, caption and problem from a sample's ``.json``."""
         if raw is None:
             return None, None, None
@@ -241,67 +349,164 @@ class ImageDataset:
                 raise ValueError("not a JSON object")
         except ValueError as error:
             return None, None, f"{place}: unreadable metadata ({error})"
-        return _text(meta.get("url")), _text(meta.get("caption")), None
+        return _text(meta.get("url")), meta.get("caption"), None
 
-    def _sample(self, key: str, parts: dict[str, bytes], place: str) -> _Sample:
+    def _sample(self, key: str, parts: dict[str, bytes], place: str, listed: _Listed | None) -> _Sample:
+        """A sample of the files or webdataset layout from what the shard holds of it (``parts``, by extension)
+        and its metadata row; its image missing is ``not_downloaded`` when the metadata says the download failed,
+        else ``missing_image`` (img2dataset writes a sample's ``.txt`` and ``.json`` with its image alone)."""
         url, caption, problem = self._metadata(parts.get("json"), f"{place}/{key}.json")
+        status = None
+        if listed is not None:
+            url, status = url or listed.url, listed.status
+            caption = caption if caption is not None else listed.caption
         if "txt" in parts:
-            caption = _text(parts["txt"])
+            caption = parts["txt"]
         data = next((parts[extension] for extension in IMAGE_EXTENSIONS if extension in parts), None)
-        return _Sample(key, url, caption, data, problem)
+        if data is None:
+            if status != "success" and (status is not None or not parts):
+                return _Sample(key, url, _quiet_caption(caption), None, "not_downloaded")
+            why = "listed as downloaded" if status == "success" else "its caption or metadata written"
+            return _Sample(key, url, _quiet_caption(caption), None, "missing_image", f"{place}/{key}: {why}, no image")
+        if problem is not None:
+            return _Sample(key, url, None, data, "bad_metadata", problem)
+        return self._with_caption(key, url, caption, data, f"{place}/{key}")
 
-    def _files(self) -> Iterator[_Sample]:
-        for shard in self._shard_paths():
-            keys = sorted({path.name.split(".", 1)[0] for path in shard.iterdir() if path.is_file()})
-            for key in keys:
-                parts = {}
-                for extension in (*IMAGE_EXTENSIONS, "txt", "json"):
-                    path = shard / f"{key}.{extension}"
-                    if path.is_file():
-                        parts[extension] = path.read_bytes()
-                if any(extension in parts for extension in IMAGE_EXTENSIONS):
-                    yield self._sample(key, parts, str(shard))
-            yield from self._failed_in_metadata(self.folder / f"{shard.name}.parquet")
+    def _with_caption(self, key: str, url: str | None, caption: object, data: bytes | None, place: str) -> _Sample:
+        try:
+            return _Sample(key, url, sample_caption(caption), data)  # type: ignore[arg-type]
+        except ValueError as error:
+            return _Sample(key, url, None, data, "unreadable_caption", f"{place}: caption {error}")
 
-    def _webdataset(self) -> Iterator[_Sample]:
-        for path in self._shard_paths():
-            current: str | None = None
-            parts: dict[str, bytes] = {}
-            try:
-                with tarfile.open(path, "r:*") as archive:
-                    for member in archive:
-                        if not member.isfile():
-                            continue
-                        folder, _, name = member.name.rpartition("/")
-                        stem, _, extension = name.partition(".")
-                        key = f"{folder}/{stem}" if folder else stem
-                        if key != current:
-                            if current is not None and any(ext in parts for ext in IMAGE_EXTENSIONS):
-                                yield self._sample(current, parts, str(path))
-                            current, parts = key, {}
-                        reader = archive.extractfile(member)
-                        if reader is not None:
-                            parts[extension.lower()] = reader.read()
-            except (tarfile.TarError, OSError, EOFError) as error:
-                self.counts["unreadable_shard"] += 1
-                self._problem(f"{path}: unreadable after sample {current} ({error}); its remaining samples are lost")
-            if current is not None and any(ext in parts for ext in IMAGE_EXTENSIONS):
-                yield self._sample(current, parts, str(path))
-            yield from self._failed_in_metadata(path.with_suffix(".parquet"))
+    def _files(self, shards: list[Path]) -> Iterator[_Sample]:
+        for shard in shards:
+            listed = self._listed(shard)
+            found: dict[str, dict[str, Path]] = {}
+            for path in shard.iterdir():
+                stem, _, extension = path.name.partition(".")
+                if path.is_file() and extension.lower() in (*IMAGE_EXTENSIONS, "txt", "json"):
+                    found.setdefault(stem, {})[extension.lower()] = path
+            for key in sorted(found.keys() | listed.keys()):
+                parts = {extension: path.read_bytes() for extension, path in found.get(key, {}).items()}
+                yield self._sample(key, parts, str(shard), listed.get(key))
 
-    def _parquet(self) -> Iterator[_Sample]:
+    def _webdataset(self, shards: list[Path]) -> Iterator[_Sample]:
+        for path in shards:
+            yield from self._tar(path)
+
+    def _tar(self, path: Path) -> Iterator[_Sample]:
+        """A webdataset shard's samples, one member group at a time, then those its metadata lists that it lacks."""
+        listed = self._listed(path)
+        seen: set[str] = set()
+
+        def sample(key: str, parts: dict[str, bytes]) -> Iterator[_Sample]:
+            stem = key.rpartition("/")[2]  # img2dataset's members have no folder; the metadata keys none either
+            if parts or stem in listed:  # members of no sample's kind (none img2dataset writes) are no sample
+                seen.add(stem)
+                yield self._sample(key, parts, str(path), listed.get(stem))
+
+        current: str | None = None
+        parts: dict[str, bytes] = {}
+        try:
+            with tarfile.open(path, "r:*") as archive:
+                for member in archive:
+                    if not member.isfile():
+                        continue
+                    folder, _, name = member.name.rpartition("/")
+                    stem, _, extension = name.partition(".")
+                    key = f"{folder}/{stem}" if folder else stem
+                    if key != current:
+                        if current is not None:
+                            yield from sample(current, parts)
+                        current, parts = key, {}
+                    reader = archive.extractfile(member)
+                    if reader is not None and extension.lower() in (*IMAGE_EXTENSIONS, "txt", "json"):
+                        parts[extension.lower()] = reader.read()
+            if current is not None:
+                yield from sample(current, parts)
+        except (tarfile.TarError, OSError, EOFError) as error:
+            self.counts["unreadable_shard"] += 1
+            self._problem(f"{path}: unreadable after sample {current} ({error}); its remaining samples are lost")
+        for key, row in listed.items():  # listed, never reached: failed downloads, missing or lost images
+            if key not in seen:
+                yield self._sample(key, {}, str(path), row)
+
+    def _parquet(self, shards: list[Path]) -> Iterator[_Sample]:
         import pyarrow.parquet as pq
 
-        for path in self._shard_paths():
+        for path in shards:
             source = pq.ParquetFile(path)
-            wanted = [name for name in ("key", "url", "caption", "txt", "jpg") if name in source.schema_arrow.names]
+            names = source.schema_arrow.names
+            wanted = [name for name in ("key", "url", "caption", "txt", "status", "jpg") if name in names]
             number = 0
             for batch in source.iter_batches(batch_size=_BATCH_ROWS, columns=wanted):
                 for row in batch.to_pylist():
                     key = str(row["key"]) if row.get("key") is not None else f"{path.stem}:{number}"
                     number += 1
-                    caption = _text(row.get("txt")) if row.get("txt") is not None else _text(row.get("caption"))
-                    yield _Sample(key, _text(row.get("url")), caption, row.get("jpg"), None)
+                    url = _text(row.get("url"))
+                    caption = row.get("txt") if row.get("txt") is not None else row.get("caption")
+                    if row.get("jpg") is None:
+                        listed = row.get("status") == "success"  # downloaded, says the row, yet no bytes
+                        skip, why = ("missing_image", f"{path}: sample {key}: no image") if listed else (None, None)
+                        yield _Sample(key, url, _quiet_caption(caption), None, skip or "not_downloaded", why)
+                    else:
+                        yield self._with_caption(key, url, caption, row["jpg"], f"{path}: sample {key}")
+
+    def _samples(self, shards: list[Path]) -> Iterator[_Sample]:
+        return {"files": self._files, "webdataset": self._webdataset, "parquet": self._parquet}[self.layout](shards)
+
+    def _listing(self, shard: Path) -> Iterator[tuple[str, str]]:
+        """``(key, url)`` of every sample a shard lists: the rows of its metadata parquet (the shard itself in the
+        parquet layout), else the samples found in it."""
+        import pyarrow.parquet as pq
+
+        parquet = shard if self.layout == "parquet" else self._metadata_parquet(shard)
+        try:
+            source = pq.ParquetFile(parquet) if parquet.is_file() else None
+        except (OSError, ValueError):
+            source = None
+        names = source.schema_arrow.names if source is not None else []
+        if source is not None and "url" in names and ("key" in names or self.layout == "parquet"):
+            number = 0
+            columns = [name for name in ("key", "url") if name in names]
+            for batch in source.iter_batches(batch_size=_LISTING_ROWS, columns=columns):
+                for row in batch.to_pylist():
+                    key = str(row["key"]) if row.get("key") is not None else f"{shard.stem}:{number}"
+                    number += 1
+                    yield key, _text(row.get("url")) or ""
+            return
+        for sample in self._samples([shard]):
+            yield sample.key, sample.url or ""
+
+    def tsv_places(self, urls: set[str] | None = None) -> dict[str, dict[str, int]]:
+        """Shard name → key → the sample's place among the samples of its URL (0 for the first), for the ``urls``
+        given, by default those the TSV repeats (none without a TSV).
+
+        The samples of a URL are in key order over the whole folder: img2dataset numbers a sample by the TSV row
+        it was downloaded for (its shard, then its row in the shard), whatever order the downloads finished in.
+        Reads the shards' metadata (keys and URLs alone) when the TSV repeats a URL, else nothing."""
+        if urls is None:
+            if self.tsv is None:
+                return {}
+            rows = Counter(url for _line, _caption, url in read_caption_tsv(self.tsv, []))
+            urls = {url for url, count in rows.items() if count > 1}
+        if not urls:
+            return {}
+        counts, problems = self.counts.copy(), list(self.problems)  # a metadata problem is counted when read
+        found = []
+        for number, shard in enumerate(self._all_shard_paths()):
+            for place, (key, url) in enumerate(self._listing(shard)):
+                if url in urls:  # img2dataset's keys are numbers of one width; others keep the shard's order
+                    found.append(
+                        ((number, 0, int(key), 0) if key.isdigit() else (number, 1, 0, place), shard, key, url)
+                    )
+        self.counts, self.problems = counts, problems
+        seen: Counter[str] = Counter()
+        places: dict[str, dict[str, int]] = {}
+        for _order, shard, key, url in sorted(found, key=lambda entry: entry[0]):
+            places.setdefault(shard.name, {})[key] = seen[url]
+            seen[url] += 1
+        return places
 
     # ---- the records ----
 
@@ -324,42 +529,50 @@ class ImageDataset:
         return DatasetRecord(key, url, caption, image, source)
 
     def __iter__(self) -> Iterator[DatasetRecord]:
+        captions: dict[str, list[str]] = {}
+        tsv_problems: list[str] = []
+        if self.tsv is not None:
+            for _line, caption, url in read_caption_tsv(self.tsv, tsv_problems):
+                captions.setdefault(url, []).append(caption)
+        places = self.places
+        if places is None:
+            repeated = {url for url, rows in captions.items() if len(rows) > 1}
+            places = {key: place for shard in self.tsv_places(repeated).values() for key, place in shard.items()}
         self.counts.clear()
         self.problems.clear()
-        captions: dict[str, list[str]] = {}
         if self.tsv is not None:
             # a shard of a build leaves the TSV's bad rows to the build, which reads them once for every shard
-            problems = self.problems if self.only is None else []
-            for _line, caption, url in read_caption_tsv(self.tsv, problems):
-                captions.setdefault(url, []).append(caption)
-                self.counts["tsv_rows"] += 1
-        samples = {"files": self._files, "webdataset": self._webdataset, "parquet": self._parquet}[self.layout]()
-        for sample in samples:
+            if self.only is None:
+                self.problems.extend(tsv_problems)
+            self.counts["tsv_rows"] = sum(len(rows) for rows in captions.values())
+        matched: set[tuple[str, int]] = set()  # (URL, row among the URL's rows) given to a sample
+        for sample in self._samples(self._shard_paths()):
             url = sample.url or ""
-            caption = sample.caption
+            caption, source = sample.caption, "sample"
             rows = captions.get(url)
-            source = "sample"
-            if rows:  # one TSV row per sample, in order: img2dataset wrote a sample per row
-                from_tsv = rows.pop(0)
-                self.counts["tsv_matched"] += 1
-                if not rows:
-                    del captions[url]
-                if not caption:
-                    caption, source = from_tsv, "tsv"
+            if rows:
+                place = 0 if len(rows) == 1 else places.get(sample.key)
+                if place is not None and place < len(rows):
+                    # a row counts once (a URL the TSV names once may have several samples, if the TSV is not
+                    # the one img2dataset read; across a build's shards, each shard counts it)
+                    self.counts["tsv_matched"] += (url, place) not in matched
+                    matched.add((url, place))
+                    if not caption and sample.skip != "unreadable_caption":
+                        caption, source = rows[place] or None, "tsv"
             if sample.problem is not None:
                 self._problem(sample.problem)
-                yield self._record(sample.key, url, caption, "bad_metadata")
-            elif sample.data is None:
-                yield self._record(sample.key, url, caption, "not_downloaded")
+            if sample.skip is not None:
+                yield self._record(sample.key, url, caption, sample.skip, source)
             elif not caption:
-                yield self._record(sample.key, url, caption, "no_caption")
+                yield self._record(sample.key, url, caption, "no_caption", source)
             else:
-                yield self._record(sample.key, url, caption, self._check(sample.data), source)
+                yield self._record(sample.key, url, caption, self._check(sample.data), source)  # type: ignore[arg-type]
         if self.only is not None:
             return
         for url, rows in captions.items():  # TSV rows whose image img2dataset did not write
-            for caption in rows:
-                yield self._record(None, url, caption, "not_downloaded", "tsv")
+            for place, caption in enumerate(rows):
+                if (url, place) not in matched:
+                    yield self._record(None, url, caption or None, "not_downloaded", "tsv")
 
     def report(self) -> str:
         """One line of the counts, skip reasons in their order: what a build prints after reading."""

@@ -6,12 +6,16 @@ through the bounded requests of :mod:`builder.sources.mirror`, resumed with ``Ra
 dropped connection) or any other URL fsspec opens (``s3://…``, as ``datasets`` does). Every source
 is streamed and its bytes counted; nothing is downloaded whole first.
 
-Records are parsed by ``fastwarc``. Gzip members are decompressed here, not by fastwarc, because
-fastwarc ends a file whose last member is cut short without a word: :class:`_Members` raises instead,
-so a truncated file is a counted, named problem. A record whose block is shorter than its
-``Content-Length``, whose ``WARC-Block-Digest`` does not match, or whose payload exceeds the cap is
-skipped and counted (:class:`WarcStats`), with the file and the record named; a file that cannot be
-parsed further stops there, its earlier records kept.
+Records are WARC (1.0, 1.1 and ClueWeb's 0.18, framed by ``fastwarc``) or ARC (the Internet Archive's
+format before WARC, framed here). Gzip members are decompressed here, one at a time (:class:`_GzipMembers`):
+a file compressed per record, as WARC asks, is read member by member, so a record whose ``Content-Length``
+is wrong, or a damaged member, spoils that member only and reading goes on at the next one; a file that ends
+inside a member is a counted, named problem (fastwarc alone would end it without a word). A record whose
+block is shorter than its ``Content-Length``, whose ``WARC-Block-Digest`` does not match, or whose payload
+exceeds the cap is skipped and counted (:class:`WarcStats`), with the file and the record named. The HTTP
+message in a record is read by :mod:`builder.sources.http`: headers with bare LF line ends (ClueWeb09),
+bodies de-chunked and their content codings (gzip, deflate, br) undone, as the server sent them. A revisit
+record is counted, not read. A page given twice is the engines' business (the first capture is read).
 """
 
 from __future__ import annotations
@@ -28,9 +32,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO, Literal
 
-from fastwarc import ArchiveIterator, WarcRecordType
-
 from builder.sources.files import MAX_PROBLEMS
+from builder.sources.http import BodyError, HttpResponse, decode_body, parse_response
+from builder.sources.kinds import ARCHIVE_SUFFIXES, LISTING_SUFFIX
 from builder.sources.mirror import (
     CHUNK_SIZE,
     DownloadError,
@@ -56,8 +60,8 @@ __all__ = [
 COMMON_CRAWL = "https://data.commoncrawl.org/"  # where the paths of a Common Crawl listing are relative to
 MAX_PAYLOAD = 50 * 10**6  # bytes: a larger payload is a counted skip, never read into memory
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-WARC_SUFFIXES = (".warc", ".warc.gz")
-PATHS_SUFFIX = ".paths.gz"
+WARC_SUFFIXES = ARCHIVE_SUFFIXES
+PATHS_SUFFIX = LISTING_SUFFIX
 _MEMBER_READ = 1 << 16
 
 Kind = Literal["html", "image"]
@@ -69,6 +73,10 @@ class WarcError(Exception):
 
 class TruncatedWarc(OSError):
     """The compressed stream ends inside a gzip member, or a member is damaged; the message says where."""
+
+
+class _CutShort(TruncatedWarc):
+    """The file ends inside a gzip member: nothing follows, so the file stops there."""
 
 
 @dataclasses.dataclass
@@ -91,7 +99,12 @@ class WarcStats:
     truncated_records: int = 0  # blocks shorter than their Content-Length
     digest_mismatches: int = 0  # blocks whose WARC-Block-Digest does not match (a wrong Content-Length, damage)
     malformed_records: int = 0  # no Content-Length, HTTP headers that cannot be parsed
-    files_stopped: int = 0  # files whose reading ended early (a damaged or truncated member, garbage)
+    files_stopped: int = 0  # files whose reading ended early (a truncated last member, broken framing, garbage)
+    members_skipped: int = 0  # gzip members left after a bad record or damage; reading went on at the next one
+    revisits: int = 0  # revisit records (a capture repeated without its payload)
+    revisits_resolved: int = 0  # of which the file holds a response of the URI they refer to
+    unsupported_encodings: int = 0  # bodies in a Content-Encoding the reader cannot undo
+    bodies_as_stored: int = 0  # bodies whose header names a coding they do not carry (stored decoded), used as stored
     problems: list[str] = dataclasses.field(default_factory=list)
 
     def add(self, other: WarcStats) -> None:
@@ -108,7 +121,13 @@ class WarcStats:
     @property
     def skipped(self) -> int:
         """Response records left out as bad input (not those of another content type)."""
-        return self.too_large + self.truncated_records + self.digest_mismatches + self.malformed_records
+        return (
+            self.too_large
+            + self.truncated_records
+            + self.digest_mismatches
+            + self.malformed_records
+            + self.unsupported_encodings
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,14 +135,14 @@ class WarcResponse:
     """An HTML or image response record: where it came from and its payload (at most the cap)."""
 
     source: str  # the WARC file or URL
-    uri: str  # WARC-Target-URI
-    record_id: str  # WARC-Record-ID, ``<urn:uuid:…>``
-    date: str  # WARC-Date as written
-    offset: int  # byte offset of the record in the uncompressed stream
+    uri: str  # WARC-Target-URI, without WARC 1.0's angle brackets (an ARC record's URL)
+    record_id: str  # WARC-Record-ID, ``<urn:uuid:…>``; an ARC record's ``<arc:OFFSET>``
+    date: str  # WARC-Date as written (an ARC record's date in that form)
+    offset: int  # byte offset of the record in the file: its gzip member's, or the record's in a plain file
     kind: Kind
     content_type: str  # the HTTP Content-Type without parameters, lower case
     charset: str | None  # the HTTP Content-Type's charset parameter as written, if any
-    payload: bytes  # the HTTP body (transfer and content encodings as stored)
+    payload: bytes  # the HTTP body as sent: de-chunked, its content codings undone
 
 
 # ---------------------------------------------------------------------------------------------- inputs
@@ -328,52 +347,124 @@ def open_warc(source: str, network: Network | None = None) -> Iterator[_Counted]
         counted.close()
 
 
-class _Members(_Forward):
-    """The concatenated gzip members of a stream, decompressed; an incomplete or damaged member raises.
+class _Prefixed(_Forward):
+    """A stream whose first bytes were already read (to tell the format), handed back before the rest."""
 
-    ``member_start`` is the compressed offset of the member being read, for naming where damage is.
-    """
+    def __init__(self, head: bytes, inner: io.RawIOBase | _Forward) -> None:
+        self.head = head
+        self.inner = inner
 
-    def __init__(self, raw: _Counted, head: bytes) -> None:
-        self.raw = raw
-        self.member_start = 0
-        self._decompressor = zlib.decompressobj(31)
-        self._in_member = False
-        self._consumed = 0  # compressed bytes handed to finished members
-        self._pending = head  # the bytes read to tell gzip from plain WARC
+    def read(self, size: int = -1) -> bytes:
+        if self.head:
+            if size is None or size < 0 or size >= len(self.head):
+                data, self.head = self.head, b""
+            else:
+                data, self.head = self.head[:size], self.head[size:]
+        else:
+            data = self.inner.read(size)
+        self.position += len(data)
+        return data
+
+
+class _Member(_Forward):
+    """One gzip member of a stream, decompressed; the file ending inside it, or damage, raises TruncatedWarc."""
+
+    def __init__(self, members: _GzipMembers, start: int) -> None:
+        self.members = members
+        self.start = start  # the member's compressed offset in the file
+        self.ended = False
 
     def read(self, size: int = -1) -> bytes:
         size = size if size is not None and size > 0 else CHUNK_SIZE
-        while True:
-            if not self._pending:
-                self._pending = self.raw.read(_MEMBER_READ)
-                if not self._pending:
-                    if self._in_member:
-                        raise TruncatedWarc(
-                            f"the gzip member at byte {self.member_start:,} is cut short (the file ends inside it)"
-                        )
-                    return b""
-            if not self._in_member:
-                self.member_start = self._consumed
-                self._in_member = True
-            data = self._pending
-            try:
-                out = self._decompressor.decompress(data, size)
-            except zlib.error as error:
-                raise TruncatedWarc(f"the gzip member at byte {self.member_start:,} is damaged ({error})") from None
-            used = len(data) - len(self._decompressor.unconsumed_tail) - len(self._decompressor.unused_data)
-            if self._decompressor.eof:
-                rest = self._decompressor.unused_data
-                self._consumed += len(data) - len(rest)
-                self._pending = rest
-                self._decompressor = zlib.decompressobj(31)
-                self._in_member = False
-            else:
-                self._consumed += used
-                self._pending = self._decompressor.unconsumed_tail
+        while not self.ended:
+            out = self.members.inflate(self, size)
             if out:
                 self.position += len(out)
                 return out
+        return b""
+
+    def drain(self) -> None:
+        """Decompress the member to its end, so that the next one can be found (what is left is not wanted)."""
+        while self.read(CHUNK_SIZE):
+            pass
+
+
+class _GzipMembers:
+    """The gzip members of a stream, one :class:`_Member` at a time, each starting where the last one ended.
+
+    A WARC or ARC file compressed per record has one record per member, so a record whose ``Content-Length``
+    is wrong spoils its own member only: reading goes on at the next one. A damaged member is skipped by
+    looking for the next gzip header in the compressed bytes (counted by the reader).
+    """
+
+    MAGIC = b"\x1f\x8b\x08"
+
+    def __init__(self, raw: _Counted, head: bytes) -> None:
+        self.raw = raw
+        self._pending = head
+        self._consumed = 0  # compressed bytes before ``_pending``
+        self._decompressor = zlib.decompressobj(31)
+        self.damaged = 0  # members skipped as damaged
+
+    def _fill(self) -> bool:
+        data = self.raw.read(_MEMBER_READ)
+        self._pending += data
+        return bool(data)
+
+    def __iter__(self) -> Iterator[_Member]:
+        while True:
+            while len(self._pending) < len(self.MAGIC) and self._fill():
+                pass
+            if not self._pending:
+                return
+            if not self._pending.startswith(self.MAGIC):
+                self.damaged += 1  # bytes between members that start none
+                if not self._resync():
+                    return
+            member = _Member(self, self._consumed)
+            yield member
+            member.drain()
+
+    def _resync(self) -> bool:
+        """Skip to the next gzip header in the compressed bytes; False at the end of the stream."""
+        while True:
+            found = self._pending.find(self.MAGIC, 1)
+            if found >= 0:
+                self._consumed += found
+                self._pending = self._pending[found:]
+                self._decompressor = zlib.decompressobj(31)
+                return True
+            keep = len(self.MAGIC) - 1
+            self._consumed += max(0, len(self._pending) - keep)
+            self._pending = self._pending[-keep:]
+            if not self._fill():
+                self._consumed += len(self._pending)
+                self._pending = b""
+                return False
+
+    def inflate(self, member: _Member, size: int) -> bytes:
+        """Up to ``size`` decompressed bytes of ``member``; marks it ended at the member's end."""
+        if not self._pending and not self._fill():
+            member.ended = True
+            raise _CutShort(f"the gzip member at byte {member.start:,} is cut short (the file ends inside it)")
+        data = self._pending
+        try:
+            out = self._decompressor.decompress(data, size)
+        except zlib.error as error:
+            member.ended = True
+            self._resync()
+            raise TruncatedWarc(f"the gzip member at byte {member.start:,} is damaged ({error})") from None
+        if self._decompressor.eof:
+            rest = self._decompressor.unused_data
+            self._consumed += len(data) - len(rest)
+            self._pending = rest
+            self._decompressor = zlib.decompressobj(31)
+            member.ended = True
+        else:
+            tail = self._decompressor.unconsumed_tail
+            self._consumed += len(data) - len(tail)
+            self._pending = tail
+        return out
 
 
 # ---------------------------------------------------------------------------------------------- records
@@ -400,6 +491,37 @@ def _content_type(value: str | None) -> tuple[str, str | None]:
     return media.strip().lower(), charset
 
 
+def target_uri(value: str | None) -> str:
+    """A WARC-Target-URI as a URL: WARC 1.0's grammar put it in angle brackets, and wget writes them; a space
+    (an old crawler's unescaped URL) is escaped."""
+    uri = (value or "").strip()
+    if uri.startswith("<") and uri.endswith(">"):
+        uri = uri[1:-1].strip()
+    return uri.replace(" ", "%20")
+
+
+@dataclasses.dataclass
+class _Record:
+    """An archive record as both formats give it to the HTTP layer: where it is, its block and its HTTP head."""
+
+    uri: str
+    record_id: str
+    date: str
+    offset: int
+    block: bytes
+    http: HttpResponse
+
+
+def _head(first: bytes) -> str:
+    """The format a stream's first bytes name: ``warc``, ``arc``, or ``""`` for neither."""
+    start = first.lstrip(b"\r\n")
+    if start.startswith(b"WARC/"):
+        return "warc"
+    if start.startswith(b"filedesc://"):
+        return "arc"
+    return ""
+
+
 def iter_responses(
     source: str,
     stats: WarcStats,
@@ -408,56 +530,344 @@ def iter_responses(
     network: Network | None = None,
     wanted: Callable[[str], bool] | None = None,
 ) -> Iterator[WarcResponse]:
-    """The HTML and image response records of one WARC source, in file order; ``stats`` counts as it goes.
+    """The HTML and image responses of one WARC or ARC source, in file order, their bodies as the server sent
+    them (:mod:`builder.sources.http`); ``stats`` counts as it goes.
 
-    Bad records are skipped and counted with the source and record named; damage that ends the
-    parsing of a file (a truncated or damaged gzip member, bytes that are no WARC record) stops it
-    with a counted problem, after the records before it. ``wanted(kind)`` chooses the kinds whose
-    payloads are read (default: both); a source that cannot be opened raises :class:`WarcError`.
+    Bad records are skipped and counted with the source and record named. In a file compressed per record, a
+    bad record or a damaged member spoils that member only and reading goes on at the next one; in an
+    uncompressed file, or inside one member, damage that breaks the framing stops the file there, with a
+    counted problem, after the records before it. ``wanted(kind)`` chooses the kinds whose payloads are read
+    (default: both). A source that cannot be opened, or that is no WARC or ARC file, raises :class:`WarcError`.
     """
     stats.files += 1
+    reader = _Reader(source, stats, max_payload, verify_digests, wanted)
     with open_warc(source, network) as raw:
-        last = "the start"
         try:
             head = raw.read(2)
-            stream: _Forward = _Members(raw, head) if head == b"\x1f\x8b" else _Prefixed(head, raw)
-            records = ArchiveIterator(
-                stream,
-                record_types=WarcRecordType.any_type,
-                parse_http=False,
-                stream_detect=False,
-                fsspec_args=False,
-            )
-            for record in records:
-                stats.records += 1
-                if record.record_type != WarcRecordType.response:
-                    continue
-                stats.responses += 1
-                response = _response(source, record, stats, max_payload, verify_digests, wanted)
-                last = f"record {record.record_id} at byte {record.stream_pos:,}"
-                if response is not None:
-                    yield response
-        except (OSError, DownloadError) as error:
+            if head == b"\x1f\x8b":
+                members = _GzipMembers(raw, head)
+                for start, segment in _segments(members, reader):
+                    yield from reader.segment(segment, start)
+                    segment.drain()
+                if members.damaged:
+                    stats.members_skipped += members.damaged
+                    stats.note(f"{source}: {members.damaged:,} stretch(es) of bytes between gzip members skipped")
+            else:
+                first = head + raw.read(14)
+                reader.set_format(_head(first), first)
+                yield from reader.segment(_Prefixed(first, raw), None)
+        except (OSError, ValueError, DownloadError) as error:
+            if isinstance(error, WarcError):
+                raise
             stats.files_stopped += 1
-            stats.note(f"{source}: reading stopped after {last}: {error}")
+            stats.note(f"{source}: reading stopped after {reader.last}: {error}")
         finally:
             stats.bytes += raw.count
 
 
-class _Prefixed(_Forward):
-    """A stream whose first bytes were already read (to tell gzip from plain WARC)."""
+class _Segment(_Forward):
+    """The records of a gzip file from one member that starts a record to the next: one member when the file is
+    compressed per record (as WARC asks), several when a writer split a record over members, the whole file when
+    it is one member."""
 
-    def __init__(self, head: bytes, raw: _Counted) -> None:
-        self.head = head
-        self.raw = raw
+    def __init__(self, members: Iterator[_Member], member: _Member, first: bytes, starts: Callable[[bytes], bool]):
+        self.members = members
+        self.current = member
+        self.head = first
+        self.starts = starts
+        self.next: tuple[_Member, bytes] | None = None  # the member that starts the next segment, and its first bytes
 
     def read(self, size: int = -1) -> bytes:
-        if self.head:
-            data, self.head = self.head, b""
+        size = size if size is not None and size > 0 else CHUNK_SIZE
+        while True:
+            if self.head:
+                data, self.head = self.head[:size], self.head[size:]
+            elif self.current is None:
+                return b""
+            else:
+                data = self.current.read(size)
+            if data:
+                self.position += len(data)
+                return data
+            following = next(self.members, None)
+            if following is None:
+                self.current = None
+                return b""
+            first = following.read(16)
+            if self.starts(first):
+                self.next, self.current = (following, first), None
+                return b""
+            self.current, self.head = following, first
+
+    def drain(self) -> None:
+        """Read to the segment's end (what a parser left), so that the next segment is found; a damaged member is
+        passed over (the gzip reader resynchronised on the next header)."""
+        while True:
+            try:
+                if not self.read(CHUNK_SIZE):
+                    return
+            except _CutShort:
+                raise
+            except TruncatedWarc:
+                continue
+
+
+def _segments(members: _GzipMembers, reader: _Reader) -> Iterator[tuple[int, _Segment]]:
+    """The segments of a gzip file, each with the compressed offset of its first member; the first member tells
+    the format (a WARC member starts a record with ``WARC/``; every ARC member starts one)."""
+    iterator = iter(members)
+    member = next(iterator, None)
+    if member is None:
+        return
+    first = member.read(16)
+    reader.set_format(_head(first), first)
+
+    def starts(head: bytes) -> bool:
+        return reader.format == "arc" or _head(head) == "warc"
+
+    pending: tuple[_Member, bytes] | None = (member, first)
+    while pending is not None:
+        member, first = pending
+        segment = _Segment(iterator, member, first, starts)
+        yield member.start, segment
+        pending = segment.next
+
+
+class _Reader:
+    """The records of one source, segment by segment (a gzip member, or the whole uncompressed file)."""
+
+    def __init__(
+        self,
+        source: str,
+        stats: WarcStats,
+        max_payload: int,
+        verify_digests: bool,
+        wanted: Callable[[str], bool] | None,
+    ) -> None:
+        self.source = source
+        self.stats = stats
+        self.max_payload = max_payload
+        self.verify_digests = verify_digests
+        self.wanted = wanted
+        self.format = ""
+        self.last = "the start"
+        self.arc_fields = 5
+        self.seen: set[str] = set()  # the target URIs of the file's responses, to resolve its revisits
+
+    def set_format(self, name: str, first: bytes) -> None:
+        if not name:
+            raise WarcError(f"{self.source}: not a WARC or ARC file (it starts with {first[:16]!r})")
+        self.format = name
+
+    def segment(self, stream: _Forward, member: int | None) -> Iterator[WarcResponse]:
+        """The responses of one segment; in a gzip member (``member``: its offset) a framing error ends the
+        member, counted, and the next one is read."""
+        records = self._arc(stream, member) if self.format == "arc" else self._warc(stream, member)
+        try:
+            for record in records:
+                response = self._response(record)
+                if response is not None:
+                    yield response
+        except (ValueError, OSError) as error:
+            if member is None or isinstance(error, _CutShort):
+                raise
+            self.stats.members_skipped += 1
+            self.stats.note(f"{self.source}: the rest of the gzip member at byte {member:,} is skipped: {error}")
+
+    # -- WARC, through fastwarc
+
+    def _warc(self, stream: _Forward, member: int | None) -> Iterator[_Record]:
+        stats = self.stats
+        from fastwarc import ArchiveIterator, WarcRecordType  # here: a dataset build, which imports this, needs none
+
+        records = ArchiveIterator(
+            stream, record_types=WarcRecordType.any_type, parse_http=False, stream_detect=False, fsspec_args=False
+        )
+        for record in records:
+            stats.records += 1
+            offset = record.stream_pos if member is None else member
+            kind = record.record_type
+            if kind == WarcRecordType.revisit:
+                self._revisit(record)
+                continue
+            if kind != WarcRecordType.response:
+                continue
+            stats.responses += 1
+            headers = record.headers
+            record_id = record.record_id or "(no WARC-Record-ID)"
+            where = f"{self.source}: record {record_id} at byte {offset:,}"
+            self.last = f"record {record_id} at byte {offset:,}"
+            uri = target_uri(headers.get("WARC-Target-URI"))
+            self.seen.add(uri)
+            read = self._warc_block(record, where)
+            if read is not None:
+                yield _Record(uri, record_id, headers.get("WARC-Date") or "", offset, *read)
+
+    def _warc_block(self, record: object, where: str) -> tuple[bytes, HttpResponse] | None:
+        """A response record's block and its HTTP head, or None (counted) when it is skipped; a block that holds
+        no HTTP message or whose type is not wanted is left unread beyond its head."""
+        stats = self.stats
+        headers = record.headers  # type: ignore[attr-defined]
+        declared = headers.get("Content-Length")
+        if declared is None or not declared.strip().isdigit():
+            stats.malformed_records += 1
+            stats.note(f"{where}: no valid Content-Length")
+            record.consume()  # type: ignore[attr-defined]
+            return None
+        size = int(declared)
+        if size > self.max_payload:
+            if not _cut_short(stats, where, record.consume(), size):  # type: ignore[attr-defined]
+                stats.too_large += 1
+                stats.note(f"{where}: {size:,} bytes, over the cap of {self.max_payload:,}")
+            return None
+        check = self.verify_digests and headers.get("WARC-Block-Digest")
+        if check and not record.verify_block_digest(consume=False):  # type: ignore[attr-defined]
+            if not _cut_short(stats, where, record.content_length, size):  # type: ignore[attr-defined]
+                stats.digest_mismatches += 1
+                stats.note(f"{where}: WARC-Block-Digest does not match the block (a wrong Content-Length, or damage)")
+            record.consume()  # type: ignore[attr-defined]
+            return None
+        head = record.reader.read(min(size, _HEAD_READ))  # type: ignore[attr-defined]
+        response = self._wanted_head(head)
+        if response is None:
+            record.consume()  # type: ignore[attr-defined]
+            return None
+        block = head + record.reader.read(size - len(head)) if size > len(head) else head  # type: ignore[attr-defined]
+        if _cut_short(stats, where, len(block), size):
+            return None
+        return block, _whole_head(response, head, block)
+
+    def _wanted_head(self, head: bytes) -> HttpResponse | None:
+        """The HTTP head of a block's first bytes if it is a response of a wanted type (else None, counted). A head
+        longer than the bytes read is no response: its block is counted as malformed."""
+        response = parse_response(head)
+        if response is None:
+            self.stats.not_http += 1
+            return None
+        kind = _kind(_content_type(response.header("content-type"))[0])
+        if kind is None or (self.wanted is not None and not self.wanted(kind)):
+            self.stats.other_types += 1
+            return None
+        return response
+
+    def _revisit(self, record: object) -> None:
+        """A revisit repeats a capture without its payload: counted, and resolved when the file holds a response
+        of the URI it refers to (its page is read once, from that response, as any later capture is a copy)."""
+        headers = record.headers  # type: ignore[attr-defined]
+        self.stats.revisits += 1
+        original = target_uri(headers.get("WARC-Refers-To-Target-URI") or headers.get("WARC-Target-URI"))
+        if original in self.seen:
+            self.stats.revisits_resolved += 1
+        record.consume()  # type: ignore[attr-defined]
+
+    # -- ARC, the Internet Archive's format before WARC
+
+    def _arc(self, stream: _Forward, member: int | None) -> Iterator[_Record]:
+        """ARC records (version 1): a header line ``URL IP date type length``, then ``length`` bytes (the HTTP
+        response, for an http URL); the first record, ``filedesc://``, names the header's fields."""
+        stats = self.stats
+        buffered = io.BufferedReader(stream, _MEMBER_READ)  # type: ignore[arg-type]
+        while True:
+            start = buffered.tell() if member is None else member
+            line = buffered.readline(_ARC_LINE)
+            while line in (b"\n", b"\r\n"):
+                line = buffered.readline(_ARC_LINE)
+            if not line:
+                return
+            if not line.endswith(b"\n"):
+                raise ValueError(f"ARC header at byte {start:,} is not a line")
+            fields = line.decode("latin-1").rstrip("\r\n").rsplit(" ", self.arc_fields - 1)
+            if len(fields) != self.arc_fields or not fields[-1].isdigit():
+                raise ValueError(f"ARC header at byte {start:,} is malformed: {line[:120]!r}")
+            url, length = fields[0], int(fields[-1])
+            stats.records += 1
+            if url.startswith("filedesc://"):
+                block = buffered.read(length)
+                lines = block.split(b"\n", 2)
+                if len(lines) > 1 and lines[1].strip():
+                    self.arc_fields = len(lines[1].split())
+                continue
+            record_id = f"<arc:{start}>"
+            where = f"{self.source}: ARC record at byte {start:,} ({url[:200]})"
+            self.last = f"ARC record at byte {start:,}"
+            if not url.startswith(("http://", "https://")):
+                stats.responses += 1
+                stats.not_http += 1
+                _skip(buffered, length)
+                continue
+            stats.responses += 1
+            self.seen.add(target_uri(url))
+            if length > self.max_payload:
+                if not _cut_short(stats, where, _skip(buffered, length), length):
+                    stats.too_large += 1
+                    stats.note(f"{where}: {length:,} bytes, over the cap of {self.max_payload:,}")
+                continue
+            head = buffered.read(min(length, _HEAD_READ))
+            response = self._wanted_head(head)
+            if response is None:
+                _skip(buffered, length - len(head))
+                continue
+            block = head + buffered.read(length - len(head)) if length > len(head) else head
+            if _cut_short(stats, where, len(block), length):
+                return
+            response = _whole_head(response, head, block)
+            yield _Record(target_uri(url), record_id, _arc_date(fields[2]), start, block, response)
+
+    # -- HTTP, the same for both formats
+
+    def _response(self, record: _Record) -> WarcResponse | None:
+        stats = self.stats
+        where = f"{self.source}: record {record.record_id} at byte {record.offset:,}"
+        response = record.http
+        content_type, charset = _content_type(response.header("content-type"))
+        kind = _kind(content_type)
+        assert kind is not None  # the head was checked
+        try:
+            payload, kept = decode_body(response, record.block[response.body_start :], self.max_payload)
+        except BodyError as error:
+            if error.reason == "too_large":
+                stats.too_large += 1
+            else:
+                stats.unsupported_encodings += 1
+            stats.note(f"{where}: {error}")
+            return None
+        stats.bodies_as_stored += bool(kept)
+        if kind == "html":
+            stats.html += 1
         else:
-            data = self.raw.read(size)
-        self.position += len(data)
-        return data
+            stats.images += 1
+        return WarcResponse(
+            self.source, record.uri, record.record_id, record.date, record.offset, kind, content_type, charset, payload
+        )
+
+
+_HEAD_READ = 1 << 14  # a block's first bytes, enough for the HTTP headers of almost every response
+_ARC_LINE = 1 << 16  # the longest ARC header line read
+
+
+def _whole_head(response: HttpResponse, head: bytes, block: bytes) -> HttpResponse:
+    """The HTTP head of the whole block, where the first bytes read held only part of it."""
+    if response.body_start < len(head) or len(block) == len(head):
+        return response
+    return parse_response(block) or response
+
+
+def _skip(stream: io.BufferedReader, count: int) -> int:
+    """Read past ``count`` bytes without keeping them; how many there were."""
+    skipped = 0
+    while skipped < count:
+        data = stream.read(min(CHUNK_SIZE, count - skipped))
+        if not data:
+            break
+        skipped += len(data)
+    return skipped
+
+
+def _arc_date(value: str) -> str:
+    """An ARC date (``20080430204825``) as a WARC-Date (``2008-04-30T20:48:25Z``); as written if it is not one."""
+    if len(value) == 14 and value.isdigit():
+        return f"{value[:4]}-{value[4:6]}-{value[6:8]}T{value[8:10]}:{value[10:12]}:{value[12:]}Z"
+    return value
 
 
 def _cut_short(stats: WarcStats, where: str, left: int, block: int) -> bool:
@@ -467,74 +877,3 @@ def _cut_short(stats: WarcStats, where: str, left: int, block: int) -> bool:
     stats.truncated_records += 1
     stats.note(f"{where}: truncated, {left:,} of {block:,} bytes")
     return True
-
-
-def _response(
-    source: str,
-    record: object,
-    stats: WarcStats,
-    max_payload: int,
-    verify_digests: bool,
-    wanted: Callable[[str], bool] | None,
-) -> WarcResponse | None:
-    """One response record as a :class:`WarcResponse`, or ``None`` (counted) when it is skipped."""
-    headers = record.headers  # type: ignore[attr-defined]
-    record_id = record.record_id or "(no WARC-Record-ID)"  # type: ignore[attr-defined]
-    where = f"{source}: record {record_id} at byte {record.stream_pos:,}"  # type: ignore[attr-defined]
-    declared = headers.get("Content-Length")
-    if declared is None or not declared.strip().isdigit():
-        stats.malformed_records += 1
-        stats.note(f"{where}: no valid Content-Length")
-        record.consume()  # type: ignore[attr-defined]
-        return None
-    block = int(declared)
-    if block > max_payload:
-        if not _cut_short(stats, where, record.consume(), block):  # type: ignore[attr-defined]
-            stats.too_large += 1
-            stats.note(f"{where}: {block:,} bytes, over the cap of {max_payload:,}")
-        return None
-    if not record.is_http:  # type: ignore[attr-defined]
-        stats.not_http += 1
-        record.consume()  # type: ignore[attr-defined]
-        return None
-    if verify_digests and headers.get("WARC-Block-Digest") and not record.verify_block_digest(consume=False):  # type: ignore[attr-defined]
-        if not _cut_short(stats, where, record.content_length, block):  # type: ignore[attr-defined]
-            stats.digest_mismatches += 1
-            stats.note(f"{where}: WARC-Block-Digest does not match the block (a wrong Content-Length, or damage)")
-        record.consume()  # type: ignore[attr-defined]
-        return None
-    try:
-        record.parse_http()  # type: ignore[attr-defined]
-    except OSError as error:
-        stats.malformed_records += 1
-        stats.note(f"{where}: HTTP headers cannot be parsed ({error})")
-        record.consume()  # type: ignore[attr-defined]
-        return None
-    http_headers = record.http_headers  # type: ignore[attr-defined]
-    content_type, charset = _content_type(http_headers.get("Content-Type") if http_headers is not None else None)
-    kind = _kind(content_type)
-    if kind is None or (wanted is not None and not wanted(kind)):
-        stats.other_types += 1
-        record.consume()  # type: ignore[attr-defined]
-        return None
-    remaining = record.content_length  # type: ignore[attr-defined]
-    payload = record.reader.read(remaining)  # type: ignore[attr-defined]
-    if len(payload) < remaining or (http_headers is None or http_headers.status_code is None):
-        stats.truncated_records += 1
-        stats.note(f"{where}: truncated, {len(payload):,} of {remaining:,} payload bytes")
-        return None
-    if kind == "html":
-        stats.html += 1
-    else:
-        stats.images += 1
-    return WarcResponse(
-        source,
-        headers.get("WARC-Target-URI") or "",
-        record_id,
-        headers.get("WARC-Date") or "",
-        record.stream_pos,  # type: ignore[attr-defined]
-        kind,
-        content_type,
-        charset,
-        payload,
-    )

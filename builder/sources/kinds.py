@@ -1,0 +1,83 @@
+"""What an input is — a MediaWiki dump, a web crawl, an image–caption dataset — told by its name and first bytes.
+
+A build reads one kind of input. Told before any page is read, a crawl given to a dump build (or a dump to a web
+build) is refused in one line that names the file and the config that reads it, instead of a parse error deep in
+the wrong reader. Nothing here needs the web libraries: a Wikipedia build imports it too.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import zlib
+from pathlib import Path
+
+__all__ = ["ARCHIVE_SUFFIXES", "CONFIG_OF_KIND", "KINDS", "LISTING_SUFFIX", "configs_for_inputs", "input_kind"]
+
+ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
+LISTING_SUFFIX = ".paths.gz"
+KINDS = ("dump", "web", "dataset")
+CONFIG_OF_KIND = {"web": "web", "dataset": "captions"}  # the config that reads a kind of input, besides dumps'
+
+
+def _archive_head(first: bytes) -> bool:
+    start = first.lstrip(b"\r\n")
+    return start.startswith((b"WARC/", b"filedesc://"))
+
+
+def _file_kind(path: Path) -> str:
+    """A file's kind by its first bytes (a gzip file by its first decompressed ones)."""
+    try:
+        with path.open("rb") as stream:
+            first = stream.read(64)
+            if first[:2] == b"\x1f\x8b":
+                stream.seek(0)
+                with gzip.GzipFile(fileobj=stream) as inner:
+                    first = inner.read(64)
+    except (OSError, EOFError, zlib.error):
+        return "dump"  # unreadable here: the dump reader names what is wrong with it
+    return "web" if _archive_head(first) else "dump"
+
+
+def _folder_kind(path: Path) -> str:
+    names = [item.name for item in path.iterdir() if item.is_file()]
+    if any(name.endswith(ARCHIVE_SUFFIXES) for name in names):
+        return "web"
+    try:
+        from builder.sources.img2dataset import dataset_layout
+
+        dataset_layout(path)
+    except (ImportError, ValueError, OSError):
+        dumps = any(".xml" in name or name.endswith((".bz2", ".7z")) or name == "download.json" for name in names)
+        return "dump" if dumps else "unknown"
+    return "dataset"
+
+
+def input_kind(given: str | os.PathLike[str]) -> str:
+    """``dump`` (a file that is no web archive, a download folder), ``web`` (a WARC or ARC file, a folder of them, a
+    ``*.paths.gz`` listing, an archive's URL), ``dataset`` (an img2dataset output folder), or ``unknown`` (a path
+    that does not exist, a folder of none of these): the reader of the build's kind names what is wrong with it."""
+    text = os.fspath(given)
+    scheme, separator, _ = text.partition("://")
+    if separator and scheme.isalnum() and len(scheme) > 1:
+        return "web" if text.endswith((*ARCHIVE_SUFFIXES, LISTING_SUFFIX)) else "unknown"
+    path = Path(text)
+    if path.name.endswith(LISTING_SUFFIX):
+        return "web"
+    if path.is_dir():
+        return _folder_kind(path)
+    if path.is_file():
+        return _file_kind(path)
+    return "unknown"
+
+
+def configs_for_inputs(inputs: list[str], dump_configs: list[str]) -> list[str]:
+    """The configs a build without ``--configs`` makes of its inputs: ``dump_configs`` for dumps, ``web`` for
+    crawls, ``captions`` for an img2dataset folder; inputs of two kinds are refused (ValueError names them)."""
+    kinds = {given: kind if kind != "unknown" else "dump" for given in inputs if (kind := input_kind(given))}
+    found = sorted(set(kinds.values()), key=KINDS.index)
+    if len(found) > 1:
+        examples = ", ".join(f"{given} ({kind})" for given, kind in kinds.items())
+        raise ValueError(f"a build reads one kind of input, not {' and '.join(found)}: {examples}")
+    kind = found[0] if found else "dump"
+    return [CONFIG_OF_KIND[kind]] if kind in CONFIG_OF_KIND else list(dump_configs)
