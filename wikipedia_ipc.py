@@ -47,6 +47,7 @@ from builder.config import (
     DEFAULT_MEMORY_LIMIT,
     GOLD,
     IDENTITIES,
+    LISTING_SCHEMES,
     PRESETS,
     REFERENCES,
     SILVER,
@@ -244,6 +245,14 @@ def command_parser() -> argparse.ArgumentParser:
         "square over the thesis's 30)",
     )
     run.add_argument(
+        "--listing-scheme",
+        action="append",
+        default=[],
+        metavar="SCHEME",
+        help="web: a URL scheme a *.paths.gz listing may name besides http and https (s3, gs, file…); a listing "
+        "names paths relative to its base URL otherwise",
+    )
+    run.add_argument(
         "--set-bound",
         type=_set_bound_argument,
         metavar="Z",
@@ -351,9 +360,10 @@ def command_parser() -> argparse.ArgumentParser:
         "--score",
         metavar="PROFILE",
         choices=PROFILES,
-        help="also score every pair (python -m metrics score): the Δsem,syn measures and, with the profile the shipped "
-        "classifier was trained on (minilm, offline), paraphrase_probability; the card shows each config's map. "
-        "Needs the metric extra; checked before any dump is read",
+        help=f"also score every pair (python -m metrics score) with a profile ({', '.join(PROFILES)}): the Δsem,syn "
+        "measures and, with the profile the shipped classifier was trained on (minilm, offline), "
+        "paraphrase_probability; the card shows each config's map. Needs the metric extra; checked before any dump "
+        "is read",
     )
     run.add_argument("--quiet", action="store_true", help="no progress bars")
     push = commands.add_parser("push", help="upload a built dataset folder to the Hugging Face Hub")
@@ -425,6 +435,9 @@ def _print_summary(report: BuildReport, scored_into: str | None = None) -> None:
     else:
         mined = read.pages - read.skipped_redirect - read.skipped_namespace
         revisions = f" ({plural(read.revisions, 'revision')})" if read.revisions > read.pages else ""
+        copies = report.extraction.later_copies
+        if copies:  # a page given twice (two files of one dump) is read once: say how many of the pages were copies
+            revisions += f", {copies:,} of them {'a copy' if copies == 1 else 'copies'} of pages read before (left out)"
         print(
             f"\nRead {plural(read.pages, 'page')}{revisions}: mined {mined:,} for images, skipped "
             f"{plural(read.skipped_redirect, 'redirect')} and {plural(read.skipped_namespace, 'page')} of other "
@@ -440,10 +453,11 @@ def _print_summary(report: BuildReport, scored_into: str | None = None) -> None:
         identity = report.identities.get(name)
         if identity and "equivalence" in identity:
             left = sum(counts["references"] for counts in identity["left_out"].values())
+            kinds = ", ".join(f"{kind} {count:,}" for kind, count in identity["pairs"].items())
             print(
                 f"Images ({identity['identity']}): {identity['images_kept']:,} image URLs → "
-                f"{identity['equivalence_sets']:,} sets; {plural(left, 'reference')} left out by the image rules; "
-                f"pairs by kind: {', '.join(f'{kind} {count:,}' for kind, count in identity['pairs'].items())}\n"
+                f"{identity['equivalence_sets']:,} sets; {plural(left, 'reference')} left out by the image rules"
+                + (f"; pairs by kind: {kinds}\n" if kinds else "\n")
             )
         elif identity and identity["identities"] != ["title"]:
             pairs = identity["pairs"]
@@ -654,6 +668,7 @@ def _build_once(arguments: argparse.Namespace, given: Sequence[str], names: Sequ
             inline_templates=arguments.inline_templates,
             unrendered_templates=arguments.unrendered_templates,
             captions_tsv=arguments.captions_tsv,
+            listing_schemes=(*LISTING_SCHEMES, *(scheme.lower() for scheme in arguments.listing_scheme)),
             work_dir=arguments.work_dir,
             resume=arguments.resume,
             overwrite=arguments.overwrite,

@@ -5,6 +5,7 @@ where the package's data files are, and a worker process's tie to the process th
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import ctypes
 import json
@@ -14,7 +15,8 @@ import secrets
 import signal
 import sys
 import threading
-from collections.abc import Iterable
+import types
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 __all__ = [
@@ -113,6 +115,80 @@ def process_memory() -> int:
 
 
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a Linux process gets when the thread that started it ends
+
+
+SCRIPT_GUARD = (
+    "a worker process of this build is importing the script that started it, and the script starts a build again: "
+    'put the build under `if __name__ == "__main__":` (this platform starts workers by importing the script)'
+)
+
+
+def worker_pool(
+    workers: int, fork_safe: bool, initializer: Callable[..., object] | None = None, initargs: tuple = ()
+) -> concurrent.futures.ProcessPoolExecutor:
+    """A pool of a build's worker processes that does not run the caller's script again in each worker, so that a
+    build started from a script without ``if __name__ == "__main__":`` works as the README shows it.
+
+    ``fork_safe``: the caller holds no threads (no DuckDB connection), so a fork is a copy of a quiet process: fork
+    where the platform forks safely (not macOS). Otherwise a fork server (a fresh interpreter that imports the
+    toolkit and forks the workers) or spawn, whose workers would import the caller's script to rebuild its
+    ``__main__``: they are started at once, while ``__main__`` is a stand-in that names no script (a worker needs
+    none: it runs the toolkit's functions only). An executor, not a ``Pool``: a worker that dies ends the build.
+    """
+    methods = multiprocessing.get_all_start_methods()
+    if fork_safe and "fork" in methods and sys.platform != "darwin":
+        context = multiprocessing.get_context("fork")
+    elif "forkserver" in methods:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["builder.engines.local"])  # the toolkit, not the default "__main__"
+    else:
+        context = multiprocessing.get_context("spawn")
+    executor = concurrent.futures.ProcessPoolExecutor(
+        workers, mp_context=context, initializer=initializer, initargs=initargs
+    )
+    if context.get_start_method() != "fork":
+        main = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")  # no __file__, no __spec__: nothing to import
+        try:
+            started = [executor.submit(os.getpid) for _ in range(workers)]  # each submit starts a worker
+        finally:
+            if main is not None:
+                sys.modules["__main__"] = main
+        concurrent.futures.wait(started)
+    return executor
+
+
+def refuse_in_bootstrap() -> None:
+    """Stop a build at once where a spawned worker runs it while importing the caller's script (the worker is still
+    bootstrapping, its ``__main__`` is ``__mp_main__``): it would lock the folder the build writes into, die, and be
+    started again for ever."""
+    bootstrapping = getattr(multiprocessing.current_process(), "_inheriting", False)  # as multiprocessing tells it
+    if bootstrapping or getattr(sys.modules.get("__main__"), "__name__", "") == "__mp_main__":
+        raise RuntimeError(SCRIPT_GUARD)
+
+
+# optional libraries that ``import nltk`` loads when they are installed (nltk.metrics: SciPy; nltk.classify:
+# scikit-learn, and with it pandas): about 250 MB that the toolkit's use of NLTK (tokenizers, the perceptron) never
+# touches, in every process of a build that counts words or tags
+NLTK_EXTRAS = ("scipy", "sklearn", "pandas")
+
+
+@contextlib.contextmanager
+def importing_nltk() -> Iterator[None]:
+    """Import NLTK (the first time) with :data:`NLTK_EXTRAS` made unimportable, as where they are not installed;
+    they stay importable for anything else afterwards. A process that loaded NLTK or them before is left alone."""
+    if "nltk" in sys.modules:
+        yield
+        return
+    blocked = [name for name in NLTK_EXTRAS if name not in sys.modules]
+    for name in blocked:
+        sys.modules[name] = None  # type: ignore[assignment]  # import raises ImportError, as if not installed
+    try:
+        yield
+    finally:
+        for name in blocked:
+            if name in sys.modules and sys.modules[name] is None:
+                del sys.modules[name]
 
 
 def exit_with_parent() -> None:

@@ -484,6 +484,11 @@ def _plain(value: object) -> str:
     return ", ".join(str(item) for item in value) if isinstance(value, tuple) else str(value)
 
 
+# the URL schemes a crawl's *.paths.gz listing may name (builder.sources.warc): a listing comes from anywhere, so it
+# never makes a build read a local file the user did not give
+LISTING_SCHEMES: tuple[str, ...] = ("http", "https")
+
+
 @dataclasses.dataclass(frozen=True)
 class BuildOptions:
     """How one build runs, whatever its configs: the options of ``wikipedia-ipc build``, for every engine.
@@ -497,9 +502,10 @@ class BuildOptions:
     one, ``inline_templates`` likewise for inline templates; ``unrendered_templates`` is the no-hole rule's
     policy (``auto``: every edition but English drops a caption holding a template nothing renders; ``drop``:
     English too; ``cut``: none does, the authors' cleaning); ``captions_tsv`` a dataset build's Conceptual
-    Captions–style TSV, joined to the samples by URL. With ``work_dir`` and ``resume`` a build reuses
-    the reference shards an interrupted build finished; ``overwrite`` allows a non-empty output folder that
-    holds no earlier build.
+    Captions–style TSV, joined to the samples by URL; ``listing_schemes`` the URL schemes a crawl's ``*.paths.gz``
+    listing may name besides paths relative to its base (``file`` never unless given). With ``work_dir`` and
+    ``resume`` a build reuses the reference shards an interrupted build finished; ``overwrite`` allows a non-empty
+    output folder that holds no earlier build.
     """
 
     tagger: str | Tagger = "auto"
@@ -511,6 +517,7 @@ class BuildOptions:
     inline_templates: str | Path | None = None
     unrendered_templates: str = "auto"
     captions_tsv: str | Path | None = None
+    listing_schemes: tuple[str, ...] = LISTING_SCHEMES
     work_dir: str | Path | None = None
     resume: bool = False
     overwrite: bool = False

@@ -7,7 +7,8 @@ Usage::
     python -m metrics score wikipedia_ipc/              # → wikipedia_ipc-scored/<config>/*.parquet
 
 A built folder's pairs also get ``paraphrase_probability`` (the shipped classifier, profile minilm;
-docs/paraphrases.md) and each config its characteristic map, shown in the scored card.
+docs/paraphrases.md) and each config its characteristic map, shown in the scored card; all maps
+share one colour scale, which the card states.
 
 A TSV holds one pair per line, fields separated by tabs and taken verbatim (no quoting).
 Its first line is a header when ``--columns`` are given (they name header fields), or
@@ -17,7 +18,9 @@ when it names both texts' columns as paraphrase corpora release them (``sentence
 decided, and ``--header``/``--no-header`` decide instead. The texts are the ``--columns``
 named in the header, else the known pair it names, else the first two columns.
 A JSONL holds one object per line with the ``--columns``
-keys. The scored TSV keeps the input's columns (and header names) and is quoted where
+keys. Every pair needs both texts: an empty text field, a JSON null or absent key, or a null
+in a folder's parquet is an error naming the file and the line (the row index in a parquet file).
+The scored TSV keeps the input's columns (and header names) and is quoted where
 needed (csv's minimal quoting), so csv, pandas and ``datasets`` read the texts back exactly.
 """
 
@@ -45,6 +48,7 @@ from metrics.syntactic import TOKENIZERS
 
 SCORE_COLUMNS = ("rouge1", "rougeL", "bleu", "wms", "bert", "st", "syn", "sem", "delta")
 PROBABILITY = "paraphrase_probability"
+MAPS_LEGEND = "One colour scale for the maps of every config of this folder."
 DEFAULT_COLUMNS = ("sentence1", "sentence2")
 # The two text columns as paraphrase corpora name them in their header lines (compared case-insensitively).
 TEXT_COLUMNS = (
@@ -157,7 +161,28 @@ def text_columns(path: Path, names: list[str] | None, columns: Sequence[str] | N
     return names.index(columns[0]), names.index(columns[1])
 
 
+def tsv_texts(
+    path: Path, names: list[str] | None, rows: list[list[str]], positions: tuple[int, int]
+) -> tuple[list[str], list[str]]:
+    """The first and the second texts of the rows; an empty text field is a missing text, an error naming
+    its line (:func:`metrics.corpora.pair_text`)."""
+    from metrics.corpora import pair_text
+
+    start = 2 if names else 1  # the line number of the first row
+    first, second = (
+        [
+            pair_text(row[position] or None, names[position] if names else f"column {position + 1}", f"{path}:{number}")
+            for number, row in enumerate(rows, start)
+        ]
+        for position in positions
+    )
+    return first, second
+
+
 def read_jsonl(path: Path, columns: Sequence[str]) -> list[dict[str, object]]:
+    """The file's objects; one without both texts (absent, null, not a string) is an error naming its line."""
+    from metrics.corpora import pair_text
+
     records = []
     for number, line in enumerate(read_lines(path), 1):
         if not line.strip():
@@ -168,9 +193,8 @@ def read_jsonl(path: Path, columns: Sequence[str]) -> list[dict[str, object]]:
             raise InputError(f"{path}:{number}: not JSON ({error.msg})") from None
         if not isinstance(record, dict):
             raise InputError(f"{path}:{number}: a JSON {type(record).__name__}, not an object with {list(columns)}")
-        missing = [column for column in columns if not isinstance(record.get(column), str)]
-        if missing:
-            raise InputError(f"{path}:{number}: no string field {missing[0]!r}")
+        for column in columns:
+            pair_text(record.get(column), column, f"{path}:{number}")
         records.append(record)
     if not records:
         raise InputError(f"{path}: no JSON objects, no pairs to score")
@@ -204,8 +228,8 @@ def score_file(path: Path, output: Path, arguments: argparse.Namespace) -> dict[
                 handle.write(json.dumps({**record, **scores}, ensure_ascii=False) + "\n")
         return results
     names, rows, width = read_tsv(path, arguments.columns or DEFAULT_COLUMNS, arguments.header)
-    first, second = text_columns(path, names, arguments.columns)
-    results = _score([row[first] for row in rows], [row[second] for row in rows], arguments)
+    positions = text_columns(path, names, arguments.columns)
+    results = _score(*tsv_texts(path, names, rows, positions), arguments)
     header = names or [*DEFAULT_COLUMNS, *(f"column{n}" for n in range(3, width + 1))]
     with open(output, "w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle, delimiter="\t", quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
@@ -238,13 +262,15 @@ def score_folder(folder: Path, output: Path, arguments: argparse.Namespace) -> d
     is carried over, so ``load_dataset(output, "gold")`` works as on the input, and the
     scored file's content-hashed name keeps ``datasets``' cache honest. Each pair also gets
     ``paraphrase_probability`` (:mod:`metrics.paraphrase`) where the shipped classifier was
-    trained on the profile's scores, and each config its characteristic map, shown in the card.
+    trained on the profile's scores, and each config its characteristic map, shown in the card; the maps
+    share one colour scale (:func:`metrics.compare.colour_limits`), which the card states.
     """
     from builder.common import FolderLock, OutputError
     from builder.publish.layout import MARKER, read_built
     from builder.publish.publisher import Publisher, recover
     from builder.publish.writer import file_digest
-    from metrics.compare import save_map
+    from metrics.compare import save_maps, titled_map
+    from metrics.corpora import read_pairs_parquet
 
     _apart(folder, output)
     classifier = _classifier_for(arguments.profile)
@@ -262,18 +288,19 @@ def score_folder(folder: Path, output: Path, arguments: argparse.Namespace) -> d
             record = dict(built[name].record)
             record.pop(MARKER)
             sources[name] = record, list(built[name].files)
-        tables = {name: _unscored(pq.read_table(files)) for name, (_, files) in sources.items()}
+        tables = {name: _unscored(read_pairs_parquet(files)) for name, (_, files) in sources.items()}
         rules = _strictest_rules({name: (tables[name], record) for name, (record, _) in sources.items()})
-        maps: dict[str, str] = {}
         if not any(table.num_rows for table in tables.values()):
             raise NothingToScore(f"{folder}: no config has pairs to score")
         with Publisher(output, list(sources), overwrite=arguments.overwrite, keep_earlier=False) as publisher:
-            for name, (record, files) in sources.items():
+            written: dict[str, list[Path]] = {}  # each config's scored files, staged once its map is drawn too
+            pictures: dict[str, tuple[np.ndarray, str]] = {}  # each config's map and its title, drawn at the end
+            for name, (_, files) in sources.items():
                 table = tables[name]
                 if not table.num_rows:  # carried over as built (its funnel says why), with the score columns
                     for column in [*SCORE_COLUMNS, *([PROBABILITY] if classifier is not None else [])]:
                         table = table.append_column(column, pa.array([], type=pa.float64()))
-                    publisher.add_config(name, record, _write_splits(publisher.config_folder(name), table, files))
+                    written[name] = _write_splits(publisher.config_folder(name), table, files)
                     continue
                 first, second = table.column("sentence1").to_pylist(), table.column("sentence2").to_pylist()
                 results = _score(first, second, arguments)
@@ -285,15 +312,20 @@ def score_folder(folder: Path, output: Path, arguments: argparse.Namespace) -> d
                     shares[name] = int(np.sum(probability > 0.5)), int(np.sum(~np.isnan(probability)))
                     results["likely_paraphrases"] = shares[name]
                 target = publisher.config_folder(name)
-                scored_files = _write_splits(target, table, files)
-                picture = target / "map.png.partial"
-                save_map(table, name, picture)
-                scored_files.append(picture.replace(target / f"map-{file_digest(picture)}.png"))
-                maps[name] = scored_files[-1].name
-                publisher.add_config(name, record, scored_files)
+                written[name] = _write_splits(target, table, files)
+                pictures[name] = titled_map(table, name)
                 all_results[name] = results
+            partials = {name: publisher.config_folder(name) / "map.png.partial" for name in pictures}
+            # once every config is scored: all maps on one colour scale
+            limits = save_maps({partials[name]: picture for name, picture in pictures.items()}, legend=MAPS_LEGEND)
+            maps: dict[str, str] = {}
+            for name, partial in partials.items():
+                written[name].append(partial.replace(partial.with_name(f"map-{file_digest(partial)}.png")))
+                maps[name] = written[name][-1].name
+            for name, (record, _) in sources.items():
+                publisher.add_config(name, record, written[name])
             signature = next(iter(all_results.values()))["signature"]
-            publisher.publish(card_suffix=scores_card(signature, classifier, shares, maps))
+            publisher.publish(card_suffix=scores_card(signature, classifier, shares, maps, limits))
     return all_results
 
 
@@ -374,9 +406,14 @@ def _classifier_for(profile: str) -> Classifier | None:
 
 
 def scores_card(
-    signature: object, classifier: Classifier | None, shares: dict[str, tuple[int, int]], maps: dict[str, str]
+    signature: object,
+    classifier: Classifier | None,
+    shares: dict[str, tuple[int, int]],
+    maps: dict[str, str],
+    limits: tuple[float, float],
 ) -> str:
-    """The scored folder's card section: the columns, the classifier and its figures, each config's share and map."""
+    """The scored folder's card section: the columns, the classifier and its figures, each config's share and map
+    (``limits``: the maps' one colour scale)."""
     columns = [*SCORE_COLUMNS, *([PROBABILITY] if classifier is not None else [])]
     text = (
         "\n## Δsem,syn scores\n\n"
@@ -386,7 +423,10 @@ def scores_card(
     if classifier is not None:
         text += "\n" + classifier_section(classifier, shares)
     text += (
-        "\n### Characteristic maps\n\nEach config's pairs on the 5×5 grid of syn and sem (`benchmarks/compare.py`).\n\n"
+        "\n### Characteristic maps\n\nEach config's pairs on the 5×5 grid of syn and sem (`benchmarks/compare.py`); "
+        "a cell is the share of the config's scored pairs in it. "
+        f"All maps share one colour scale, from {limits[0]:.0%} (white) to {limits[1]:.0%} (darkest: the largest "
+        "cell of any config), so equal shares look equal across configs.\n\n"
     )
     for name, picture in maps.items():
         text += f"![{name}: characteristic map]({name}/{picture})\n\n"

@@ -38,7 +38,7 @@ import functools
 import math
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -350,17 +350,46 @@ def plot_maps(tables: dict[str, pa.Table], output: Path, threshold: StThreshold)
     )
 
 
-def save_map(table: pa.Table, title: str, path: Path) -> None:
-    """One corpus's characteristic map on its own colour scale, as a PNG (a scored folder's card shows it)."""
-    from matplotlib.colors import Normalize
+def colour_limits(grids: Iterable[np.ndarray]) -> tuple[float, float]:
+    """The one colour scale of a set of maps, as (lowest, highest) share: 0 to the largest cell of any of them.
 
+    Every set of maps drawn together takes its scale here (``all.png`` and each corpus's map, ``subset.png``,
+    a scored folder's maps), so equal shares look equal across corpora and configs.
+    """
+    return 0.0, max(max((float(grid.max()) for grid in grids), default=0.0), 1e-9)
+
+
+SCALE_KEY = "Colour scale"  # the PNG text field naming the limits a map was drawn with
+
+
+def _png_metadata(scale: Normalize) -> dict[str, str | None]:
+    """A map's PNG text fields: its colour limits (exact, ``lowest highest``), no software version."""
+    return {"Software": None, SCALE_KEY: f"{float(scale.vmin)!r} {float(scale.vmax)!r}"}
+
+
+def titled_map(table: pa.Table, title: str) -> tuple[np.ndarray, str]:
+    """A corpus's characteristic map, and its title with the pairs counted (scored, unscored)."""
     grid, unscored = characteristic_map(table)
     counted = f"n = {table.num_rows - unscored:,}" + (f", {unscored:,} unscored" if unscored else "")
-    _save_single_map(grid, f"{title} ({counted})", Normalize(vmin=0.0, vmax=max(float(grid.max()), 1e-9)), path)
+    return grid, f"{title} ({counted})"
+
+
+def save_maps(maps: Mapping[Path, tuple[np.ndarray, str]], legend: str | None = None) -> tuple[float, float]:
+    """Each (grid, title) as a PNG at its path, all on one colour scale (:func:`colour_limits`); the limits.
+
+    A scored folder's card shows its configs' maps this way, so gold's and bronze's can be compared by eye.
+    """
+    from matplotlib.colors import Normalize
+
+    limits = colour_limits(grid for grid, _ in maps.values())
+    scale = Normalize(*limits)
+    for path, (grid, title) in maps.items():
+        _save_single_map(grid, title, scale, path, legend=legend)
+    return limits
 
 
 def _save_single_map(grid: np.ndarray, title: str, scale: Normalize, path: Path, legend: str | None = None) -> None:
-    """One map with its colour bar (and the legend above it, if given), saved as a PNG."""
+    """One map with its colour bar (and the legend above it, if given), saved as a PNG naming its colour limits."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -372,7 +401,7 @@ def _save_single_map(grid: np.ndarray, title: str, scale: Normalize, path: Path,
     figure.colorbar(image, ax=axis, format=PercentFormatter(1.0), label="share of the pairs")
     if legend:
         figure.suptitle(legend, fontsize=6)
-    figure.savefig(path, dpi=120, format="png", metadata={"Software": None})
+    figure.savefig(path, dpi=120, format="png", metadata=_png_metadata(scale))
     plt.close(figure)
 
 
@@ -411,7 +440,7 @@ def _map_figure(
     import matplotlib.pyplot as plt
 
     figure, scale = map_panels(grids, titles, colour_label, heading)
-    figure.savefig(path, dpi=120)
+    figure.savefig(path, dpi=120, metadata={SCALE_KEY: _png_metadata(scale)[SCALE_KEY]})
     plt.close(figure)
     return scale
 
@@ -424,7 +453,7 @@ def map_panels(
     from matplotlib.colors import Normalize
     from matplotlib.ticker import PercentFormatter
 
-    scale = Normalize(vmin=0.0, vmax=max(max(grid.max() for grid, _ in grids.values()), 1e-9))
+    scale = Normalize(*colour_limits(grid for grid, _ in grids.values()))
     columns = min(3, len(grids))
     rows = -(-len(grids) // columns)
     # Rows tall enough, and padded, that a panel's axis label does not run into the two-line title of the

@@ -19,10 +19,11 @@ import csv
 import dataclasses
 import itertools
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from builder.publish.layout import read_config
@@ -39,6 +40,53 @@ class HubUnavailable(CorpusError):
     def __init__(self, message: str, reason: str) -> None:
         super().__init__(message)
         self.reason = reason
+
+
+class MissingText(CorpusError):
+    """A pair without one of its texts (null, absent or an empty field); the message names the file and the row."""
+
+    def __init__(self, column: str, where: str) -> None:
+        super().__init__(
+            f"{where}: no {column} (a missing text); every pair needs both texts: fill it in or drop the row"
+        )
+
+
+def pair_text(value: object, column: str, where: str) -> str:
+    """One text of a pair as a file gives it; a missing one is an error naming ``where`` (``file:line``).
+
+    Missing is ``None`` (a JSON null or an absent key, a parquet null): every reader of pairs, the
+    comparison's and ``python -m metrics score``'s, asks here, so a pair without a text stops the run
+    where it is read, not as a nameless error of the scorer. The TSV and CSV readers pass an empty field
+    as ``None``: pandas and ``datasets`` read it as a missing value (a JSON or parquet ``""`` is a text).
+    """
+    if value is None:
+        raise MissingText(column, where)
+    if not isinstance(value, str):
+        raise CorpusError(f"{where}: {column} is {value!r} ({type(value).__name__}), not a text")
+    return value
+
+
+PARQUET_TEXTS = ("sentence1", "sentence2")  # a build's parquet files: the two texts of a pair
+
+
+def read_pairs_parquet(files: Sequence[Path], columns: Sequence[str] | None = None) -> pa.Table:
+    """The rows of a build's parquet files, in order; a null text is an error naming its file and row index.
+
+    A null reaches no scorer (its error would name neither the file nor the row): the first is reported
+    as ``FILE: row index N`` (counted from 0 in that file, as pyarrow and pandas count).
+    """
+    source = files[0] if len(files) == 1 else list(files)  # one file: pyarrow's errors name what is wrong with it
+    table = pq.read_table(source, columns=None if columns is None else list(columns))
+    for column in PARQUET_TEXTS:
+        if column not in table.column_names or not table.column(column).null_count:
+            continue
+        index = pc.index(table.column(column).is_null(), True).as_py()
+        for file in files:
+            rows = pq.read_metadata(file).num_rows
+            if index < rows:
+                raise MissingText(column, f"{file}: row index {index}")
+            index -= rows
+    return table
 
 
 @dataclasses.dataclass(frozen=True)
@@ -269,7 +317,7 @@ def read_wikipedia_ipc(path: Path, report: ReadReport) -> Iterator[PairRecord]:
             raise CorpusError(f"{path}: no parquet files{hint}")
         for file in files:
             try:
-                table = pq.read_table(file, columns=["id", "sentence1", "sentence2", "image"])
+                table = read_pairs_parquet([file], columns=["id", "sentence1", "sentence2", "image"])
             except pa.ArrowInvalid as error:  # not parquet, or without the columns
                 raise CorpusError(f"{file}: not a Wikipedia-IPC parquet file ({error})") from None
             rows.extend(table.to_pylist())
@@ -289,7 +337,8 @@ def read_wikipedia_ipc(path: Path, report: ReadReport) -> Iterator[PairRecord]:
             raise CorpusError(
                 f"{path}:{number}: not a Wikipedia-IPC record ({type(error).__name__}: {error})"
             ) from None
-        yield PairRecord(row["id"], row["sentence1"], row["sentence2"], None, str(row["cluster_id"]))
+        first, second = (pair_text(row[side], side, f"{path}:{number}") for side in PARQUET_TEXTS)
+        yield PairRecord(row["id"], first, second, None, str(row["cluster_id"]))
         report.read += 1
 
 
@@ -331,7 +380,8 @@ def read_pairs_file(path: Path, report: ReadReport, columns: tuple[str, str] | N
 
     TSV fields are taken verbatim (no quoting, as ``python -m metrics score`` reads them); CSV is
     quoted as the csv module and spreadsheets write it. Each pair is a group of its own; a row without
-    both texts is an error naming the file and the line.
+    both texts (an empty field, a JSON null or absent key: :func:`pair_text`) is an error naming the
+    file and the line.
     """
     if path.suffix not in PAIRS_FILE_SUFFIXES:
         raise CorpusError(f"{path}: a file of pairs must be {', '.join(PAIRS_FILE_SUFFIXES)}, named so")
@@ -348,9 +398,7 @@ def read_pairs_file(path: Path, report: ReadReport, columns: tuple[str, str] | N
             if not isinstance(record, dict):
                 raise CorpusError(f"{path}:{number}: a JSON {type(record).__name__}, not an object of a pair")
             chosen = chosen or _pair_columns(f"{path}:{number}", list(record), columns)
-            texts = [record.get(column) for column in chosen]
-            if not all(isinstance(text, str) for text in texts):
-                raise CorpusError(f"{path}:{number}: no string field {chosen[0]!r} and {chosen[1]!r}")
+            texts = [pair_text(record.get(column), column, f"{path}:{number}") for column in chosen]
             report.read += 1
             yield PairRecord(f"{stem}-{number}", texts[0], texts[1], None, f"{stem}-{number}")
         if chosen is None:
@@ -366,8 +414,12 @@ def read_pairs_file(path: Path, report: ReadReport, columns: tuple[str, str] | N
             continue
         if len(fields) != len(header):
             raise CorpusError(f"{path}:{number}: expected {len(header)} fields as in the header, found {len(fields)}")
+        texts = [
+            pair_text(fields[position] or None, column, f"{path}:{number}")
+            for position, column in zip(positions, (first, second), strict=True)
+        ]
         report.read += 1
-        yield PairRecord(f"{stem}-{number}", fields[positions[0]], fields[positions[1]], None, f"{stem}-{number}")
+        yield PairRecord(f"{stem}-{number}", texts[0], texts[1], None, f"{stem}-{number}")
 
 
 def _csv_rows(path: Path, lines: Iterator[tuple[int, str]]) -> Iterator[tuple[int, list[str]]]:

@@ -32,13 +32,17 @@ import os
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import ot
-import torch
 
 from builder.progress import progress_bar
 from metrics.profiles import ModelUnavailable, Profile
+
+# torch and POT are imported where a text is encoded or a distance computed, not with the module: the
+# command line's --help and its argument choices (RUNTIME_CHOICES) answer without them.
+if TYPE_CHECKING:
+    import torch
 
 
 @contextlib.contextmanager
@@ -154,17 +158,20 @@ def resolve_runtime(runtime: str, shared: bool, device: str, fp16: bool) -> str:
     return "onnx" if shared and device == "cpu" and not fp16 and onnx_installed() else "torch"
 
 
-class _Layer(torch.nn.Module):
+def _layer_module(model: torch.nn.Module, layer: int) -> torch.nn.Module:
     """The model up to the BERTScore layer, as one function of ids and mask (what gets exported)."""
+    import torch
 
-    def __init__(self, model: torch.nn.Module, layer: int) -> None:
-        super().__init__()
-        self.model = model
-        self.layer = layer
+    class Layer(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        output = self.model(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True)
-        return output.hidden_states[self.layer]
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+            output = self.model(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True)
+            return output.hidden_states[layer]
+
+    return Layer()
 
 
 def onnx_cache() -> Path:
@@ -180,6 +187,8 @@ class OnnxLayer:
     """
 
     def __init__(self, model: torch.nn.Module, path: str, layer: int, limit: int) -> None:
+        import torch
+
         try:
             import onnxruntime
         except ImportError as error:
@@ -197,6 +206,8 @@ class OnnxLayer:
 
     @staticmethod
     def _export(model: torch.nn.Module, layer: int, limit: int, target: Path) -> None:
+        import torch
+
         target.parent.mkdir(parents=True, exist_ok=True)
         example = {"input_ids": torch.ones((2, 8), dtype=torch.long), "attention_mask": torch.ones((2, 8))}
         example["attention_mask"][1, 5:] = 0
@@ -210,7 +221,7 @@ class OnnxLayer:
             with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings(), quiet_transformers():
                 warnings.simplefilter("ignore")
                 program = torch.onnx.export(
-                    _Layer(model, layer), kwargs=example, dynamo=True, dynamic_shapes=shapes, verbose=False
+                    _layer_module(model, layer), kwargs=example, dynamo=True, dynamic_shapes=shapes, verbose=False
                 )
         finally:
             exporter_log.setLevel(level)
@@ -218,6 +229,8 @@ class OnnxLayer:
         partial.replace(target)
 
     def __call__(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        import torch
+
         feed = {"input_ids": input_ids.numpy(), "attention_mask": attention_mask.to(torch.float32).numpy()}
         return torch.from_numpy(self.session.run(None, feed)[0])
 
@@ -256,12 +269,19 @@ class SharedEncoder:
     def word_piece_matrix(self) -> np.ndarray:
         return self.model.get_input_embeddings().weight.detach().float().cpu().numpy()
 
-    @torch.inference_mode()
     def encode(self, sentences: Sequence[str], progress: bool = False) -> tuple[list[Encoding], list[bool]]:
         """Encodings in input order, and which sentences were cut to the model's limit.
 
         Batches hold sentences of similar length (sorted by word pieces), so little is padding.
         """
+        import torch
+
+        with torch.inference_mode():
+            return self._encode(sentences, progress)
+
+    def _encode(self, sentences: Sequence[str], progress: bool) -> tuple[list[Encoding], list[bool]]:
+        import torch
+
         pieces = word_pieces(self.tokenizer, [sentence.strip() for sentence in sentences], self.limit)
         inputs = pieces.inputs
         order = sorted(range(len(inputs)), key=lambda i: len(inputs[i]))
@@ -369,6 +389,8 @@ class WordMover:
 
     def similarity(self, a: Bag, b: Bag) -> float:
         """NaN when a side has no known content word: the distance is infinite, no similarity was measured."""
+        import ot
+
         (words_a, weights_a), (words_b, weights_b) = a, b
         if not len(weights_a) or not len(weights_b):
             return math.nan

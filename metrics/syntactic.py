@@ -38,14 +38,19 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import regex
-from nltk.stem.porter import PorterStemmer
-from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 from rapidfuzz.distance import LCSseq
-from rouge_score import rouge_scorer, scoring, tokenize, tokenizers
+from rouge_score import scoring, tokenize
 
 from metrics.language import is_english
+
+# NLTK (whose package import loads scikit-learn, SciPy and pandas) and rouge_score's scorer and tokenizers
+# (which import NLTK) are imported when a pair is first scored, not with the module: the command line's
+# --help and its argument choices (TOKENIZERS) answer without them.
+if TYPE_CHECKING:
+    from rouge_score.rouge_scorer import RougeScorer
 
 SYNTACTIC = ("rouge1", "rougeL", "bleu")
 BLEU_ORDER = 4  # the longest n-grams BLEU counts, as the authors (NLTK's default)
@@ -73,6 +78,8 @@ class CachedStemmer:
     a 100 KB text are 5,000 words), and stemming is most of the syntactic measures' time."""
 
     def __init__(self) -> None:
+        from nltk.stem.porter import PorterStemmer
+
         self._stemmer = PorterStemmer()
         self._stems: dict[str, str] = {}
 
@@ -83,10 +90,11 @@ class CachedStemmer:
         return stem
 
 
-class Tokenizer(tokenizers.Tokenizer):
+class Tokenizer:
     """Both tokenizations, cached per text (corpora repeat sentences); ``scheme`` picks the one in use.
 
-    rouge_score's ``RougeScorer`` takes it as its tokenizer, so ROUGE and BLEU see the same tokens.
+    rouge_score's ``RougeScorer`` takes it as its tokenizer (any object with ``tokenize``, as its
+    ``tokenizers.Tokenizer`` asks), so ROUGE and BLEU see the same tokens.
     """
 
     def __init__(self, stem: bool = True) -> None:
@@ -156,12 +164,22 @@ class SyntacticScorer:
         self._tokenizer = Tokenizer(stem=self.english)
 
     @cached_property
-    def _rouge(self) -> rouge_scorer.RougeScorer:
-        return rouge_scorer.RougeScorer(["rouge1"], tokenizer=self._tokenizer)
+    def _rouge(self) -> RougeScorer:
+        from rouge_score.rouge_scorer import RougeScorer
+
+        return RougeScorer(["rouge1"], tokenizer=self._tokenizer)
 
     @cached_property
     def _smoothing(self):  # noqa: ANN202 - NLTK's smoothing functions have no public type
+        from nltk.translate.bleu_score import SmoothingFunction
+
         return SmoothingFunction().method7
+
+    @cached_property
+    def _sentence_bleu(self):  # noqa: ANN202 - NLTK's sentence_bleu
+        from nltk.translate.bleu_score import sentence_bleu
+
+        return sentence_bleu
 
     def tokens(self, a: str, b: str) -> tuple[list[str], list[str]]:
         """The pair's tokens under its scheme (also the stemmed words the ``paper`` profile's WMS uses)."""
@@ -176,8 +194,8 @@ class SyntacticScorer:
         """
         order = min(BLEU_ORDER, len(tokens_a), len(tokens_b))
         weights = (1 / order,) * order
-        forward = sentence_bleu([tokens_b], tokens_a, weights=weights, smoothing_function=self._smoothing)
-        backward = sentence_bleu([tokens_a], tokens_b, weights=weights, smoothing_function=self._smoothing)
+        forward = self._sentence_bleu([tokens_b], tokens_a, weights=weights, smoothing_function=self._smoothing)
+        backward = self._sentence_bleu([tokens_a], tokens_b, weights=weights, smoothing_function=self._smoothing)
         return min(1.0, max(0.0, (forward + backward) / 2))
 
     def score(self, a: str, b: str, measures: Sequence[str] = SYNTACTIC) -> dict[str, float]:

@@ -84,3 +84,17 @@ def test_a_folder_built_before_ids_still_reads(tmp_path: Path, perceptron_availa
     (out / "README.md").write_text(re.sub(r"\n *build: [0-9a-f]{16}", "", card), encoding="utf-8")
     assert card_build(out) is None and "build" not in card_manifest(out / "README.md")["configs"]["gold"]
     assert read_built(out)["gold"].record["rows"] > 0
+
+
+def test_the_versions_are_of_the_libraries_that_decide_the_rows() -> None:
+    """An extra installed beside the build (stanza, the web readers) is not in its versions, nor in its id."""
+    from builder.config import CAPTIONS, GOLD, WEB
+    from builder.engines.core import library_versions
+
+    perceptron = "perceptron (nltk:averaged_perceptron_tagger_eng)"
+    wiki = library_versions(GOLD, perceptron, ["en"])
+    assert {"python", "pyarrow", "duckdb", "nltk", "mwparserfromhell"} <= set(wiki)
+    assert not {"stanza", "spacy", "fastwarc", "Pillow", "datasets"} & set(wiki)  # installed here, used by none
+    assert "stanza" in library_versions(GOLD, "stanza 1.10 (de: default)", ["de"])
+    assert {"fastwarc", "selectolax", "webencodings", "Pillow"} <= set(library_versions(WEB, perceptron, ["en"]))
+    assert "fastwarc" not in library_versions(CAPTIONS, "none: the config has no caption rule", ["en"])

@@ -6,6 +6,7 @@ import csv
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -14,13 +15,17 @@ from pathlib import Path
 import datasets
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
+from PIL import Image
 
 from metrics import score_pairs
 from metrics.compare import (
     BIN_LABELS,
     MEASURES,
+    SCALE_KEY,
     characteristic_map,
+    colour_limits,
     main,
     map_legend,
     map_panels,
@@ -39,6 +44,7 @@ from metrics.corpora import (
     load,
     load_hub,
     read_pairs_file,
+    read_pairs_parquet,
     sample,
 )
 from metrics.profiles import StThreshold, get_profile
@@ -232,6 +238,18 @@ def test_maps_are_drawn_with_unscored_pairs(tmp_path: Path) -> None:
     expected = {"all.png", "subset.png", "msrpc.png", "paws.png", "msrpc-scatter.png", "paws-scatter.png"}
     assert set(written) == expected
     assert all(size > 0 for size in written.values())
+
+
+def test_a_runs_maps_share_one_colour_scale(tmp_path: Path) -> None:
+    """``all.png`` and each corpus's map take their limits from :func:`colour_limits` (the one place for the scale,
+    which a scored folder's maps use too): 0 to the largest cell of any corpus."""
+    spread = pa.table({"syn": [0.1, 0.3, 0.5, 0.7], "sem": [0.9] * 4, "st": [0.95] * 4})  # four cells of 25%
+    together = pa.table({"syn": [0.1, 0.1], "sem": [0.9, 0.9], "st": [0.95, 0.95]})  # one cell of 100%
+    assert colour_limits(characteristic_map(table)[0] for table in (spread, together)) == (0.0, 1.0)
+    assert colour_limits([characteristic_map(spread)[0]]) == (0.0, 0.25)
+    plot_maps({"msrpc": spread, "paws": together}, tmp_path, StThreshold(0.8, math.nan, math.nan, "given"))
+    for name in ("all.png", "msrpc.png", "paws.png"):
+        assert Image.open(tmp_path / "maps" / name).text[SCALE_KEY] == "0.0 1.0"
 
 
 def test_summary_counts_nan_scores_and_leaves_them_out_of_the_means() -> None:
@@ -446,7 +464,16 @@ def test_a_pair_with_a_long_text_is_counted_as_cut_in_the_table(tmp_path: Path) 
     [
         ("short.tsv", "text1\ttext2\nA rabbit.\tA bunny.\nonly one text\n", "short.tsv:3: expected 2 fields"),
         ("open.csv", 'text1,text2\n"A rabbit,A bunny\n', "open.csv:2: not CSV"),
-        ("field.jsonl", '{"text1": "A rabbit", "text2": "A bunny"}\n{"text1": "x"}\n', "field.jsonl:2: no string"),
+        ("field.jsonl", '{"text1": "A rabbit", "text2": "A bunny"}\n{"text1": "x"}\n', "field.jsonl:2: no text2"),
+        # a missing text (a null, an empty field: what pandas and datasets read as missing) stops the run where read
+        (
+            "null.jsonl",
+            '{"text1": "A rabbit", "text2": "A bunny"}\n{"text1": null, "text2": "x"}\n',
+            "null.jsonl:2: no text1",
+        ),
+        ("number.jsonl", '{"text1": "A rabbit", "text2": 7}\n', "number.jsonl:1: text2 is 7 (int), not a text"),
+        ("empty.tsv", "text1\ttext2\nA rabbit.\tA bunny.\nA hare.\t\n", "empty.tsv:3: no text2 (a missing text)"),
+        ("empty.csv", 'text1,text2\n"A rabbit,\non two lines",A bunny.\n,A hare.\n', "empty.csv:4: no text1"),
         ("list.jsonl", '{"text1": "A rabbit", "text2": "A bunny"}\n[1]\n', "list.jsonl:2: a JSON list"),
         ("pairs.txt", "text1\ttext2\n", "pairs.txt: 'pairs' is no known corpus"),
     ],
@@ -509,3 +536,15 @@ def test_all_maps_leave_room_between_a_panel_and_the_title_below(corpora: int) -
     for upper, lower in zip(panels, panels[3:], strict=False):  # the panel below, in the same column
         label = upper.xaxis.get_tightbbox(renderer)  # tick labels and the axis label
         assert label.y0 > lower.title.get_window_extent(renderer).y1, (upper.get_title(), lower.get_title())
+
+
+def test_a_null_text_in_parquet_files_is_named_by_file_and_row(tmp_path: Path) -> None:
+    """A null ``sentence2`` in a build's second parquet file: its file and its row index there, for every reader of
+    a build's files (``python -m metrics score``'s and the comparison's)."""
+    first, second = tmp_path / "train.parquet", tmp_path / "test.parquet"
+    pairs = {"id": ["a", "b"], "image": ["x", "x"], "sentence1": ["A rabbit.", "A hare."]}
+    pq.write_table(pa.table({**pairs, "sentence2": ["A bunny.", "A hare again."]}), first)
+    pq.write_table(pa.table({**pairs, "sentence2": pa.array(["A bunny.", None], pa.string())}), second)
+    assert read_pairs_parquet([first]).num_rows == 2
+    with pytest.raises(CorpusError, match=rf"^{re.escape(str(second))}: row index 1: no sentence2 \(a missing text\)"):
+        read_pairs_parquet([first, second])

@@ -174,3 +174,15 @@ def test_an_edit_history_read_by_gold_keeps_every_revision(tmp_path: Path, perce
     record, _ = built([dump], tmp_path / "out")
     assert record["funnel"][0]["references"] == 3 and record["revisions"] == 3
     assert record["skipped"]["later_copies_of_pages"] == 0
+
+
+def test_the_summary_says_how_many_pages_were_copies(
+    decompressed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], perceptron_available: None
+) -> None:
+    """The sample as .bz2 and as .xml: 94 pages read, 37 of them copies left out, said in one line, not "94 pages"."""
+    from wikipedia_ipc import main
+
+    with pytest.warns(DumpWarning):
+        code = main(["build", str(SAMPLE), str(decompressed), "--configs", "gold", "--output", str(tmp_path / "o")])
+    assert code == 0
+    assert "Read 94 pages, 37 of them copies of pages read before (left out): mined 74" in capsys.readouterr().out

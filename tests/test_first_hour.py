@@ -164,3 +164,18 @@ def test_the_readme_loads_the_build_by_its_path_and_says_what_the_bare_name_is()
     assert "Hub dataset id" in quick_start and "build id" not in snippet and "bronze" in quick_start
     assert "This card was written by build" in quick_start  # how to tell which build a folder holds
     assert "a few seconds" not in (ROOT / "docs" / "compare.md").read_text(encoding="utf-8")
+
+
+def test_the_readme_scores_before_it_filters_on_the_probability_and_its_outputs_are_ignored(tmp_path: Path) -> None:
+    """The paraphrase_probability snippet reads the scored folder (the unscored one has no such column), and the
+    folders the README's commands write (simplewiki-ipc/, web-ipc/, …) are ignored by git."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    snippet = readme[readme.index("paraphrase_probability") :]
+    assert snippet.index("wikipedia_ipc-scored") < snippet.index('row["paraphrase_probability"] > 0.5')
+    assert "CC-MAIN-20240522120000-00000.warc.gz" not in readme  # an example the repository does not ship
+    outputs = sorted(set(re.findall(r"--output ([\w-]+)", readme)))
+    assert {"simplewiki-ipc", "web-ipc"} <= set(outputs)
+    ignored = subprocess.run(
+        ["git", "check-ignore", *(f"{name}/README.md" for name in outputs)], cwd=ROOT, capture_output=True, text=True
+    ).stdout.split()
+    assert ignored == [f"{name}/README.md" for name in outputs]

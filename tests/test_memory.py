@@ -4,14 +4,18 @@ process (DuckDB gets what the process does not already hold)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from builder.common import process_memory
 from builder.config import MIN_DUCKDB_MEMORY, duckdb_memory, memory_bytes
 from builder.publish.card import SAMPLE_DUMP
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_the_engines_import_no_library_a_build_reads_dumps_without() -> None:
@@ -79,3 +83,29 @@ def test_a_tagger_that_cannot_be_built_stops_the_build_before_reading(tmp_path, 
     monkeypatch.setenv("CORENLP_HOME", str(tmp_path))  # no CoreNLP there: building it fails in the checking process
     with pytest.raises(TaggerUnavailable, match=r"stanza\.install_corenlp\(\).*CORENLP_HOME"):
         prepare([SAMPLE_DUMP], [GOLD], BuildOptions(tagger="corenlp"))
+
+
+def test_a_build_does_not_load_what_import_nltk_pulls_in(tmp_path: Path, perceptron_available: None) -> None:
+    """NLTK's package import loads SciPy and scikit-learn when they are installed (the test extras): 250 MB a build
+    never uses. The sample build, in its own process, loads neither."""
+    code = (
+        "import sys, wikipedia_ipc\n"
+        "code = wikipedia_ipc.main(['build', '--output', sys.argv[1], '--quiet', '--workers', '1'])\n"
+        "print(sorted({name.split('.')[0] for name in sys.modules} & {'sklearn', 'scipy'}), code)\n"
+    )
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "out")],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.stdout.strip().splitlines()[-1] == "[] 0", done.stderr[-2000:]
+    import sklearn  # noqa: F401 - still importable in a process that imported NLTK through the toolkit first
+
+    from builder.common import importing_nltk
+
+    with importing_nltk():
+        import nltk  # noqa: F401
+    import scipy.stats  # noqa: F401

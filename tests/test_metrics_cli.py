@@ -1,4 +1,5 @@
-"""``python -m metrics score``: clear errors for bad files, kept headers, output that reads back, kept configs."""
+"""``python -m metrics score``: clear errors for bad files, kept headers, output that reads back, kept configs,
+a help that loads no model, one colour scale for a scored folder's maps."""
 
 from __future__ import annotations
 
@@ -13,7 +14,11 @@ from pathlib import Path
 from random import Random
 
 import datasets
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
+from PIL import Image
 
 from builder.common import FolderLock
 from builder.config import GOLD, SILVER
@@ -22,6 +27,7 @@ from builder.engines.local import build
 from builder.publish.layout import card_manifest
 from builder.publish.publisher import Publisher, published_files, recover
 from metrics.cli import SCORE_COLUMNS, main
+from metrics.compare import SCALE_KEY, characteristic_map, colour_limits
 
 REPO = Path(__file__).resolve().parent.parent
 POSTCARD = "Easter Bunny Postcard 1907.jpg"
@@ -112,6 +118,42 @@ def test_every_option_has_help() -> None:
     options = ("--output", "--columns", "--header", "--profile", "--tokenize", "--batch-size", "--device", "--runtime")
     assert all(option in result.stdout for option in options)
     assert "sentences per transformer batch" in result.stdout and "the two text columns" in result.stdout
+
+
+# The libraries of the scorer and the plots: none is needed to print a help (round four: POT and torch were
+# loaded for it, 4.2 s and 431 MB; 13-19 s on a loaded machine).
+HEAVY_MODULES = (
+    "ot",
+    "torch",
+    "transformers",
+    "sentence_transformers",
+    "bert_score",
+    "matplotlib",
+    "sklearn",
+    "evaluate",
+    "datasets",
+    "nltk",  # its package import loads scikit-learn, SciPy and pandas
+    "scipy",
+    "pandas",
+)
+
+
+@pytest.mark.parametrize("arguments", [["--help"], ["score", "--help"]], ids=["help", "score-help"])
+def test_help_loads_no_model_or_plotting_library(arguments: list[str]) -> None:
+    """``python -m metrics [score] --help`` as run from a shell, in a fresh interpreter: the help is printed and
+    none of the heavy libraries is imported (the argparse choices come from light modules)."""
+    probe = (
+        "import contextlib, io, runpy, sys\n"
+        f"sys.argv = ['metrics', *{arguments!r}]\n"
+        "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()) as shown:\n"
+        "    runpy.run_module('metrics', run_name='__main__', alter_sys=True)\n"
+        "print(shown.getvalue().splitlines()[0])\n"
+        f"print(sorted({{name.partition('.')[0] for name in sys.modules}} & set({HEAVY_MODULES!r})))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, check=True)
+    usage, loaded = result.stdout.splitlines()
+    assert usage.startswith("usage: python -m metrics")
+    assert loaded == "[]", f"--help imported {loaded}"
 
 
 def test_a_scored_folder_keeps_each_split(
@@ -348,3 +390,69 @@ def test_a_scoring_killed_at_random_moments_leaves_the_old_or_the_new_scored_fol
         assert (outcomes[-1] == "new") == (view == card_view(reference))
     assert subprocess.run(command, cwd=REPO, capture_output=True, timeout=600).returncode == 0
     assert snapshot(scored) == new
+
+
+def test_the_maps_of_a_scored_folder_share_one_colour_scale(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], perceptron_available: None
+) -> None:
+    """Gold's and silver's maps are drawn on one colour scale, the card states it (round four: gold's went to
+    50%, bronze's to 23%, and they could not be compared by eye)."""
+    built = built_folder(tmp_path, "built", PAGES)
+    scored = tmp_path / "scored"
+    code, err = run([str(built), "--output", str(scored)], capsys)
+    assert code == 0, err
+    grids = {
+        name: characteristic_map(pq.read_table(sorted((scored / name).glob("*.parquet"))))[0]
+        for name in ("gold", "silver")
+    }
+    highest = max(float(grid.max()) for grid in grids.values())
+    assert float(grids["gold"].max()) != float(grids["silver"].max())  # on scales of their own the maps would differ
+    assert colour_limits(grids.values()) == (0.0, highest)
+    assert colour_limits([grids["silver"]]) == (0.0, float(grids["silver"].max()))
+    assert colour_limits([np.zeros((5, 5))])[0] == 0.0 < colour_limits([np.zeros((5, 5))])[1]  # no pair: no 0/0
+    for name in grids:
+        (picture,) = (scored / name).glob("map-*.png")
+        assert Image.open(picture).text[SCALE_KEY] == f"0.0 {highest!r}"  # the limits it was drawn with
+    card = (scored / "README.md").read_text(encoding="utf-8")
+    assert f"All maps share one colour scale, from 0% (white) to {highest:.0%} (darkest" in card
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("pairs.tsv", "sentence1\tsentence2\nA rabbit.\tA bunny.\nA hare.\t\n", "pairs.tsv:3: no sentence2"),
+        ("plain.tsv", "A rabbit.\tA bunny.\n\tA hare.\n", "plain.tsv:2: no column 1"),
+        ("pairs.jsonl", '{"sentence1": "A rabbit.", "sentence2": null}\n', "pairs.jsonl:1: no sentence2"),
+        ("absent.jsonl", '{"a": "A rabbit.", "b": "A bunny."}\n{"a": "A hare."}\n', "absent.jsonl:2: no b"),
+    ],
+)
+def test_a_missing_text_is_an_error_naming_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, content: str, message: str
+) -> None:
+    """A pair without one of its texts (an empty TSV field, a JSON null or absent key) stops the scoring, naming the
+    file and the line, before any model is loaded and before an output is written."""
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    columns = ["--columns", "a", "b"] if name == "absent.jsonl" else []
+    code, err = run([str(path), *columns], capsys)
+    assert code == 2
+    assert f"error: {tmp_path / message} (a missing text); every pair needs both texts" in err
+    assert sorted(tmp_path.iterdir()) == [path]
+
+
+def test_a_missing_text_in_a_built_folder_names_the_parquet_file_and_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], perceptron_available: None
+) -> None:
+    """A null text in a config's parquet file (e.g. written by pandas) is named by file and row index, not left to
+    the scorer's nameless ``references[1] is a NoneType``."""
+    built = built_folder(tmp_path, "built", PAGES)
+    (silver,) = (built / "silver").glob("*.parquet")
+    table = pq.read_table(silver)
+    assert table.num_rows > 2
+    texts = table.column("sentence1").to_pylist()
+    texts[1] = None
+    pq.write_table(table.set_column(table.schema.get_field_index("sentence1"), "sentence1", pa.array(texts)), silver)
+    code, err = run([str(built), "--output", str(tmp_path / "scored")], capsys)
+    assert code == 2
+    assert f"error: {silver}: row index 1: no sentence1 (a missing text)" in err
+    assert not (tmp_path / "scored").exists()

@@ -298,7 +298,8 @@ def test_a_build_killed_at_any_step_of_its_swap_is_finished_by_the_next(
             assert config_view(out / name) in configs[name].values()
         with pytest.raises(OutputError, match="an interrupted build is not finished"):
             published_files(out)
-        with pytest.warns(UserWarning, match="finished publishing a build that was interrupted"):
+        finishing = "finished publishing a build that was interrupted|removed the empty staging folder"
+        with pytest.warns(UserWarning, match=finishing):
             Publisher(out, ["gold"]).open().close()  # the next build (any Publisher of the folder) rolls it forward
         assert snapshot(out) == snapshot(new)
         assert {path.as_posix() for path in published_files(out)} == set(snapshot(new)) - {"notes.txt"}
@@ -628,3 +629,29 @@ def test_the_card_marks_a_dump_that_failed(
     assert reason in card and str(tmp_path) not in card
     good = next(line for line in card.splitlines() if f"`{dumps[0].name}`" in line)
     assert good.endswith("kind: articles)")  # the dump that was read is listed as before
+
+
+@pytest.mark.parametrize("left", ["commit record only", "commit record and empty folders", "marker only", "nothing"])
+def test_what_a_kill_leaves_of_a_staging_folder_is_finished_or_discarded(
+    dumps: tuple[Path, Path], tmp_path: Path, left: str, perceptron_available: None
+) -> None:
+    """Killed while the staging folder of a published build was being removed, a build leaves its commit record
+    alone, or beside emptied config folders, or its marker alone, or an empty folder: the next build or reader of the
+    folder finishes or discards it, and the published build stays whole."""
+    out = tmp_path / "out"
+    build([dumps[0]], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)
+    before = snapshot(out)
+    staging = out / f"{STAGING_PREFIX}killed"
+    staging.mkdir()
+    if left.startswith("commit record"):
+        commit = {"configs": ["gold", "silver"], "aside": ["README.md"], "obsolete": []}
+        (staging / "publish.json").write_text(json.dumps(commit), encoding="utf-8")
+    if left == "commit record and empty folders":
+        (staging / "gold").mkdir()
+    if left == "marker only":
+        marker = {builder.publish.publisher.MARKER: {"format": builder.publish.publisher.FORMAT, "pid": 1}}
+        (staging / "staging.json").write_text(json.dumps(marker), encoding="utf-8")
+    with pytest.warns(UserWarning, match="interrupted"):
+        Publisher(out, ["gold"]).open().close()
+    assert not staging.exists() and snapshot(out) == before
+    assert {path.as_posix() for path in published_files(out)} == set(before)

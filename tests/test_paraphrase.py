@@ -64,8 +64,9 @@ def test_the_labelled_file_holds_300_real_pairs_a_fifth_labelled_twice() -> None
     assert sum(study.kind(row) == "English" for row in rows) >= 150
 
 
-def test_the_labelled_pairs_are_what_the_named_sources_give(tmp_path: Path) -> None:
-    """Drawing anew from the shipped history, gensim's excerpt and the minidumps gives every pair of the file."""
+def test_the_labelled_pairs_are_what_the_named_sources_give(tmp_path: Path, nltk_perceptron: None) -> None:
+    """Drawing anew from the shipped history, gensim's excerpt and the minidumps gives every pair of the file (drawn
+    with NLTK's perceptron: the fallback model gives other caption rules, so offline the test is skipped)."""
     spec = importlib.util.spec_from_file_location("draw_pairs", DATA / "draw_pairs.py")
     assert spec is not None and spec.loader is not None
     draw = importlib.util.module_from_spec(spec)

@@ -209,10 +209,14 @@ def test_a_page_captured_twice_is_read_once(shared: Path, tmp_path: Path, percep
         assert record["skipped"]["later_captures_of_pages"] == 18
 
 
-def test_a_warc_given_to_a_bare_build_builds_the_web_config(tmp_path: Path, perceptron_available: None) -> None:
+def test_a_warc_given_to_a_bare_build_builds_the_web_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], perceptron_available: None
+) -> None:
     assert input_kind(DATA / "aut-example.arc.gz") == input_kind(DATA / "clueweb09-quirk.warc.gz") == "web"
     code = main(["build", str(DATA / "aut-issue-514.warc"), "--output", str(tmp_path / "out"), "--quiet"])
     assert code == 0 and (tmp_path / "out" / "web" / "funnel.json").is_file()
+    summary = capsys.readouterr().out
+    assert "## web: 0 pairs" in summary and "pairs by kind" not in summary  # no empty list of kinds
 
 
 def test_a_crawl_given_to_a_dump_config_or_mixed_with_a_dump_is_refused(

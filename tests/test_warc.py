@@ -339,3 +339,26 @@ def test_a_source_that_cannot_be_opened_fails_its_task_only(tmp_path: Path) -> N
     result = run_web_task(task)
     assert result.error == f"{tmp_path / 'gone.warc.gz'}: No such file or directory"
     assert not list(tmp_path.iterdir())  # no shard a resumed build would trust
+
+
+def test_a_listing_never_makes_a_build_read_a_local_file(server: Server, tmp_path: Path) -> None:
+    """A listing served over http that names file:// URLs (a local WARC, /etc/passwd) is refused, line named, before
+    anything is read; the user may allow a scheme."""
+    crawl = tmp_path / "crawl.warc.gz"
+    lines = f"crawl-data/one/crawl.warc.gz\nfile://{crawl}\nfile:///etc/passwd\n".encode()
+    server.files["/hostile.paths.gz"] = gzip.compress(lines)
+    with pytest.raises(WarcError, match=r"hostile.paths.gz, line 2: 'file://.*' is a file: URL"):
+        expand_warc_inputs([f"{server.url}/hostile.paths.gz"], base_url=server.url)
+    local = tmp_path / "local.paths.gz"
+    local.write_bytes(gzip.compress(f"file://{crawl}\n".encode()))
+    with pytest.raises(WarcError, match=r"local.paths.gz, line 1: .* is a file: URL"):
+        expand_warc_inputs([local])
+    assert expand_warc_inputs([local], listing_schemes=("http", "https", "file")) == [f"file://{crawl}"]
+    both = tmp_path / "both.paths.gz"
+    both.write_bytes(gzip.compress(b"https://data.example.org/a.warc.gz\ns3://bucket/b.warc.gz\n"))
+    with pytest.raises(WarcError, match=r"line 2: 's3://bucket/b.warc.gz' is a s3: URL"):
+        expand_warc_inputs([both])
+    assert expand_warc_inputs([both], listing_schemes=("https", "s3")) == [
+        "https://data.example.org/a.warc.gz",
+        "s3://bucket/b.warc.gz",
+    ]

@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from builder.common import refuse_in_bootstrap
 from builder.config import BuildOptions, ExtractionSettings, PipelineConfig, configs_for_languages, with_references
 from builder.extract.inline import caption_rules, read_inline_table
 from builder.extract.parameters import read_parameter_table
@@ -105,10 +106,30 @@ class StageClock:
         return {name: spent[name] for name in STAGES if name in spent}
 
 
-def library_versions() -> dict[str, str]:
-    """Versions of the libraries that shape the output, for the dataset card."""
+# the libraries whose versions decide a config's rows (the card names them, the build id hashes them): the parquet
+# writer and the grouping; the reader of each kind of input; NLTK (step 4's Penn Treebank words, the perceptron)
+_ROW_LIBRARIES = ("pyarrow", "duckdb", "nltk")
+_INPUT_LIBRARIES = {
+    "wiki": ("mwparserfromhell",),
+    "web": ("fastwarc", "selectolax", "charset-normalizer", "webencodings", "brotli", "Pillow", "imagehash"),
+    "dataset": ("Pillow", "imagehash"),
+}
+_TAGGER_LIBRARIES = {"stanza": ("stanza",), "spacy": ("spacy",)}  # a tagger library counts only when it tagged
+_SEGMENTER_LIBRARIES = {"zh": ("jieba",), "ja": ("sudachipy", "sudachidict-core"), "th": ("pythainlp",)}
+
+
+def library_versions(config: PipelineConfig, tagger: str, languages: Sequence[str] = ()) -> dict[str, str]:
+    """Versions of the libraries that decide the config's rows, for the card and the build id: an extra installed
+    beside them (a tagger no language used) changes neither."""
+    kind = "dataset" if config.dataset else "web" if config.web else "wiki"
+    packages = [*_ROW_LIBRARIES, *_INPUT_LIBRARIES[kind]]
+    for name, libraries in _TAGGER_LIBRARIES.items():
+        if name in tagger.lower():
+            packages += libraries
+    for language in languages:
+        packages += _SEGMENTER_LIBRARIES.get(language, ())
     versions = {"python": sys.version.split()[0]}
-    for package in ("mwparserfromhell", "nltk", "stanza", "duckdb", "pyarrow", "datasets"):
+    for package in sorted(set(packages), key=packages.index):
         try:
             versions[package] = importlib.metadata.version(package)
         except importlib.metadata.PackageNotFoundError:
@@ -209,7 +230,7 @@ def funnel_record(
         "parameters": chain.config.parameters(),
         "dumps": extraction.dumps,
         "tagger": tagger,
-        "versions": library_versions(),
+        "versions": library_versions(chain.config, tagger, languages or config_languages(chain.config, ["en"])),
         "failures": extraction.failures,
         "problems": extraction.problems,
         "pages": extraction.read.pages,
@@ -349,7 +370,7 @@ def prepare_web(
         from builder.sources.warc import WarcError, expand_warc_inputs
 
         try:
-            sources = expand_warc_inputs(inputs)
+            sources = expand_warc_inputs(inputs, listing_schemes=options.listing_schemes)
         except WarcError as error:
             raise ValueError(str(error)) from None
     if options.image_tables:
@@ -447,6 +468,7 @@ def run(
     The output is published as :class:`builder.publish.publisher.Publisher` describes: locked and
     checked before any dump is read, written to the side, and switched in one step at the end.
     """
+    refuse_in_bootstrap()
     plan = prepare(dumps, configs, options)
     output = Path(output)
     publisher = Publisher(output, [config.name for config in plan.configs], options.overwrite)

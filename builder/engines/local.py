@@ -21,11 +21,9 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import itertools
-import multiprocessing
 import os
 import shutil
 import signal
-import sys
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -35,7 +33,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from builder.common import exit_with_parent, process_memory
+from builder.common import SCRIPT_GUARD, exit_with_parent, process_memory, worker_pool
 from builder.config import DEFAULT_MEMORY_LIMIT, BuildOptions, PipelineConfig, default_workers, duckdb_memory
 from builder.engines.core import (
     BuildPlan,
@@ -96,12 +94,11 @@ def run_tasks(
             return [runner(task) for task in tasks]
         with progress_bar(desc="pages", unit=" pages", disable=not show_progress) as progress:
             return [run_extract_task(task, progress) for task in tasks]
-    context = multiprocessing.get_context("spawn" if sys.platform == "darwin" else "fork")
     results: list[ExtractResult | None] = [None] * len(tasks)
     # an executor, not a Pool: a worker killed from outside (out of memory, kill -9) ends
     # the build with an error instead of leaving it waiting for a result forever
     with (
-        concurrent.futures.ProcessPoolExecutor(workers, mp_context=context, initializer=quiet_interrupt) as executor,
+        worker_pool(workers, fork_safe=True, initializer=quiet_interrupt) as executor,
         progress_bar(total=len(tasks), desc="dump ranges", disable=not show_progress) as progress,
     ):
         futures = {executor.submit(runner, task): number for number, task in enumerate(tasks)}
@@ -121,7 +118,8 @@ def run_tasks(
         except concurrent.futures.BrokenExecutor:
             raise DumpError(
                 "a worker process ended abruptly (killed, or out of memory) while reading the dumps; "
-                "the parts it finished are kept with --work-dir, and --resume reads only the others"
+                "the parts it finished are kept with --work-dir, and --resume reads only the others; from a script, "
+                'put the build under `if __name__ == "__main__":`'
             ) from None
     return [result for result in results if result is not None]
 
@@ -390,11 +388,14 @@ def _tagged_batches(
         for batch in batches:
             yield batch, tag_batch(batch, tagger)
         return
-    # spawn, not fork: the parent holds a DuckDB connection with live threads.
-    context = multiprocessing.get_context("spawn")
-    with context.Pool(workers, initializer=_init_tag_worker, initargs=(tagger.name, language)) as pool:
-        while window := list(itertools.islice(batches, workers * 4)):
-            yield from zip(window, pool.map(_tag_in_worker, window, chunksize=1), strict=True)
+    # not a fork of this process: it holds a DuckDB connection with live threads. An executor, not a Pool: a worker
+    # that dies at its start (a script without a main guard, where workers import it) ends the build at once.
+    with worker_pool(workers, False, initializer=_init_tag_worker, initargs=(tagger.name, language)) as executor:
+        try:
+            while window := list(itertools.islice(batches, workers * 4)):
+                yield from zip(window, executor.map(_tag_in_worker, window), strict=True)
+        except concurrent.futures.BrokenExecutor:
+            raise RuntimeError(f"a tagging worker ended abruptly (killed, or out of memory; {SCRIPT_GUARD})") from None
 
 
 def write_pairs(

@@ -47,6 +47,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from builder.common import importing_nltk
+
 __all__ = [
     "CoreNLPTagger",
     "PerceptronTagger",
@@ -195,7 +197,8 @@ class SentenceSplitter:
     """
 
     def __init__(self) -> None:
-        from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+        with importing_nltk():
+            from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
         parameters = PunktParameters()
         parameters.abbrev_types = set(ABBREVIATIONS)
@@ -248,8 +251,9 @@ class PerceptronTagger:
     tagset = "ptb"
 
     def __init__(self) -> None:
-        from nltk.tag.perceptron import PerceptronTagger as NLTKPerceptron
-        from nltk.tokenize import NLTKWordTokenizer
+        with importing_nltk():
+            from nltk.tag.perceptron import PerceptronTagger as NLTKPerceptron
+            from nltk.tokenize import NLTKWordTokenizer
 
         self._tagger = _nltk_model(NLTKPerceptron)
         self.model = f"nltk:{NLTK_TAGGER}"
@@ -737,12 +741,12 @@ def check_taggers(spec: str | Tagger, languages: Sequence[str]) -> dict[str, Tag
     if not languages:
         return {}
     import concurrent.futures
-    import multiprocessing
-    import sys
 
-    context = multiprocessing.get_context("spawn" if sys.platform == "darwin" else "fork")
+    from builder.common import exit_with_parent, worker_pool
+
     checked: dict[str, Tagger] = {}
-    with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as executor:
+    # the checker ends with the build, even a build killed outright while the checker loads a model
+    with worker_pool(1, fork_safe=True, initializer=exit_with_parent) as executor:
         for language in languages:
             try:
                 name, tagset, described, caught = executor.submit(_describe, spec, language).result()

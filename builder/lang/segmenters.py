@@ -18,9 +18,13 @@ __all__ = ["WordCounterUnavailable", "has_min_words", "word_counter_signature"]
 
 @functools.cache
 def _treebank() -> Any:
-    """NLTK's Treebank word tokenizer, imported on first use: ``import nltk`` loads scikit-learn and SciPy
-    (about 200 MB), which a build's processes should not hold while they read dumps or group references."""
-    from nltk.tokenize import NLTKWordTokenizer
+    """NLTK's Treebank word tokenizer, imported on first use and without the optional libraries ``import nltk``
+    loads (:func:`builder.common.importing_nltk`: scikit-learn, SciPy, pandas, about 250 MB), which a build's
+    processes should not hold while they read dumps or group references."""
+    from builder.common import importing_nltk
+
+    with importing_nltk():
+        from nltk.tokenize import NLTKWordTokenizer
 
     return NLTKWordTokenizer()
 

@@ -46,7 +46,6 @@ import contextlib
 import hashlib
 import json
 import os
-import shutil
 import tempfile
 import warnings
 from collections.abc import Iterable, Sequence
@@ -147,10 +146,11 @@ def _commit_record(staging: Path) -> dict | None:
 
 
 def _is_staging(path: Path) -> bool:
-    """A staging folder the toolkit made (its marker, or a commit record); a user's namesake is not one."""
+    """A staging folder the toolkit made (its marker, or a commit record); a user's namesake is not one. An empty
+    one counts too: its removal was killed after its marker went, and there is nothing in it to lose."""
     if path.is_symlink() or not path.is_dir():
         return False
-    if (path / COMMIT_RECORD).is_file():
+    if (path / COMMIT_RECORD).is_file() or not any(path.iterdir()):
         return True
     try:
         marker = json.loads((path / STAGING_RECORD).read_text(encoding="utf-8"))
@@ -198,6 +198,8 @@ def _apply(output: Path, staging: Path) -> None:
             path.rename(_aside_name(path))
     for name in configs:
         source, target = staging / name, output / name
+        if not source.is_dir():  # moved and removed already: this is a second run after a kill
+            continue
         target.mkdir(exist_ok=True)
         for file in sorted(path for path in source.iterdir() if is_output_file(path.name)):
             os.replace(file, target / file.name)
@@ -212,7 +214,24 @@ def _apply(output: Path, staging: Path) -> None:
     for folder in sorted({path.parent for path in obsolete} - {output / name for name in configs}):
         with contextlib.suppress(OSError):  # a config no longer published: its folder goes when nothing else is in it
             folder.rmdir()
-    shutil.rmtree(staging)
+    _remove_staging(staging)
+
+
+def _remove_staging(staging: Path) -> None:
+    """Remove a staging folder so that a kill at any point leaves one :func:`recover` still knows and can finish:
+    its files and folders first, then the commit record (until then, a second :func:`_apply` finds every file
+    moved and changes nothing), the marker, and the empty folder last (an empty staging folder is still ours)."""
+    records = {staging / COMMIT_RECORD, staging / STAGING_RECORD}
+    for root, folders, files in os.walk(staging, topdown=False):
+        for name in files:
+            if Path(root) / name not in records:
+                (Path(root) / name).unlink()
+        for name in folders:
+            folder = Path(root) / name
+            folder.unlink() if folder.is_symlink() else folder.rmdir()
+    for record in (staging / COMMIT_RECORD, staging / STAGING_RECORD):
+        record.unlink(missing_ok=True)
+    staging.rmdir()
 
 
 def recover(output: Path) -> list[str]:
@@ -226,8 +245,10 @@ def recover(output: Path) -> list[str]:
             _apply(output, staging)
             notes.append(f"{output}: finished publishing a build that was interrupted while its files were moved in")
         else:
-            shutil.rmtree(staging)
-            notes.append(f"{output}: removed the unfinished files of an interrupted build ({staging.name})")
+            emptied = {path.name for path in staging.iterdir()} <= {STAGING_RECORD}
+            _remove_staging(staging)
+            what = "the empty staging folder" if emptied else "the unfinished files"
+            notes.append(f"{output}: removed {what} of an interrupted build ({staging.name})")
     return notes
 
 
@@ -414,7 +435,8 @@ class Publisher:
         """Discard an uncommitted staging folder, release the lock, and remove the folder if this build made it
         and it is still empty (a build that failed leaves no trace)."""
         if self.staging is not None and not (self.staging / COMMIT_RECORD).exists():
-            shutil.rmtree(self.staging, ignore_errors=True)
+            with contextlib.suppress(OSError):  # what is left is an unfinished staging folder: the next build's
+                _remove_staging(self.staging)
         self.staging = None
         self._lock.release()
         if self._created:

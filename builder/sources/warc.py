@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO, Literal
 
+from builder.config import LISTING_SCHEMES
 from builder.sources.files import MAX_PROBLEMS
 from builder.sources.http import BodyError, HttpResponse, decode_body, parse_response
 from builder.sources.kinds import ARCHIVE_SUFFIXES, LISTING_SUFFIX
@@ -48,6 +49,7 @@ from builder.sources.mirror import (
 __all__ = [
     "COMMON_CRAWL",
     "HTML_TYPES",
+    "LISTING_SCHEMES",
     "MAX_PAYLOAD",
     "WarcError",
     "WarcResponse",
@@ -148,15 +150,21 @@ class WarcResponse:
 # ---------------------------------------------------------------------------------------------- inputs
 
 
-def expand_warc_inputs(inputs: Sequence[str | os.PathLike[str]], base_url: str = COMMON_CRAWL) -> list[str]:
-    """The WARC sources of a build, in order: folders give their ``*.warc``/``*.warc.gz`` files
-    (sorted), a ``*.paths.gz`` listing its lines resolved against ``base_url``; files and URLs stay.
-    A source given twice is refused, as it would count its pages twice."""
+def expand_warc_inputs(
+    inputs: Sequence[str | os.PathLike[str]],
+    base_url: str = COMMON_CRAWL,
+    listing_schemes: Sequence[str] = LISTING_SCHEMES,
+) -> list[str]:
+    """The WARC sources of a build, in order: folders give their archives (sorted), a ``*.paths.gz`` listing its
+    lines resolved against ``base_url``; files and URLs stay. A listing's line is a path relative to the base (as
+    Common Crawl's are) or a URL of one of ``listing_schemes``: a listing, which may come from anywhere, never makes
+    a build read a local file (``file://``) the user did not give. A source given twice is refused, as it would
+    count its pages twice."""
     sources: list[str] = []
     for given in inputs:
         text = os.fspath(given)
         if _is_url(text):
-            sources.extend(_listing(text, base_url) if text.endswith(PATHS_SUFFIX) else [text])
+            sources.extend(_listing(text, base_url, listing_schemes) if text.endswith(PATHS_SUFFIX) else [text])
             continue
         path = Path(text)
         if path.is_dir():
@@ -167,7 +175,7 @@ def expand_warc_inputs(inputs: Sequence[str | os.PathLike[str]], base_url: str =
         elif not path.exists():
             raise WarcError(f"WARC file not found: {path}")
         elif path.name.endswith(PATHS_SUFFIX):
-            sources.extend(_listing(text, base_url))
+            sources.extend(_listing(text, base_url, listing_schemes))
         else:
             sources.append(text)
     seen: set[str] = set()
@@ -184,9 +192,11 @@ def _is_url(text: str) -> bool:
     return bool(separator) and scheme.isalnum() and len(scheme) > 1
 
 
-def _listing(where: str, base_url: str) -> list[str]:
-    """The lines of a Common Crawl ``warc.paths.gz`` listing, resolved against ``base_url``."""
+def _listing(where: str, base_url: str, schemes: Sequence[str] = LISTING_SCHEMES) -> list[str]:
+    """The lines of a Common Crawl ``warc.paths.gz`` listing, resolved against ``base_url``; a line that is neither
+    a relative path nor a URL of ``schemes`` is refused, named, before anything is read."""
     base = base_url if base_url.endswith("/") else base_url + "/"
+    allowed = {scheme.lower() for scheme in schemes}
     paths: list[str] = []
     with open_warc(where) as raw, gzip.open(raw, "rt", encoding="utf-8") as lines:
         try:
@@ -194,9 +204,18 @@ def _listing(where: str, base_url: str) -> list[str]:
                 line = line.strip()
                 if not line:
                     continue
-                if line.startswith("/") or ".." in line.split("/"):
+                scheme, colon, _ = line.partition(":")
+                if _is_url(line) or (colon and scheme.isalpha() and len(scheme) > 1):
+                    if scheme.lower() not in allowed:
+                        raise WarcError(
+                            f"{where}, line {number}: {line!r} is a {scheme.lower()}: URL; a listing may name paths "
+                            f"relative to {base} or URLs of {', '.join(sorted(allowed))} (--listing-scheme allows more)"
+                        )
+                    paths.append(line)
+                    continue
+                if line.startswith(("/", "\\")) or ".." in line.replace("\\", "/").split("/"):
                     raise WarcError(f"{where}, line {number}: {line!r} is not a path relative to the base URL")
-                paths.append(line if _is_url(line) else base + line)
+                paths.append(base + line)
         except (OSError, EOFError, UnicodeDecodeError, zlib.error) as error:
             raise WarcError(f"{where}: not a gzip listing of WARC paths ({error})") from None
     if not paths:
