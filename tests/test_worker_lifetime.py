@@ -135,20 +135,25 @@ def test_no_process_outlives_a_build_killed_at_any_instant(
                 build.wait()
 
 
+def run_script(folder: Path, source: str) -> subprocess.CompletedProcess[str]:
+    """A script as a user saves and runs it, from ``folder``, with the toolkit importable."""
+    script = folder / "script.py"
+    script.write_text(source, encoding="utf-8")
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, str(script)], cwd=folder, env=environment, capture_output=True, text=True, timeout=300
+    )
+
+
 def test_a_script_without_a_main_guard_builds_with_workers(tmp_path: Path, perceptron_available: None) -> None:
     """The README's Python example saved as a script, with no `if __name__ == "__main__":`: its workers do not run
     the script again (which locked the folder and restarted workers for ever), and the build ends with its pairs."""
-    script = tmp_path / "build_script.py"
-    script.write_text(
+    done = run_script(
+        tmp_path,
         "from wikipedia_ipc import GOLD, SILVER, SAMPLE_DUMP, BuildOptions, build\n"
         "report = build([SAMPLE_DUMP], [GOLD, SILVER], 'api-ipc', BuildOptions(workers=2, tagger='perceptron',"
         " show_progress=False))\n"
         "print(report.rows)\n",
-        encoding="utf-8",
-    )
-    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, str(script)], cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "{'gold': 10, 'silver': 20}"
@@ -159,8 +164,8 @@ def test_a_script_without_a_main_guard_builds_with_workers(tmp_path: Path, perce
 def test_a_spawned_worker_importing_a_build_script_is_stopped_at_once(tmp_path: Path) -> None:
     """Where a platform's workers import the caller's script (spawn), a build started by that import stops at once
     with a line saying what to do, instead of locking the folder and dying for ever."""
-    script = tmp_path / "spawning.py"
-    script.write_text(
+    done = run_script(
+        tmp_path,
         "import multiprocessing, sys\n"
         "from builder.common import refuse_in_bootstrap\n"
         "try:\n"
@@ -172,9 +177,6 @@ def test_a_spawned_worker_importing_a_build_script_is_stopped_at_once(tmp_path: 
         "    child = multiprocessing.get_context('spawn').Process(target=print, args=('child ran',))\n"
         "    child.start()\n"
         "    child.join()\n",
-        encoding="utf-8",
     )
-    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, str(script)], env=environment, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0
     assert done.stdout.count("refused:") == 1 and 'if __name__ == "__main__":' in done.stdout
