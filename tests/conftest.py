@@ -5,7 +5,7 @@ from __future__ import annotations
 import bz2
 import os
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -84,3 +84,64 @@ def require_nltk_perceptron() -> None:
 def nltk_perceptron() -> None:
     """The perceptron tagger with NLTK's own model: CI has it (NLTK_DATA), so under CI its absence is a failure."""
     require_nltk_perceptron()
+
+
+# The one Spark session of a test run: ``local[2]`` (the machine's two cores) as the engine makes it
+# (``spark_session``: shuffles at the master's cores, room for a tagging model in each Python worker), without the
+# web UI (no server and no port search per run). Made once, it saves a JVM start and a worker pool per test.
+SPARK_TEST_SETTINGS = {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}
+
+
+class SharedSpark:
+    """The test run's ``local[2]`` session, made when a test first asks for it and again after a test stopped it."""
+
+    def __init__(self) -> None:
+        self.session = None
+
+    def get(self):  # noqa: ANN201 - a pyspark.sql.SparkSession
+        from pyspark import SparkContext
+
+        if self.session is not None and SparkContext._active_spark_context is self.session.sparkContext:
+            return self.session
+        from builder.engines.spark import spark_session
+
+        # the engine gives local workers this interpreter through PYSPARK_PYTHON (read at the session's start);
+        # the environment is left as the tests found it
+        previous = os.environ.get("PYSPARK_PYTHON")
+        try:
+            self.session = spark_session(2, SPARK_TEST_SETTINGS)
+        finally:
+            if previous is None:
+                os.environ.pop("PYSPARK_PYTHON", None)
+            else:
+                os.environ["PYSPARK_PYTHON"] = previous
+        self.session.sparkContext.setLogLevel("ERROR")
+        return self.session
+
+    def stop(self) -> None:
+        if self.session is not None:
+            self.session.stop()
+            self.session = None
+
+
+@pytest.fixture(scope="session")
+def shared_spark() -> Iterator[SharedSpark]:
+    """The holder of the run's one Spark session, stopped at the end of the run."""
+    pytest.importorskip("pyspark")
+    shared = SharedSpark()
+    yield shared
+    shared.stop()
+
+
+@pytest.fixture
+def spark(shared_spark: SharedSpark):  # noqa: ANN201 - a pyspark.sql.SparkSession
+    """The run's one ``local[2]`` Spark session: pass it to ``build_spark(..., spark=spark)``, which leaves a given
+    session running (a build that makes its own session stops it at its end, and would stop this one too)."""
+    return shared_spark.get()
+
+
+@pytest.fixture
+def no_shared_spark(shared_spark: SharedSpark) -> None:
+    """For a test that must make (and stop) a session of its own: the shared one is stopped first, and made
+    again for the next test that asks for it."""
+    shared_spark.stop()

@@ -168,14 +168,14 @@ def test_a_perceptual_equivalence_is_chosen_per_build(datasets_written: dict[str
     assert funnel_of(out)["identity"]["hash_bits"] == 36
 
 
-def test_spark_gives_the_local_rows(datasets_written: dict[str, Path], tmp_path: Path) -> None:
+def test_spark_gives_the_local_rows(datasets_written: dict[str, Path], tmp_path: Path, spark) -> None:
     pytest.importorskip("pyspark")
     from builder.engines.spark import build_spark
 
     config = CAPTIONS.__class__(**{**CAPTIONS.__dict__, "splits": ()})
     folder = [str(datasets_written["webdataset"])]
     build(folder, [config], tmp_path / "local", workers=2, show_progress=False)
-    build_spark(folder, [config], tmp_path / "spark", workers=2, show_progress=False)
+    build_spark(folder, [config], tmp_path / "spark", workers=2, show_progress=False, spark=spark)
     local, spark = rows_of(tmp_path / "local"), rows_of(tmp_path / "spark")
     assert sorted(local, key=lambda row: row["id"]) == sorted(spark, key=lambda row: row["id"]) and len(local) == 3
     records = [funnel_of(tmp_path / side) for side in ("local", "spark")]

@@ -485,20 +485,36 @@ def test_a_dump_whose_name_does_not_tell_gets_its_kind_from_its_content(tmp_path
                                  "(pages-meta-history), and every revision was read as a page"]  # fmt: skip
 
 
-def test_spark_local_workers_run_the_drivers_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from builder.engines.spark import _session, build_spark
+def test_spark_local_workers_run_the_drivers_python(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_shared_spark: None
+) -> None:
+    # the engine's own session, made here (the run's shared one is stopped first, and made again after)
+    from builder.engines.spark import PYTHON_WORKER_MEMORY, build_spark, spark_session
 
     monkeypatch.setenv("PYSPARK_PYTHON", "unset below")  # so that the test's end restores the environment
     monkeypatch.delenv("PYSPARK_PYTHON")
-    session = _session(2)
+    session = spark_session(2)
     try:
         executables = session.sparkContext.parallelize(range(4), 2).map(lambda _: sys.executable).collect()
+        # a local session's shuffles get the master's cores, and its workers room for a tagging model
+        conf = session.sparkContext.getConf()
+        assert conf.get("spark.default.parallelism") == "2"
+        assert conf.get("spark.python.worker.memory") == PYTHON_WORKER_MEMORY
+        grouped = session.sparkContext.parallelize(range(8), 8).map(lambda n: (n % 3, n)).groupByKey()
+        assert grouped.getNumPartitions() == 2
         dump = good_dump(tmp_path)
         report = build_spark([dump], [GOLD], tmp_path / "out", tagger="perceptron", workers=2, spark=session)
     finally:
         session.stop()
     assert set(executables) == {sys.executable}
     assert report.extraction.seconds > 0  # measured, not a placeholder
+
+
+def test_a_local_master_s_cores_are_read_from_its_name() -> None:
+    from builder.engines.spark import _local_cores
+
+    assert [_local_cores(master, 2) for master in ("local", "local[3]", "local[4,2]")] == [1, 3, 4]
+    assert _local_cores("local[*]", 2) == (os.cpu_count() or 2)
 
 
 def index_lines(page_list: list[str]) -> list[bytes]:

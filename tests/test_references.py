@@ -99,7 +99,7 @@ def test_the_references_config_takes_the_build_s_kind_and_identity() -> None:
     assert alone.dump_kind == "history" and alone.sources == SOURCES
 
 
-def test_spark_gives_the_local_references(tmp_path: Path) -> None:
+def test_spark_gives_the_local_references(tmp_path: Path, spark) -> None:
     pytest.importorskip("pyspark")
     from builder.engines.spark import build_spark
 
@@ -107,7 +107,13 @@ def test_spark_gives_the_local_references(tmp_path: Path) -> None:
     config = WEB.__class__(**{**WEB.__dict__, "equivalence": "pixels", "splits": ()})
     build([str(crawl)], [config, REFERENCES], tmp_path / "local", tagger="perceptron", workers=1, show_progress=False)
     build_spark(
-        [str(crawl)], [config, REFERENCES], tmp_path / "spark", tagger="perceptron", workers=2, show_progress=False
+        [str(crawl)],
+        [config, REFERENCES],
+        tmp_path / "spark",
+        tagger="perceptron",
+        workers=2,
+        show_progress=False,
+        spark=spark,
     )
     for name in ("web", "references"):
         local = sorted((tmp_path / "local" / name).glob("*.parquet"))

@@ -1,4 +1,8 @@
-"""The Spark engine runs the same stages as the local engine and must give the same rows (and bytes in one file)."""
+"""The Spark engine runs the same stages as the local engine and must give the same rows (and bytes in one file).
+
+Every test builds on the run's one ``local[2]`` session (``spark``, from conftest.py), which a build given a session
+leaves running; the local engine's build of the sample, which several tests compare with, is made once per module.
+"""
 
 from __future__ import annotations
 
@@ -26,16 +30,6 @@ from builder.engines.spark import build_spark
 from builder.extract.tasks import plan_tasks
 
 
-@pytest.fixture(scope="module")
-def spark():
-    from pyspark.sql import SparkSession
-
-    session = SparkSession.builder.master("local[2]").appName("wikipedia-ipc-tests").getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
-
-
 def same_output(first: Path, second: Path, config: str) -> None:
     """The same parquet files, split by split, byte for byte; the same funnel and split record."""
     one = sorted((first / config).glob("*.parquet"))
@@ -59,14 +53,28 @@ def same_rows(first: Path, second: Path, config: str) -> int:
     return len(one)
 
 
+@pytest.fixture(scope="module")
+def local_sample(tmp_path_factory: pytest.TempPathFactory, perceptron_available: None) -> Path:
+    """The local engine's gold and silver of the sample (perceptron), built once for the tests that compare with it.
+
+    A config's files do not depend on the build's other configs: this gold is a gold-only build's, byte for byte.
+    """
+    out = tmp_path_factory.mktemp("local-sample") / "local"
+    build([wikipedia_ipc.SAMPLE_DUMP], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)
+    return out
+
+
 def test_sample_gold_and_silver(spark, tmp_path: Path, perceptron_available: None) -> None:
-    # gold keeps 80/10/10 (all its pairs fall into train); silver at 60/20/20 falls into all three splits
-    configs = [GOLD, dataclasses.replace(SILVER, splits=(0.6, 0.2, 0.2))]
+    """Gold, silver with three splits and silver without splits, from one build of the sample on each engine."""
+    # gold keeps 80/10/10 (all its pairs fall into train); silver at 60/20/20 falls into all three splits;
+    # "whole" is silver with no splits, which gives one train split and no split record
+    whole = dataclasses.replace(SILVER, name="whole", splits=())
+    configs = [GOLD, dataclasses.replace(SILVER, splits=(0.6, 0.2, 0.2)), whole]
     build([wikipedia_ipc.SAMPLE_DUMP], configs, tmp_path / "local", tagger="perceptron", show_progress=False)
     report = build_spark(
         [wikipedia_ipc.SAMPLE_DUMP], configs, tmp_path / "spark", tagger="perceptron", workers=2, spark=spark
     )
-    assert report.rows == {"gold": 10, "silver": 20}  # the presets' sources: no galleries
+    assert report.rows == {"gold": 10, "silver": 20, "whole": 20}  # the presets' sources: no galleries
     assert list(report.clock.seconds()) == list(STAGES)  # each stage timed where Spark carries it out
     same_output(tmp_path / "local", tmp_path / "spark", "gold")
     same_output(tmp_path / "local", tmp_path / "spark", "silver")
@@ -74,17 +82,10 @@ def test_sample_gold_and_silver(spark, tmp_path: Path, perceptron_available: Non
     assert silver == {"train", "validation", "test"}
     assert {path.name.split("-")[0] for path in (tmp_path / "spark" / "gold").glob("*.parquet")} == {"train"}
     assert report.splits["silver"]["shared_images"] == report.splits["silver"]["shared_texts"] == 0
-
-
-def test_no_splits_gives_one_train_split(spark, tmp_path: Path, perceptron_available: None) -> None:
-    whole = dataclasses.replace(SILVER, splits=())
-    build([wikipedia_ipc.SAMPLE_DUMP], [whole], tmp_path / "local", tagger="perceptron", show_progress=False)
-    report = build_spark(
-        [wikipedia_ipc.SAMPLE_DUMP], [whole], tmp_path / "spark", tagger="perceptron", workers=2, spark=spark
-    )
-    assert report.rows == {"silver": 20} and report.splits == {}
-    assert [path.name[:6] for path in (tmp_path / "spark" / "silver").glob("*.parquet")] == ["train-"]
-    same_output(tmp_path / "local", tmp_path / "spark", "silver")
+    # no splits gives one train split
+    assert "whole" not in report.splits
+    assert [path.name[:6] for path in (tmp_path / "spark" / "whole").glob("*.parquet")] == ["train-"]
+    same_output(tmp_path / "local", tmp_path / "spark", "whole")
 
 
 def test_sample_with_the_identity_map(spark, tmp_path: Path, perceptron_available: None) -> None:
@@ -135,14 +136,13 @@ def test_unique_candidates_across_images(spark, tmp_path: Path, perceptron_avail
 
 
 def test_executors_write_range_partitioned_shards(
-    spark, tmp_path: Path, perceptron_available: None, monkeypatch: pytest.MonkeyPatch
+    spark, tmp_path: Path, local_sample: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Pairs are built, filtered and written on the executors only: the driver never makes a pair.
 
     Executors run in Python worker processes of their own, so breaking pair construction
     and pair rows in this (the driver's) process must not change the build.
     """
-    build([wikipedia_ipc.SAMPLE_DUMP], [GOLD, SILVER], tmp_path / "local", tagger="perceptron", show_progress=False)
 
     def not_on_the_driver(*arguments: object) -> None:
         raise AssertionError("the driver made a pair")
@@ -154,8 +154,8 @@ def test_executors_write_range_partitioned_shards(
         [wikipedia_ipc.SAMPLE_DUMP], [GOLD, SILVER], out, tagger="perceptron", workers=2, spark=spark, rows_per_shard=3
     )
     assert report.rows == {"gold": 10, "silver": 20}
-    assert same_rows(tmp_path / "local", out, "gold") == 10
-    assert same_rows(tmp_path / "local", out, "silver") == 20
+    assert same_rows(local_sample, out, "gold") == 10
+    assert same_rows(local_sample, out, "silver") == 20
     train = sorted((out / "silver").glob("train-*.parquet"))
     assert len(train) >= 2 and all(f"-of-{len(train):05d}-" in path.name for path in train)  # numbered per split
     gold = sorted((out / "gold").glob("*.parquet"))
@@ -177,7 +177,7 @@ def test_no_pair_survives(spark, tmp_path: Path, perceptron_available: None) -> 
     same_output(tmp_path / "local", tmp_path / "spark", "silver")
 
 
-def test_spark_submit_local_mode(tmp_path: Path, perceptron_available: None) -> None:
+def test_spark_submit_local_mode(tmp_path: Path, local_sample: Path) -> None:
     """The ``spark-submit`` command of docs/building.md builds the sample as the local engine does."""
     import pyspark
 
@@ -192,11 +192,11 @@ def test_spark_submit_local_mode(tmp_path: Path, perceptron_available: None) -> 
     command += ["--tagger", "perceptron", "--quiet", "--output", str(tmp_path / "spark")]
     done = subprocess.run(command, cwd=root, env=environment, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    build([wikipedia_ipc.SAMPLE_DUMP], [GOLD, SILVER], tmp_path / "local", tagger="perceptron", show_progress=False)
     history = wikipedia_ipc.SAMPLE_DUMP.with_name("enwiki-20240101-sample-pages-meta-history.xml.bz2")
     build([history], [BRONZE], tmp_path / "local", tagger="perceptron", show_progress=False)
-    for config in ("gold", "silver", "bronze"):  # no dump given: bronze too, from the sample's history
-        same_output(tmp_path / "local", tmp_path / "spark", config)
+    for config in ("gold", "silver"):
+        same_output(local_sample, tmp_path / "spark", config)
+    same_output(tmp_path / "local", tmp_path / "spark", "bronze")  # no dump given: bronze too, from its history
 
 
 def test_a_french_build_tags_in_french_on_the_executors(spark, tmp_path: Path) -> None:
@@ -298,25 +298,28 @@ def test_history_pages_split_across_tasks(spark, tmp_path: Path, write_dump, per
     same_output(tmp_path / "local", tmp_path / "spark", "bronze")
 
 
+@pytest.mark.parametrize("name", ["sample", "inside"])
 def test_later_copies_are_left_out_as_the_local_engine_does(
-    spark, tmp_path: Path, write_dump, perceptron_available: None
+    spark, tmp_path: Path, write_dump, local_sample: Path, name: str
 ) -> None:
     """The sample with its decompressed copy, and a page twice in one multistream dump cut into tasks."""
     import bz2
 
     from test_copies import harbour_twice
 
-    plain = tmp_path / "enwiki-20240101-sample-pages-articles.xml"
-    plain.write_bytes(bz2.decompress(Path(wikipedia_ipc.SAMPLE_DUMP).read_bytes()))
-    inside = write_dump(harbour_twice(), name="enwiki-20240101-pages-articles-copies.xml.bz2", multistream=True)
-    for dumps, name in (([wikipedia_ipc.SAMPLE_DUMP, plain], "sample"), ([inside], "inside")):
-        local = build(dumps, [GOLD], tmp_path / name / "local", tagger="perceptron", show_progress=False)
-        remote = build_spark(dumps, [GOLD], tmp_path / name / "spark", tagger="perceptron", workers=2, spark=spark)
-        same_output(tmp_path / name / "local", tmp_path / name / "spark", "gold")
-        assert remote.extraction.later_copies == local.extraction.later_copies == (37 if name == "sample" else 1)
-        assert remote.extraction.problems == local.extraction.problems
-    build([wikipedia_ipc.SAMPLE_DUMP], [GOLD], tmp_path / "once", tagger="perceptron", show_progress=False)
-    same_output(tmp_path / "once", tmp_path / "sample" / "spark", "gold")
+    if name == "sample":
+        plain = tmp_path / "enwiki-20240101-sample-pages-articles.xml"
+        plain.write_bytes(bz2.decompress(Path(wikipedia_ipc.SAMPLE_DUMP).read_bytes()))
+        dumps = [wikipedia_ipc.SAMPLE_DUMP, plain]
+    else:
+        dumps = [write_dump(harbour_twice(), name="enwiki-20240101-pages-articles-copies.xml.bz2", multistream=True)]
+    local = build(dumps, [GOLD], tmp_path / name / "local", tagger="perceptron", show_progress=False)
+    remote = build_spark(dumps, [GOLD], tmp_path / name / "spark", tagger="perceptron", workers=2, spark=spark)
+    same_output(tmp_path / name / "local", tmp_path / name / "spark", "gold")
+    assert remote.extraction.later_copies == local.extraction.later_copies == (37 if name == "sample" else 1)
+    assert remote.extraction.problems == local.extraction.problems
+    if name == "sample":  # the sample read once: its copy changed nothing
+        same_output(local_sample, tmp_path / "sample" / "spark", "gold")
 
 
 def test_history_copies_on_spark(spark, tmp_path: Path, perceptron_available: None) -> None:

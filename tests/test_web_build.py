@@ -149,13 +149,15 @@ def test_pixel_equivalence_leaves_out_references_without_a_record(tmp_path: Path
     assert record["funnel"][0]["references"] == 0
 
 
-def test_spark_gives_the_local_rows(crawl: Path, tmp_path: Path) -> None:
+def test_spark_gives_the_local_rows(crawl: Path, tmp_path: Path, spark) -> None:
     pytest.importorskip("pyspark")
     from builder.engines.spark import build_spark
 
     config = WEB.__class__(**{**WEB.__dict__, "equivalence": "phash", "splits": (), "set_size_z": 0.05})
     build([str(crawl)], [config], tmp_path / "local", tagger="perceptron", workers=1, show_progress=False)
-    build_spark([str(crawl)], [config], tmp_path / "spark", tagger="perceptron", workers=2, show_progress=False)
+    build_spark(
+        [str(crawl)], [config], tmp_path / "spark", tagger="perceptron", workers=2, show_progress=False, spark=spark
+    )
     local, spark = rows_of(tmp_path / "local"), rows_of(tmp_path / "spark")
     key = lambda row: row["id"]  # noqa: E731
     assert sorted(local, key=key) == sorted(spark, key=key) and len(local) == 3

@@ -334,8 +334,25 @@ def _write_pairs(  # noqa: ANN001 - clusters: an RDD of (image, Cluster)
     return written, parts_of, assignment
 
 
-def _session(workers: int):  # noqa: ANN202 - a pyspark.sql.SparkSession
-    """A session on the configured master (spark-submit sets it), else ``local[workers]``."""
+# What a local session is given unless the user set it (a cluster's settings are its administrator's):
+# * ``spark.default.parallelism``: unset, PySpark gives a shuffle as many partitions as its input has and a join
+#   the sum of both sides', so the engine's chain of joins doubles the partitions at each step (16 extraction tasks
+#   of a small history became 104 partitions per stage, and the split assignment's ``toLocalIterator`` runs one
+#   job per partition). Set, every shuffle gets the master's core count.
+# * ``spark.python.worker.memory``: PySpark's aggregation limit, measured on the whole Python worker. A worker
+#   that loaded a spaCy or stanza model for tagging is over the default 512 MB before any data, and then spills
+#   every shuffle to disk in small batches; the limit is set above the models' size.
+PYTHON_WORKER_MEMORY = "3g"
+
+
+def _local_cores(master: str, workers: int) -> int:
+    """The cores of a ``local``, ``local[N]`` or ``local[*]`` master (``local[N,F]`` too)."""
+    inside = master[master.index("[") + 1 : master.index("]")].split(",")[0] if "[" in master else "1"
+    return (os.cpu_count() or workers) if inside == "*" else int(inside)
+
+
+def spark_session(workers: int, settings: dict[str, str] | None = None):  # noqa: ANN201 - a pyspark.sql.SparkSession
+    """A session on the configured master (spark-submit sets it), else ``local[workers]``; ``settings`` added."""
     from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
@@ -343,10 +360,19 @@ def _session(workers: int):  # noqa: ANN202 - a pyspark.sql.SparkSession
     configured = SparkConf()
     if not configured.contains("spark.master"):
         builder = builder.master(f"local[{workers}]")
-    if configured.get("spark.master", "local").startswith("local") and not configured.contains("spark.pyspark.python"):
-        # local workers run on this machine: give them this interpreter (and its packages),
-        # not whatever ``python3`` is first on the PATH
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    master = configured.get("spark.master", f"local[{workers}]")
+    if master.startswith("local"):
+        if not configured.contains("spark.pyspark.python"):
+            # local workers run on this machine: give them this interpreter (and its packages),
+            # not whatever ``python3`` is first on the PATH
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        cores = str(_local_cores(master, workers))
+        local = {"spark.default.parallelism": cores, "spark.python.worker.memory": PYTHON_WORKER_MEMORY}
+        for key, value in local.items():
+            if not configured.contains(key):
+                builder = builder.config(key, value)
+    for key, value in (settings or {}).items():
+        builder = builder.config(key, value)
     return builder.getOrCreate()
 
 
@@ -387,7 +413,7 @@ class SparkEngine:
 
     @contextlib.contextmanager
     def open(self, plan: BuildPlan) -> Iterator[Path]:
-        self.session = self.given if self.given is not None else _session(plan.options.workers)
+        self.session = self.given if self.given is not None else spark_session(plan.options.workers)
         try:
             with temporary_work_folder("wikipedia-ipc-spark-") as scratch:
                 yield Path(scratch)
