@@ -79,6 +79,8 @@ class Sampler(threading.Thread):
         self.process = psutil.Process(pid)
         self.folder = folder
         self.samples: list[tuple[float, int]] = []
+        self.own_peak = 0  # the root process alone (a build's driver), beside the tree's sum
+        self.own: list[tuple[float, int]] = []
         self.peak_disk = 0
         self.done = threading.Event()
 
@@ -99,13 +101,18 @@ class Sampler(threading.Thread):
             return 0
         for process in processes:
             try:
-                total += process.memory_full_info().pss
+                pss = process.memory_full_info().pss
             except (psutil.NoSuchProcess, psutil.AccessDenied):
                 continue
+            total += pss
+            if process.pid == self.process.pid:
+                self.own_peak = max(self.own_peak, pss)
+                self.own.append((time.time(), pss))
         return total
 
-    def peak_between(self, start: float, end: float) -> int:
-        inside = [rss for moment, rss in self.samples if start <= moment <= end]
+    def peak_between(self, start: float, end: float, own: bool = False) -> int:
+        """The peak between two instants, of the tree or (``own``) of the root process alone."""
+        inside = [rss for moment, rss in (self.own if own else self.samples) if start <= moment <= end]
         return max(inside, default=0)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import re
 from pathlib import Path
 
@@ -231,3 +232,50 @@ def test_the_wikipedia_build_needs_no_web_library(tmp_path: Path, perceptron_ava
     finished = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert finished.returncode == 0, finished.stderr[-2000:]
     assert list((tmp_path / "out" / "gold").glob("*.parquet"))
+
+
+def test_the_set_bound_from_a_histogram_is_statistics_own() -> None:
+    """μ and σ from the counts of each set size are the floats fmean and pstdev give over the sizes themselves."""
+    import random
+    import statistics
+    from collections import Counter
+
+    from builder.filters.web import set_bound_of_counts
+
+    generator = random.Random(7)
+    for _ in range(300):
+        sizes = [generator.choice([1, 2, 3, 4, 8, 50, 1000]) for _ in range(generator.randrange(1, 60))]
+        bound, stats = set_bound_of_counts(Counter(sizes), 0.05)
+        assert stats["mean_images"] == round(statistics.fmean(sizes), 4)
+        if len(sizes) > 1:
+            spread = statistics.pstdev(sizes)
+            assert stats["std_images"] == round(spread, 4)
+            expected = max(1, math.ceil(statistics.fmean(sizes) + 0.05 * spread) - 1) if spread > 0 else None
+            assert bound == expected
+
+
+def test_the_per_image_state_stays_out_of_python(tmp_path: Path) -> None:
+    """500,000 referenced image URLs (and an index of 50,000 records): every per-URL table is DuckDB's; the
+    Python heap's peak during the image stage stays a few MB (a dict per URL took over 100 MB)."""
+    import tracemalloc
+
+    from builder.extract.web import WEB_IMAGE_SCHEMA
+    from builder.filters.web import web_images
+
+    urls = [f"https://cc.example.org/media/photo-{number}.jpg" for number in range(500_000)]
+    referenced = tmp_path / "referenced.parquet"
+    pq.write_table(pa.table({"image": urls, "references": [1 + number % 7 for number in range(len(urls))]}), referenced)
+    index = tmp_path / "web-images.parquet"
+    skipped = {"image": urls[::10], "skip": ["unreadable: not an image"] * len(urls[::10])}
+    rows = {name: skipped.get(name, [None] * len(urls[::10])) for name in WEB_IMAGE_SCHEMA.names}
+    pq.write_table(pa.table(rows, schema=WEB_IMAGE_SCHEMA), index)
+    del urls, rows, skipped
+    tracemalloc.start()
+    try:
+        web = web_images(WEB, [index], referenced, tmp_path, memory_limit="256MB")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert web.record["images_referenced"] == 500_000 and web.record["left_out"]["unreadable"]["images"] == 50_000
+    assert web.record["images_kept"] == 450_000 and web.record["equivalence_sets"] == 450_000
+    assert peak < 16 * 2**20, f"{peak / 2**20:.1f} MB of Python objects"

@@ -594,7 +594,14 @@ def web_stage(plan: BuildPlan, extraction: Extraction, work: Path):  # noqa: ANN
     from builder.filters.web import web_images
 
     crawl = extraction.web
-    web = web_images(plan.configs[0], crawl.index, crawl.referenced, work, rules=not plan.settings.dataset)
+    web = web_images(
+        plan.configs[0],
+        crawl.index,
+        crawl.referenced,
+        work,
+        rules=not plan.settings.dataset,
+        memory_limit=plan.options.memory_limit,
+    )
     plan.configs = [dataclasses.replace(config, max_equal_images=web.max_equal_images) for config in plan.configs]
     return web
 

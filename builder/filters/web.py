@@ -16,6 +16,12 @@ From the crawl's image index (§4.2) and the number of references each image URL
 
 The references left out go to one exclusion file, read by the engines as they read the cross-lingual
 config's local files (:func:`builder.filters.identity.local_files`).
+
+Where the state lives: a crawl's image URLs are counted in billions (Common Crawl 2020-16: 8.4 billion distinct
+URLs, Table 4.1), so every per-URL table (the index's first records and their verdicts, each referenced URL's
+count and verdict, the sets and their sizes) is a DuckDB table under the build's memory limit, spilling to the
+work folder. Python holds the counters, the histogram of set sizes (from which μ and σ are computed exactly, as
+``statistics`` computes them over the sizes) and the image records whose pixels an equivalence compares.
 """
 
 from __future__ import annotations
@@ -23,14 +29,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import statistics
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from builder.config import PERCEPTUAL_EQUIVALENCES, PipelineConfig
+from builder.config import DEFAULT_MEMORY_LIMIT, PERCEPTUAL_EQUIVALENCES, PipelineConfig
 from builder.filters.identity import Identity, IdentityMap, ImageTableStats
 
 __all__ = ["EXCLUSION_SCHEMA", "LEFT_OUT", "WebImages", "web_images"]
@@ -80,35 +86,51 @@ def _skip_reason(skip: str) -> str:
     return reason if reason in LEFT_OUT else "unreadable"
 
 
-def read_index(files: Sequence[Path], rules: bool = True) -> tuple[dict[str, tuple[str | None, object]], int]:
-    """URL → (the reason it is left out or None, its facts or None), from the first record of each URL in
-    source and record order; and how many later records of a URL the crawl repeats (ignored). ``rules``: apply
-    §4.3.2's rules (a dataset's images were checked by §5.1.1's while they were read)."""
+def _verdict(facts: str | None, skip: str | None, rules: bool) -> str | None:
+    """An image record's verdict: the reason it is left out (the inspector's skip, else the first §4.3.2 rule it
+    fails when ``rules``), or None."""
     from builder.filters.images import image_rule_failed
 
-    index: dict[str, tuple[str | None, object]] = {}
-    repeated = 0
-    for file in files:
-        table = pq.read_table(file, columns=["image", "facts", "skip"])
-        columns = (table.column(name).to_pylist() for name in ("image", "facts", "skip"))
-        for image, facts, skip in zip(*columns, strict=True):
-            if image in index:
-                repeated += 1
-                continue
-            if skip is not None or facts is None:
-                index[image] = (_skip_reason(skip or "unreadable"), None)
-                continue
-            decoded = _facts(facts)
-            index[image] = (image_rule_failed(decoded) if rules else None, decoded)
-    return index, repeated
+    if skip is not None or facts is None:
+        return _skip_reason(skip or "unreadable")
+    return image_rule_failed(_facts(facts)) if rules else None
 
 
-def read_referenced(path: Path | None) -> dict[str, int]:
-    """Image URL → its references in the crawl."""
-    if path is None:
-        return {}
-    table = pq.read_table(path, columns=["image", "references"])
-    return dict(zip(table.column("image").to_pylist(), table.column("references").to_pylist(), strict=True))
+def _quoted(path: Path) -> str:
+    return "'" + str(path).replace("'", "''") + "'"
+
+
+def _index_tables(connection, files: Sequence[Path], rules: bool) -> int:  # noqa: ANN001 - a DuckDB connection
+    """Table ``idx``: the first record of each URL in source and record order, its facts and its verdict; returns
+    how many later records of a URL the crawl repeats (ignored)."""
+    connection.create_function(
+        "image_verdict", lambda facts, skip: _verdict(facts, skip, rules), ["VARCHAR", "VARCHAR"], "VARCHAR",
+        null_handling="special", side_effects=False,
+    )  # fmt: skip
+    order = pa.table({"filename": [str(file) for file in files], "position": list(range(len(files)))})
+    connection.register("index_files", order)
+    listed = "[" + ", ".join(_quoted(file) for file in files) + "]"
+    records = (
+        f"SELECT r.image, r.facts, r.skip, f.position, r.file_row_number FROM read_parquet({listed}, "
+        "filename = true, file_row_number = true) r JOIN index_files f USING (filename)"
+        if files
+        else "SELECT NULL::VARCHAR AS image, NULL::VARCHAR AS facts, NULL::VARCHAR AS skip, 0 AS position, "
+        "0 AS file_row_number WHERE false"
+    )
+    connection.execute(
+        "CREATE TEMP TABLE firsts AS SELECT image, facts, skip FROM ("
+        "SELECT *, row_number() OVER (PARTITION BY image ORDER BY position, file_row_number) AS n FROM "
+        f"({records})) WHERE n = 1"
+    )
+    connection.execute(
+        "CREATE TEMP TABLE idx AS SELECT image, CASE WHEN skip IS NULL THEN facts END AS facts, "
+        "image_verdict(facts, skip) AS reason FROM firsts"
+    )
+    total = connection.execute(f"SELECT count(*) FROM ({records})").fetchall()[0][0]
+    firsts = connection.execute("SELECT count(*) FROM firsts").fetchall()[0][0]
+    connection.execute("DROP TABLE firsts")
+    connection.unregister("index_files")
+    return total - firsts
 
 
 def _groups(keys: dict[str, str]) -> list[list[str]]:
@@ -131,76 +153,141 @@ def equivalence_groups(facts: dict[str, object], config: PipelineConfig) -> list
     return _groups({url: equivalence_key(one, config.equivalence) for url, one in facts.items()})  # type: ignore[arg-type]
 
 
-def set_bound(sizes: Iterable[int], z: float | None) -> tuple[int | None, dict[str, object]]:
-    """§5.1.2: the largest number of images a set may hold, the largest size whose z-score, (size − μ) / σ over
-    the sets that can yield pairs, stays under ``z`` (the thesis: μ = 3.13, σ = 25.87, z < 0.05 → 4), and the
-    statistics it came from. None (no bound) with fewer than two such sets or all of one size, as
-    ``builder.filters.images.oversized_sets`` drops nothing then, and with no ``z`` (the bound not asked for)."""
-    values = list(sizes)
-    mean = statistics.fmean(values) if values else None
-    spread = statistics.pstdev(values) if len(values) > 1 else 0.0
+def _sqrt_of_ratio(numerator: int, denominator: int) -> float:
+    """√(numerator / denominator), correctly rounded to a float: the integer square root of the ratio scaled to
+    at least 64 bits of root, made odd when inexact (round-to-odd keeps the final rounding correct), then divided
+    by the scale in Python's correctly rounded integer division. ``statistics.pstdev`` returns this same float."""
+    if numerator == 0:
+        return 0.0
+    shift = max(0, 128 - (numerator.bit_length() - denominator.bit_length()))
+    shift += shift % 2
+    scaled = numerator << shift
+    root = math.isqrt(scaled // denominator)
+    root |= root * root * denominator != scaled
+    return root / (1 << (shift // 2))
+
+
+def set_bound_of_counts(histogram: Mapping[int, int], z: float | None) -> tuple[int | None, dict[str, object]]:
+    """:func:`set_bound` from how many sets have each size (``size → sets``), computed exactly as ``fmean`` and
+    ``pstdev`` compute over the sizes themselves, so that the sets never need to be in one list."""
+    sets = sum(histogram.values())
+    total = sum(size * count for size, count in histogram.items())
+    mean = float(total) / sets if sets else None
+    spread = 0.0
+    if sets > 1:  # the population variance, exactly: (n·Σs² − (Σs)²) / n²
+        squares = sum(size * size * count for size, count in histogram.items())
+        spread = _sqrt_of_ratio(sets * squares - total * total, sets * sets)
     bound = None
     if z is not None and mean is not None and spread > 0:
         bound = max(1, math.ceil(mean + z * spread) - 1)
     return bound, {
         "z": z,
-        "sets_that_yield_pairs": len(values),
+        "sets_that_yield_pairs": sets,
         "mean_images": None if mean is None else round(mean, 4),
-        "std_images": round(spread, 4) if len(values) > 1 else None,
+        "std_images": round(spread, 4) if sets > 1 else None,
         "max_equal_images": bound,
     }
 
 
+def set_bound(sizes: Iterable[int], z: float | None) -> tuple[int | None, dict[str, object]]:
+    """§5.1.2: the largest number of images a set may hold, the largest size whose z-score, (size − μ) / σ over
+    the sets that can yield pairs, stays under ``z`` (the thesis: μ = 3.13, σ = 25.87, z < 0.05 → 4), and the
+    statistics it came from. None (no bound) with fewer than two such sets or all of one size, as
+    ``builder.filters.images.oversized_sets`` drops nothing then, and with no ``z`` (the bound not asked for)."""
+    return set_bound_of_counts(Counter(sizes), z)
+
+
 def web_images(
-    config: PipelineConfig, index_files: Sequence[Path], referenced: Path | None, work: Path, rules: bool = True
+    config: PipelineConfig,
+    index_files: Sequence[Path],
+    referenced: Path | None,
+    work: Path,
+    rules: bool = True,
+    memory_limit: str = DEFAULT_MEMORY_LIMIT,
 ) -> WebImages:
     """The crawl's images as the engines need them for ``config`` (the build's configs share one equivalence);
-    ``rules``: apply §4.3.2's image rules (not to a dataset's images, which §5.1.1's checks filtered)."""
-    index, repeated = read_index(index_files, rules)
-    counts = read_referenced(referenced)
-    dropped = {reason: {"images": 0, "references": 0} for reason in LEFT_OUT}
-    for reason, _ in index.values():
-        if reason is not None:
-            dropped[reason]["images"] += 1
-    excluded: list[dict[str, str | None]] = []
-    kept: dict[str, object] = {}  # referenced URLs that stay, with their facts (None: no record, url equivalence)
-    for url, references in sorted(counts.items()):
-        reason, facts = index.get(url, (WITHOUT_RECORD, None))
-        if reason == WITHOUT_RECORD and config.equivalence == "url":
-            reason = None
-        if reason is None:
-            kept[url] = facts
-            continue
-        dropped[reason]["references"] += references
-        if reason == WITHOUT_RECORD:
-            dropped[reason]["images"] += 1
-        excluded.append({"language": None, "image": url, "reason": reason})
-    with_pixels = {url: facts for url, facts in kept.items() if facts is not None}
-    mapping = IdentityMap([], equivalence_groups(with_pixels, config))
-    sets: dict[str, list[str]] = {}
-    for url in kept:
-        sets.setdefault(mapping.image_of(url), []).append(url)
-    sizes = [len(urls) for urls in sets.values() if sum(counts[url] for url in urls) >= 2]
-    bound, statistics_of_sets = set_bound(sizes, config.set_size_z)
-    path = None
-    if excluded:
-        path = work / "web-excluded.parquet"
-        pq.write_table(pa.Table.from_pylist(excluded, schema=EXCLUSION_SCHEMA), path, compression="zstd")
+    ``rules``: apply §4.3.2's image rules (not to a dataset's images, which §5.1.1's checks filtered).
+
+    The per-image state (every record's verdict, every referenced URL's count and verdict, the sets and their
+    sizes) lives in DuckDB under ``memory_limit``, spilling to ``work``: what reaches Python is the counters, the
+    histogram of set sizes and the images with pixels of the pixel and hash equivalences (one per image record,
+    of which a crawl holds few: Common Crawl 2020-16 one per 2,000 image URLs)."""
+    with duckdb.connect() as connection:
+        connection.execute(f"SET temp_directory = {_quoted(work / 'duckdb-web')}")
+        connection.execute(f"SET memory_limit = '{memory_limit}'")
+        connection.execute("SET preserve_insertion_order = false")
+        repeated = _index_tables(connection, index_files, rules)
+        counted = (
+            f'SELECT image, "references" FROM read_parquet({_quoted(referenced)})'
+            if referenced is not None
+            else 'SELECT NULL::VARCHAR AS image, 0::BIGINT AS "references" WHERE false'
+        )
+        without = "NULL" if config.equivalence == "url" else f"'{WITHOUT_RECORD}'"
+        connection.execute(
+            'CREATE TEMP TABLE verdicts AS SELECT c.image, c."references", i.facts, '
+            f"CASE WHEN i.image IS NULL THEN {without} ELSE i.reason END AS reason "
+            f"FROM ({counted}) c LEFT JOIN idx i USING (image)"
+        )
+        dropped = {reason: {"images": 0, "references": 0} for reason in LEFT_OUT}
+        for reason, images in connection.execute(
+            "SELECT reason, count(*) FROM idx WHERE reason IS NOT NULL GROUP BY reason"
+        ).fetchall():
+            dropped[reason]["images"] += images
+        for reason, images, references in connection.execute(
+            'SELECT reason, count(*), sum("references") FROM verdicts WHERE reason IS NOT NULL GROUP BY reason'
+        ).fetchall():
+            dropped[reason]["references"] += int(references)
+            if reason == WITHOUT_RECORD:
+                dropped[reason]["images"] += images
+        path = None
+        if connection.execute("SELECT count(*) FROM verdicts WHERE reason IS NOT NULL").fetchall()[0][0]:
+            path = work / "web-excluded.parquet"
+            connection.execute(
+                "COPY (SELECT NULL::VARCHAR AS language, image, reason FROM verdicts WHERE reason IS NOT NULL "
+                f"ORDER BY image) TO {_quoted(path)} (FORMAT parquet, COMPRESSION zstd)"
+            )
+        with_pixels = {
+            image: _facts(facts)
+            for image, facts in connection.execute(
+                "SELECT image, facts FROM verdicts WHERE reason IS NULL AND facts IS NOT NULL"
+            ).fetchall()
+        }
+        mapping = IdentityMap([], equivalence_groups(with_pixels, config))
+        del with_pixels
+        connection.register("identity_map", mapping.table())
+        connection.execute(
+            "CREATE TEMP TABLE sets AS SELECT coalesce(m.image, v.image) AS image, count(*) AS size, "
+            'sum(v."references") AS "references" FROM verdicts v LEFT JOIN identity_map m ON v.image = m.file '
+            "WHERE v.reason IS NULL GROUP BY 1"
+        )
+        histogram = dict(
+            connection.execute('SELECT size, count(*) FROM sets WHERE "references" >= 2 GROUP BY size').fetchall()
+        )
+        images_referenced, references = connection.execute(
+            'SELECT count(*), coalesce(sum("references"), 0) FROM verdicts'
+        ).fetchall()[0]
+        images_kept, references_kept = connection.execute(
+            'SELECT count(*), coalesce(sum("references"), 0) FROM verdicts WHERE reason IS NULL'
+        ).fetchall()[0]
+        sets = connection.execute("SELECT count(*) FROM sets").fetchall()[0][0]
+        records = connection.execute("SELECT count(*) FROM idx").fetchall()[0][0]
+        connection.unregister("identity_map")
+    bound, statistics_of_sets = set_bound_of_counts(histogram, config.set_size_z)
     record = {
         "equivalence": config.equivalence,
         "identity": config.identity_label,
         "hash_bits": config.hash_size**2 if config.equivalence in PERCEPTUAL_EQUIVALENCES else None,
         "hash_threshold": config.hash_threshold if config.equivalence in PERCEPTUAL_EQUIVALENCES else None,
-        "image_records": len(index) + repeated,
+        "image_records": records + repeated,
         "image_records_repeated": repeated,
-        "images_referenced": len(counts),
-        "references": sum(counts.values()),
+        "images_referenced": images_referenced,
+        "references": int(references),
         # a dataset's images were filtered while read (§5.1.1, its own counters): only what happened here
         "left_out": dropped if rules else {reason: n for reason, n in dropped.items() if any(n.values())},
-        "images_kept": len(kept),
-        "references_kept": sum(counts[url] for url in kept),
-        "equivalence_sets": len(sets),
-        "images_merged": len(kept) - len(sets),
+        "images_kept": images_kept,
+        "references_kept": int(references_kept),
+        "equivalence_sets": sets,
+        "images_merged": images_kept - sets,
         "set_bound": statistics_of_sets,
     }
     identity = Identity((config.equivalence,), mapping, ImageTableStats())
