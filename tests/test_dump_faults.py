@@ -498,7 +498,7 @@ def test_spark_local_workers_run_the_drivers_python(
         executables = session.sparkContext.parallelize(range(4), 2).map(lambda _: sys.executable).collect()
         # a local session's shuffles get the master's cores, and its workers room for a tagging model
         conf = session.sparkContext.getConf()
-        assert conf.get("spark.default.parallelism") == "2"
+        assert conf.get("spark.default.parallelism") == conf.get("spark.sql.shuffle.partitions") == "2"
         assert conf.get("spark.python.worker.memory") == PYTHON_WORKER_MEMORY
         grouped = session.sparkContext.parallelize(range(8), 8).map(lambda n: (n % 3, n)).groupByKey()
         assert grouped.getNumPartitions() == 2

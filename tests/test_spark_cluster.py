@@ -120,6 +120,7 @@ CLUSTER_SETTINGS = {
     "spark.pyspark.python": sys.executable,
     "spark.driver.host": "127.0.0.1",
     "spark.default.parallelism": "2",
+    "spark.sql.shuffle.partitions": "2",
     "spark.executor.memory": "2g",
     "spark.python.worker.memory": "1g",
     "spark.ui.enabled": "false",

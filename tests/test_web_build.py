@@ -260,7 +260,7 @@ def test_the_per_image_state_stays_out_of_python(tmp_path: Path) -> None:
     import tracemalloc
 
     from builder.extract.web import WEB_IMAGE_SCHEMA
-    from builder.filters.web import web_images
+    from builder.filters.web import DuckDBImageTables, web_images
 
     urls = [f"https://cc.example.org/media/photo-{number}.jpg" for number in range(500_000)]
     referenced = tmp_path / "referenced.parquet"
@@ -272,7 +272,8 @@ def test_the_per_image_state_stays_out_of_python(tmp_path: Path) -> None:
     del urls, rows, skipped
     tracemalloc.start()
     try:
-        web = web_images(WEB, [index], referenced, tmp_path, memory_limit="256MB")
+        with DuckDBImageTables([index], referenced, tmp_path, memory_limit="256MB") as tables:
+            web = web_images(WEB, tables)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

@@ -22,7 +22,7 @@ import time
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from builder.common import refuse_in_bootstrap
 from builder.config import BuildOptions, ExtractionSettings, PipelineConfig, configs_for_languages, with_references
@@ -43,6 +43,9 @@ from builder.lang.dumps import language_overrides
 from builder.lang.segmenters import word_counter_signature
 from builder.publish.publisher import Publisher
 from builder.sources.files import check_dump_path
+
+if TYPE_CHECKING:
+    from builder.filters.web import ImageTables
 
 __all__ = ["BuildPlan", "BuildReport", "STAGES", "Selected", "WebLibrariesMissing", "Written", "run"]
 
@@ -435,15 +438,22 @@ class Engine(Protocol):
         """Every dump's image references, kept by the engine for the stages after."""
         ...
 
+    def image_tables(
+        self, plan: BuildPlan, extraction: Extraction, work: Path
+    ) -> contextlib.AbstractContextManager[ImageTables]:
+        """A web build's per-image tables (:class:`builder.filters.web.ImageTables`) over what ``extract`` read:
+        its image records and each referenced image URL's count, held by the engine, never in one process."""
+        ...
+
     def select(
-        self, plan: BuildPlan, chains: Mapping[str, FilterChain], identity: Identity, excluded: Mapping[str, Path]
+        self, plan: BuildPlan, chains: Mapping[str, FilterChain], identity: Identity, excluded: Mapping[str, object]
     ) -> dict[str, Selected]:
         """Group each config's references by image (after the identity map) and run steps 0–4.
 
-        ``excluded`` names, per config, a parquet file of images whose references the config leaves out
-        before step 0 (``language``, ``image``; a null language: in every language), counted in
-        :attr:`Selected.kept_apart`: a cross-lingual config's files local to one wiki, a web config's images
-        that failed a §4.3.2 rule or that have no record to compare.
+        ``excluded`` names, per config, the images whose references the config leaves out before step 0
+        (``language``, ``image``; a null language: in every language), counted in :attr:`Selected.kept_apart`:
+        a cross-lingual config's files local to one wiki (a parquet file), a web config's images that failed a
+        §4.3.2 rule or that have no record to compare (what the engine's image tables kept them as).
         """
         ...
 
@@ -480,7 +490,7 @@ def run(
             with clock.stage("extraction"):
                 if plan.settings.web:
                     extraction = engine.extract(plan, work)
-                    web = web_stage(plan, extraction, work)
+                    web = web_stage(plan, engine, extraction, work)
                     identity, wiki_files = web.identity, {}
                     excluded = dict.fromkeys((c.name for c in plan.configs), web.excluded) if web.excluded else {}
                 else:
@@ -588,20 +598,13 @@ def web_extraction(plan: BuildPlan, crawl, shards: list[Path], seconds: float, c
     return extraction
 
 
-def web_stage(plan: BuildPlan, extraction: Extraction, work: Path):  # noqa: ANN201 - a WebImages
-    """The crawl's images between extraction and grouping (:func:`builder.filters.web.web_images`); the configs
-    get §5.1.2's bound it derived, so that every engine's chain applies the same one."""
+def web_stage(plan: BuildPlan, engine: Engine, extraction: Extraction, work: Path):  # noqa: ANN201 - a WebImages
+    """The crawl's images between extraction and grouping (:func:`builder.filters.web.web_images`), computed in the
+    engine's tables; the configs get §5.1.2's bound it derived, so that every engine's chain applies the same one."""
     from builder.filters.web import web_images
 
-    crawl = extraction.web
-    web = web_images(
-        plan.configs[0],
-        crawl.index,
-        crawl.referenced,
-        work,
-        rules=not plan.settings.dataset,
-        memory_limit=plan.options.memory_limit,
-    )
+    with engine.image_tables(plan, extraction, work) as tables:
+        web = web_images(plan.configs[0], tables, rules=not plan.settings.dataset)
     plan.configs = [dataclasses.replace(config, max_equal_images=web.max_equal_images) for config in plan.configs]
     return web
 

@@ -62,6 +62,7 @@ from builder.filters.chain import FilterChain
 from builder.filters.clusters import SORT_COLUMNS, Cluster, cluster_from_rows, cluster_rows
 from builder.filters.identity import Identity, IdentityMap
 from builder.filters.tagging import Tagger, TaggerWarning, get_tagger
+from builder.filters.web import DuckDBImageTables
 from builder.progress import progress_bar
 from builder.publish.publisher import Publisher
 from builder.publish.splits import assign_files, check_files, split_record
@@ -561,6 +562,11 @@ class LocalEngine:
         )
         return self.extraction
 
+    def image_tables(self, plan: BuildPlan, extraction: Extraction, work: Path) -> DuckDBImageTables:
+        """DuckDB over the image index files and the referenced counts the extraction wrote."""
+        crawl = extraction.web
+        return DuckDBImageTables(crawl.index, crawl.referenced, work, plan.options.memory_limit)
+
     def _connect(self, plan: BuildPlan) -> duckdb.DuckDBPyConnection:
         """One DuckDB connection for the stages after extraction (opened after the workers are gone)."""
         if self.connection is None:
@@ -574,7 +580,7 @@ class LocalEngine:
         return self.connection
 
     def select(
-        self, plan: BuildPlan, chains: Mapping[str, FilterChain], identity: Identity, excluded: Mapping[str, Path]
+        self, plan: BuildPlan, chains: Mapping[str, FilterChain], identity: Identity, excluded: Mapping[str, object]
     ) -> dict[str, Selected]:
         assert self.extraction is not None
         connection = self._connect(plan)

@@ -153,9 +153,6 @@ def _copy_groups(later, dumps: Sequence[str], history: bool) -> list[CopyGroup]:
     ]
 
 
-_REFERENCED_SCHEMA = pa.schema([("image", pa.string()), ("references", pa.int64())])
-
-
 def _web_partition(tasks: Iterable) -> Iterator[tuple[str, object]]:
     """A web task's (a WARC source's or a dataset shard's) rows on an executor: ``("reference", (task number,
     row))``, ``("image", ((task number, row number), row))``, then ``("stats", (task number, result))``."""
@@ -338,7 +335,8 @@ def _write_pairs(  # noqa: ANN001 - clusters: an RDD of (image, Cluster)
 # * ``spark.default.parallelism``: unset, PySpark gives a shuffle as many partitions as its input has and a join
 #   the sum of both sides', so the engine's chain of joins doubles the partitions at each step (16 extraction tasks
 #   of a small history became 104 partitions per stage, and the split assignment's ``toLocalIterator`` runs one
-#   job per partition). Set, every shuffle gets the master's core count.
+#   job per partition). Set, every shuffle gets the master's core count; ``spark.sql.shuffle.partitions`` the same
+#   for the SQL of a web build's image stage (Spark's default is 200 partitions per shuffle, whatever the data).
 # * ``spark.python.worker.memory``: PySpark's aggregation limit, measured on the whole Python worker. A worker
 #   that loaded a spaCy or stanza model for tagging is over the default 512 MB before any data, and then spills
 #   every shuffle to disk in small batches; the limit is set above the models' size.
@@ -367,13 +365,74 @@ def spark_session(workers: int, settings: dict[str, str] | None = None):  # noqa
             # not whatever ``python3`` is first on the PATH
             os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         cores = str(_local_cores(master, workers))
-        local = {"spark.default.parallelism": cores, "spark.python.worker.memory": PYTHON_WORKER_MEMORY}
+        local = {
+            "spark.default.parallelism": cores,
+            "spark.sql.shuffle.partitions": cores,
+            "spark.python.worker.memory": PYTHON_WORKER_MEMORY,
+        }
         for key, value in local.items():
             if not configured.contains(key):
                 builder = builder.config(key, value)
     for key, value in (settings or {}).items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
+
+
+class SparkImageTables:
+    """:class:`builder.filters.web.ImageTables` in Spark SQL: the image records and the referenced counts as
+    DataFrames on the executors, each table a cached view; only the queries' small results reach the driver, and
+    the exclusions stay a DataFrame the engine's ``select`` joins with."""
+
+    def __init__(self, session, records, referenced, kept: list) -> None:  # noqa: ANN001 - a SparkSession, two RDDs
+        from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+        self.session = session
+        self.kept = kept  # the engine's cached datasets, released when the build ends: the exclusions go there
+        self.frames: list = []
+        self.views: list[str] = []
+        text, number = StringType(), LongType()
+        columns = [("image", text), ("facts", text), ("skip", text), ("position", number), ("record", number)]
+        self._view("records", session.createDataFrame(records, StructType([StructField(*c) for c in columns])))
+        schema = StructType([StructField("image", text), StructField("refs", number)])
+        self._view("referenced", session.createDataFrame(referenced, schema))
+
+    def _view(self, name: str, frame) -> None:  # noqa: ANN001 - a DataFrame
+        frame.createOrReplaceTempView(name)
+        self.views.append(name)
+
+    def __enter__(self) -> SparkImageTables:
+        return self
+
+    def __exit__(self, *exception: object) -> None:
+        for frame in self.frames:
+            frame.unpersist()
+        for name in self.views:
+            self.session.catalog.dropTempView(name)
+
+    def table(self, name: str, query: str) -> None:
+        frame = self.session.sql(query).persist(_spill())
+        self.frames.append(frame)
+        self._view(name, frame)
+
+    def rows(self, query: str) -> list[tuple]:
+        return [tuple(row) for row in self.session.sql(query).collect()]
+
+    def register(self, name: str, table: pa.Table) -> None:
+        from pyspark.sql.types import StringType, StructField, StructType
+
+        schema = StructType([StructField(column, StringType()) for column in table.column_names])
+        self._view(name, self.session.createDataFrame(table.to_pylist(), schema))
+
+    def function(self, name: str, function: Callable[[str | None, str | None], str | None]) -> None:
+        from pyspark.sql.types import StringType
+
+        self.session.udf.register(name, function, StringType())
+
+    def exclusions(self, query: str):  # noqa: ANN201 - a DataFrame of (image, reason), kept for the build
+        frame = self.session.sql(query).persist(_spill())
+        frame.count()  # computed now, while the stage's tables are there
+        self.kept.append(frame)
+        return frame
 
 
 def build_spark(
@@ -410,6 +469,8 @@ class SparkEngine:
         self.survivors: dict[str, object] = {}  # per config, an RDD of the rows that passed steps 0–4
         self.tags = None  # an RDD of ((language, text), tags)
         self.cached: list = []  # RDDs kept for the stages after theirs, released when the build ends
+        self.web_records = None  # a web build's image records: (image, facts, skip, source number, record number)
+        self.web_referenced = None  # a web build's (image URL, references)
 
     @contextlib.contextmanager
     def open(self, plan: BuildPlan) -> Iterator[Path]:
@@ -464,10 +525,9 @@ class SparkEngine:
 
     def _extract_web(self, plan: BuildPlan, work: Path) -> Extraction:
         """A web build's extraction on the executors: one WARC source (or dataset shard) per partition, each read
-        where it is (a URL goes to the executor as it is); the image index and each image URL's references come to
-        the driver, written as the local engine writes them, for the core's image filter."""
-        from builder.extract.web import WEB_IMAGE_SCHEMA
-
+        where it is (a URL goes to the executor as it is). The image records and each image URL's count of
+        references stay on the executors, for the image tables of the core's image stage (:meth:`image_tables`);
+        only each source's counters come to the driver."""
         started = time.perf_counter()
         tasks = web_tasks(plan, work)
         context = self.session.sparkContext
@@ -476,39 +536,47 @@ class SparkEngine:
         stats = dict(extracted.filter(lambda item: item[0] == "stats").values().collect())
         results = [stats[number] for number in range(len(tasks))]
         bad = frozenset(number for number, result in enumerate(results) if result.error is not None)
-        images = extracted.filter(lambda item: item[0] == "image").values().filter(lambda item: item[0] not in bad)
-        index = work / "web-images.parquet"
-        rows = [row for _, row in sorted(images.collect(), key=lambda item: item[0])]
-        pq.write_table(pa.Table.from_pylist(rows, schema=WEB_IMAGE_SCHEMA), index)
+        images = extracted.filter(lambda item: item[0] == "image").values().filter(lambda item: item[0][0] not in bad)
+        self.web_records = images.map(
+            lambda item: (item[1]["image"], item[1]["facts"], item[1]["skip"], item[0][0], item[0][1])
+        )
         references = extracted.filter(lambda item: item[0] == "reference").values()
         self.references = references.filter(lambda item: item[0] not in bad).map(lambda item: item[1])
         copies = 0
         if not plan.settings.dataset:  # a page captured twice is read once, from its first capture (input order)
             self.references, copies = _first_captures(self.references)
-        counted = self.references.map(lambda row: (row["image"], 1)).reduceByKey(lambda a, b: a + b).collect()
-        referenced = work / "referenced.parquet"
-        table = {"image": [image for image, _ in sorted(counted)], "references": [n for _, n in sorted(counted)]}
-        pq.write_table(pa.table(table, schema=_REFERENCED_SCHEMA), referenced)
-        crawl = web_read(plan, tasks, results, [index], referenced)
+        self.web_referenced = self.references.map(lambda row: (row["image"], 1)).reduceByKey(lambda a, b: a + b)
+        crawl = web_read(plan, tasks, results, [], None)
         return web_extraction(plan, crawl, [], time.perf_counter() - started, copies)
 
+    def image_tables(self, plan: BuildPlan, extraction: Extraction, work: Path) -> SparkImageTables:
+        """Spark SQL over the image records and the referenced counts the extraction left on the executors."""
+        return SparkImageTables(self.session, self.web_records, self.web_referenced, self.cached)
+
     def select(
-        self, plan: BuildPlan, chains: Mapping[str, FilterChain], identity: Identity, excluded: Mapping[str, Path]
+        self, plan: BuildPlan, chains: Mapping[str, FilterChain], identity: Identity, excluded: Mapping[str, object]
     ) -> dict[str, Selected]:
         context = self.session.sparkContext
         identity_map = context.broadcast(identity.map)
-        broadcasts = {path: context.broadcast(_local_files(path)) for path in set(excluded.values())}
+        files = {path for path in excluded.values() if isinstance(path, Path)}  # a cross-lingual build's local files
+        broadcasts = {path: context.broadcast(_local_files(path)) for path in files}
         selected = {}
         for name, chain in chains.items():
             config = chain.config
             used = self.references.filter(lambda row, c=config: _selects(c, row))
             titles = used.map(lambda row: row["image"]).distinct().count() if identity.map.image else None
             kept_apart = 0
-            apart = broadcasts.get(excluded[name]) if name in excluded else None
-            if apart is not None:
-                local_file = _is_local_file(apart)
+            apart = excluded.get(name)
+            if isinstance(apart, Path):
+                local_file = _is_local_file(broadcasts[apart])
                 kept_apart = used.filter(local_file).count()
                 used = used.filter(lambda row, f=local_file: not f(row))
+            elif apart is not None:  # a web build's images left out in every language: a join, never a broadcast
+                left_out = apart.rdd.map(lambda row: (row["image"], None))
+                kept = used.keyBy(lambda row: row["image"]).subtractByKey(left_out).values().persist(_spill())
+                self.cached.append(kept)
+                kept_apart = used.count() - kept.count()
+                used = kept
             mapped = used.map(lambda row, m=identity_map: m.value.apply(row))
             grouped = mapped.groupBy(lambda row: row["image"])
             before = grouped.mapPartitions(lambda part, c=config: _before_rule(c, part)).persist(_spill())

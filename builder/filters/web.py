@@ -19,9 +19,11 @@ config's local files (:func:`builder.filters.identity.local_files`).
 
 Where the state lives: a crawl's image URLs are counted in billions (Common Crawl 2020-16: 8.4 billion distinct
 URLs, Table 4.1), so every per-URL table (the index's first records and their verdicts, each referenced URL's
-count and verdict, the sets and their sizes) is a DuckDB table under the build's memory limit, spilling to the
-work folder. Python holds the counters, the histogram of set sizes (from which μ and σ are computed exactly, as
-``statistics`` computes them over the sizes) and the image records whose pixels an equivalence compares.
+count and verdict, the sets and their sizes) is a table of the engine (:class:`ImageTables`), made by one SQL
+text both engines run: DuckDB under the build's memory limit, spilling to the work folder, for the local engine;
+Spark SQL on the executors for the Spark engine. Python holds the counters, the histogram of set sizes (from which
+μ and σ are computed exactly, as ``statistics`` computes them over the sizes) and the image records whose pixels
+an equivalence compares.
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ import dataclasses
 import json
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 import duckdb
 import pyarrow as pa
@@ -39,7 +42,7 @@ import pyarrow as pa
 from builder.config import DEFAULT_MEMORY_LIMIT, PERCEPTUAL_EQUIVALENCES, PipelineConfig
 from builder.filters.identity import Identity, IdentityMap, ImageTableStats
 
-__all__ = ["EXCLUSION_SCHEMA", "LEFT_OUT", "WebImages", "web_images"]
+__all__ = ["EXCLUSION_SCHEMA", "LEFT_OUT", "DuckDBImageTables", "ImageTables", "WebImages", "web_images"]
 
 # references a config leaves out before grouping: to an image (in every language when ``language`` is null)
 EXCLUSION_SCHEMA = pa.schema([("language", pa.string()), ("image", pa.string()), ("reason", pa.string())])
@@ -65,7 +68,7 @@ class WebImages:
     """What the core hands on to the engines, and what funnel.json records of the crawl's images."""
 
     identity: Identity
-    excluded: Path | None  # the exclusion file (EXCLUSION_SCHEMA); None when nothing is left out
+    excluded: object | None  # what the engine's select reads the exclusions from (ImageTables.exclusions); None: none
     max_equal_images: int | None  # §5.1.2's bound in images per set; None: no set is over it
     record: dict[str, object]
 
@@ -100,37 +103,90 @@ def _quoted(path: Path) -> str:
     return "'" + str(path).replace("'", "''") + "'"
 
 
-def _index_tables(connection, files: Sequence[Path], rules: bool) -> int:  # noqa: ANN001 - a DuckDB connection
-    """Table ``idx``: the first record of each URL in source and record order, its facts and its verdict; returns
-    how many later records of a URL the crawl repeats (ignored)."""
-    connection.create_function(
-        "image_verdict", lambda facts, skip: _verdict(facts, skip, rules), ["VARCHAR", "VARCHAR"], "VARCHAR",
-        null_handling="special", side_effects=False,
-    )  # fmt: skip
-    order = pa.table({"filename": [str(file) for file in files], "position": list(range(len(files)))})
-    connection.register("index_files", order)
-    listed = "[" + ", ".join(_quoted(file) for file in files) + "]"
-    records = (
-        f"SELECT r.image, r.facts, r.skip, f.position, r.file_row_number FROM read_parquet({listed}, "
-        "filename = true, file_row_number = true) r JOIN index_files f USING (filename)"
-        if files
-        else "SELECT NULL::VARCHAR AS image, NULL::VARCHAR AS facts, NULL::VARCHAR AS skip, 0 AS position, "
-        "0 AS file_row_number WHERE false"
-    )
-    connection.execute(
-        "CREATE TEMP TABLE firsts AS SELECT image, facts, skip FROM ("
-        "SELECT *, row_number() OVER (PARTITION BY image ORDER BY position, file_row_number) AS n FROM "
-        f"({records})) WHERE n = 1"
-    )
-    connection.execute(
-        "CREATE TEMP TABLE idx AS SELECT image, CASE WHEN skip IS NULL THEN facts END AS facts, "
-        "image_verdict(facts, skip) AS reason FROM firsts"
-    )
-    total = connection.execute(f"SELECT count(*) FROM ({records})").fetchall()[0][0]
-    firsts = connection.execute("SELECT count(*) FROM firsts").fetchall()[0][0]
-    connection.execute("DROP TABLE firsts")
-    connection.unregister("index_files")
-    return total - firsts
+class ImageTables(Protocol):
+    """Where an engine keeps a web build's per-image tables and runs :func:`web_images`' SQL on them: DuckDB for
+    the local engine (:class:`DuckDBImageTables`), Spark SQL on the executors for the Spark engine.
+
+    It starts with two views, ``records(image, facts, skip, position, record)`` (every image record, ``position``
+    its source's place in the input and ``record`` its place in the source) and ``referenced(image, refs)``
+    (every referenced image URL and how many references it has). The SQL is the subset both dialects read."""
+
+    def table(self, name: str, query: str) -> None:
+        """Make table ``name`` from ``query`` (kept until the stage ends)."""
+
+    def rows(self, query: str) -> list[tuple]:
+        """A small result (counters, a histogram), brought to Python."""
+
+    def register(self, name: str, table: pa.Table) -> None:
+        """A table from Python (the identity map of the images compared by pixels)."""
+
+    def function(self, name: str, function: Callable[[str | None, str | None], str | None]) -> None:
+        """A Python function of two strings that gives a string or null, callable from SQL."""
+
+    def exclusions(self, query: str) -> object:
+        """Keep ``query``'s ``(image, reason)`` rows as what the engine's ``select`` leaves out, and return what
+        it reads them from (for the local engine, a parquet file of :data:`EXCLUSION_SCHEMA`)."""
+
+
+class DuckDBImageTables:
+    """:class:`ImageTables` in DuckDB under a memory limit, spilling to the work folder, over the image index
+    files and the referenced counts the local engine wrote (parquet)."""
+
+    def __init__(
+        self, index_files: Sequence[Path], referenced: Path | None, work: Path, memory_limit: str = DEFAULT_MEMORY_LIMIT
+    ) -> None:
+        self.work = work
+        self.connection = duckdb.connect()
+        self.connection.execute(f"SET temp_directory = {_quoted(work / 'duckdb-web')}")
+        self.connection.execute(f"SET memory_limit = '{memory_limit}'")
+        self.connection.execute("SET preserve_insertion_order = false")
+        if index_files:
+            order = pa.table({"filename": [str(file) for file in index_files], "position": range(len(index_files))})
+            self.connection.register("index_files", order)
+            listed = "[" + ", ".join(_quoted(file) for file in index_files) + "]"
+            self.connection.execute(
+                "CREATE VIEW records AS SELECT r.image, r.facts, r.skip, f.position, r.file_row_number AS record "
+                f"FROM read_parquet({listed}, filename = true, file_row_number = true) r "
+                "JOIN index_files f ON r.filename = f.filename"
+            )
+        else:
+            self.connection.execute(
+                "CREATE TABLE records (image VARCHAR, facts VARCHAR, skip VARCHAR, position BIGINT, record BIGINT)"
+            )
+        if referenced is not None:
+            self.connection.execute(
+                f'CREATE VIEW referenced AS SELECT image, "references" AS refs FROM read_parquet({_quoted(referenced)})'
+            )
+        else:
+            self.connection.execute("CREATE TABLE referenced (image VARCHAR, refs BIGINT)")
+
+    def __enter__(self) -> DuckDBImageTables:
+        return self
+
+    def __exit__(self, *exception: object) -> None:
+        self.connection.close()
+
+    def table(self, name: str, query: str) -> None:
+        self.connection.execute(f"CREATE TEMP TABLE {name} AS {query}")
+
+    def rows(self, query: str) -> list[tuple]:
+        return self.connection.execute(query).fetchall()
+
+    def register(self, name: str, table: pa.Table) -> None:
+        self.connection.register(name, table)
+
+    def function(self, name: str, function: Callable[[str | None, str | None], str | None]) -> None:
+        self.connection.create_function(
+            name, function, ["VARCHAR", "VARCHAR"], "VARCHAR", null_handling="special", side_effects=False
+        )
+
+    def exclusions(self, query: str) -> Path:
+        path = self.work / "web-excluded.parquet"
+        self.connection.execute(
+            f"COPY (SELECT NULL::VARCHAR AS language, image, reason FROM ({query}) ORDER BY image) "
+            f"TO {_quoted(path)} (FORMAT parquet, COMPRESSION zstd)"
+        )
+        return path
 
 
 def _groups(keys: dict[str, str]) -> list[list[str]]:
@@ -197,88 +253,75 @@ def set_bound(sizes: Iterable[int], z: float | None) -> tuple[int | None, dict[s
     return set_bound_of_counts(Counter(sizes), z)
 
 
-def web_images(
-    config: PipelineConfig,
-    index_files: Sequence[Path],
-    referenced: Path | None,
-    work: Path,
-    rules: bool = True,
-    memory_limit: str = DEFAULT_MEMORY_LIMIT,
-) -> WebImages:
+def web_images(config: PipelineConfig, tables: ImageTables, rules: bool = True) -> WebImages:
     """The crawl's images as the engines need them for ``config`` (the build's configs share one equivalence);
     ``rules``: apply §4.3.2's image rules (not to a dataset's images, which §5.1.1's checks filtered).
 
     The per-image state (every record's verdict, every referenced URL's count and verdict, the sets and their
-    sizes) lives in DuckDB under ``memory_limit``, spilling to ``work``: what reaches Python is the counters, the
-    histogram of set sizes and the images with pixels of the pixel and hash equivalences (one per image record,
-    of which a crawl holds few: Common Crawl 2020-16 one per 2,000 image URLs)."""
-    with duckdb.connect() as connection:
-        connection.execute(f"SET temp_directory = {_quoted(work / 'duckdb-web')}")
-        connection.execute(f"SET memory_limit = '{memory_limit}'")
-        connection.execute("SET preserve_insertion_order = false")
-        repeated = _index_tables(connection, index_files, rules)
-        counted = (
-            f'SELECT image, "references" FROM read_parquet({_quoted(referenced)})'
-            if referenced is not None
-            else 'SELECT NULL::VARCHAR AS image, 0::BIGINT AS "references" WHERE false'
-        )
-        without = "NULL" if config.equivalence == "url" else f"'{WITHOUT_RECORD}'"
-        connection.execute(
-            'CREATE TEMP TABLE verdicts AS SELECT c.image, c."references", i.facts, '
-            f"CASE WHEN i.image IS NULL THEN {without} ELSE i.reason END AS reason "
-            f"FROM ({counted}) c LEFT JOIN idx i USING (image)"
-        )
-        dropped = {reason: {"images": 0, "references": 0} for reason in LEFT_OUT}
-        for reason, images in connection.execute(
-            "SELECT reason, count(*) FROM idx WHERE reason IS NOT NULL GROUP BY reason"
-        ).fetchall():
+    sizes) lives in the engine's ``tables``: what reaches Python is the counters, the histogram of set sizes and,
+    for the pixel and hash equivalences, the images with pixels (one per image record, of which a crawl holds
+    few: Common Crawl 2020-16 one per 2,000 image URLs)."""
+    tables.function("image_verdict", lambda facts, skip: _verdict(facts, skip, rules))
+    tables.table(
+        "firsts",
+        "SELECT image, facts, skip FROM (SELECT image, facts, skip, "
+        "row_number() OVER (PARTITION BY image ORDER BY position, record) AS n FROM records) ranked WHERE n = 1",
+    )
+    tables.table(
+        "idx",
+        "SELECT image, CASE WHEN skip IS NULL THEN facts END AS facts, image_verdict(facts, skip) AS reason "
+        "FROM firsts",
+    )
+    without = "NULL" if config.equivalence == "url" else f"'{WITHOUT_RECORD}'"
+    tables.table(
+        "verdicts",
+        f"SELECT c.image, c.refs, i.facts, CASE WHEN i.image IS NULL THEN {without} ELSE i.reason END AS reason "
+        "FROM referenced c LEFT JOIN idx i ON c.image = i.image",
+    )
+    dropped = {reason: {"images": 0, "references": 0} for reason in LEFT_OUT}
+    for reason, images in tables.rows("SELECT reason, count(*) FROM idx WHERE reason IS NOT NULL GROUP BY reason"):
+        dropped[reason]["images"] += images
+    for reason, images, references in tables.rows(
+        "SELECT reason, count(*), sum(refs) FROM verdicts WHERE reason IS NOT NULL GROUP BY reason"
+    ):
+        dropped[reason]["references"] += int(references)
+        if reason == WITHOUT_RECORD:
             dropped[reason]["images"] += images
-        for reason, images, references in connection.execute(
-            'SELECT reason, count(*), sum("references") FROM verdicts WHERE reason IS NOT NULL GROUP BY reason'
-        ).fetchall():
-            dropped[reason]["references"] += int(references)
-            if reason == WITHOUT_RECORD:
-                dropped[reason]["images"] += images
-        path = None
-        if connection.execute("SELECT count(*) FROM verdicts WHERE reason IS NOT NULL").fetchall()[0][0]:
-            path = work / "web-excluded.parquet"
-            connection.execute(
-                "COPY (SELECT NULL::VARCHAR AS language, image, reason FROM verdicts WHERE reason IS NOT NULL "
-                f"ORDER BY image) TO {_quoted(path)} (FORMAT parquet, COMPRESSION zstd)"
-            )
+    excluded = None
+    if any(counts["references"] for counts in dropped.values()):
+        excluded = tables.exclusions("SELECT image, reason FROM verdicts WHERE reason IS NOT NULL")
+    groups: list[list[str]] = []
+    if config.equivalence != "url":  # the url equivalence merges nothing: URLs were normalized when read
         with_pixels = {
             image: _facts(facts)
-            for image, facts in connection.execute(
+            for image, facts in tables.rows(
                 "SELECT image, facts FROM verdicts WHERE reason IS NULL AND facts IS NOT NULL"
-            ).fetchall()
+            )
         }
-        mapping = IdentityMap([], equivalence_groups(with_pixels, config))
+        groups = equivalence_groups(with_pixels, config)
         del with_pixels
-        connection.register("identity_map", mapping.table())
-        connection.execute(
-            "CREATE TEMP TABLE sets AS SELECT coalesce(m.image, v.image) AS image, count(*) AS size, "
-            'sum(v."references") AS "references" FROM verdicts v LEFT JOIN identity_map m ON v.image = m.file '
-            "WHERE v.reason IS NULL GROUP BY 1"
-        )
-        histogram = dict(
-            connection.execute('SELECT size, count(*) FROM sets WHERE "references" >= 2 GROUP BY size').fetchall()
-        )
-        images_referenced, references = connection.execute(
-            'SELECT count(*), coalesce(sum("references"), 0) FROM verdicts'
-        ).fetchall()[0]
-        images_kept, references_kept = connection.execute(
-            'SELECT count(*), coalesce(sum("references"), 0) FROM verdicts WHERE reason IS NULL'
-        ).fetchall()[0]
-        sets = connection.execute("SELECT count(*) FROM sets").fetchall()[0][0]
-        records = connection.execute("SELECT count(*) FROM idx").fetchall()[0][0]
-        connection.unregister("identity_map")
+    mapping = IdentityMap([], groups)
+    tables.register("identity_map", mapping.table())
+    tables.table(
+        "sets",
+        "SELECT coalesce(m.image, v.image) AS image, count(*) AS size, sum(v.refs) AS refs FROM verdicts v "
+        "LEFT JOIN identity_map m ON v.image = m.file WHERE v.reason IS NULL GROUP BY coalesce(m.image, v.image)",
+    )
+    histogram = dict(tables.rows("SELECT size, count(*) FROM sets WHERE refs >= 2 GROUP BY size"))
+    ((images_referenced, references),) = tables.rows("SELECT count(*), coalesce(sum(refs), 0) FROM verdicts")
+    ((images_kept, references_kept),) = tables.rows(
+        "SELECT count(*), coalesce(sum(refs), 0) FROM verdicts WHERE reason IS NULL"
+    )
+    ((sets,),) = tables.rows("SELECT count(*) FROM sets")
+    ((records, firsts),) = tables.rows("SELECT (SELECT count(*) FROM records), (SELECT count(*) FROM firsts)")
+    repeated = records - firsts
     bound, statistics_of_sets = set_bound_of_counts(histogram, config.set_size_z)
     record = {
         "equivalence": config.equivalence,
         "identity": config.identity_label,
         "hash_bits": config.hash_size**2 if config.equivalence in PERCEPTUAL_EQUIVALENCES else None,
         "hash_threshold": config.hash_threshold if config.equivalence in PERCEPTUAL_EQUIVALENCES else None,
-        "image_records": records + repeated,
+        "image_records": records,
         "image_records_repeated": repeated,
         "images_referenced": images_referenced,
         "references": int(references),
@@ -291,4 +334,4 @@ def web_images(
         "set_bound": statistics_of_sets,
     }
     identity = Identity((config.equivalence,), mapping, ImageTableStats())
-    return WebImages(identity, path, bound, record)
+    return WebImages(identity, excluded, bound, record)
