@@ -99,6 +99,13 @@ def _verdict(facts: str | None, skip: str | None, rules: bool) -> str | None:
     return image_rule_failed(_facts(facts)) if rules else None
 
 
+def _key(facts: str | None, kind: str | None) -> str | None:
+    """An image record's key under an exact equivalence (``kind``), from its facts."""
+    from builder.filters.images import equivalence_key
+
+    return None if facts is None or kind is None else equivalence_key(_facts(facts), kind)
+
+
 def _quoted(path: Path) -> str:
     return "'" + str(path).replace("'", "''") + "'"
 
@@ -291,15 +298,23 @@ def web_images(config: PipelineConfig, tables: ImageTables, rules: bool = True) 
     if any(counts["references"] for counts in dropped.values()):
         excluded = tables.exclusions("SELECT image, reason FROM verdicts WHERE reason IS NOT NULL")
     groups: list[list[str]] = []
-    if config.equivalence != "url":  # the url equivalence merges nothing: URLs were normalized when read
-        with_pixels = {
-            image: _facts(facts)
-            for image, facts in tables.rows(
-                "SELECT image, facts FROM verdicts WHERE reason IS NULL AND facts IS NOT NULL"
-            )
-        }
+    kept = "FROM verdicts WHERE reason IS NULL AND facts IS NOT NULL"
+    if config.equivalence in PERCEPTUAL_EQUIVALENCES:  # hashes linked within a distance: grouped in Python
+        with_pixels = {image: _facts(facts) for image, facts in tables.rows(f"SELECT image, facts {kept}")}
         groups = equivalence_groups(with_pixels, config)
         del with_pixels
+    elif config.equivalence != "url":  # an exact key (the pixels' MD5): the engine groups, only merged URLs come
+        tables.function("image_key", _key)
+        tables.table(
+            "keyed",
+            "SELECT image, min(image) OVER (PARTITION BY key) AS canonical, count(*) OVER (PARTITION BY key) AS n "
+            f"FROM (SELECT image, image_key(facts, '{config.equivalence}') AS key {kept}) images",
+        )
+        members: dict[str, list[str]] = {}
+        for image, canonical in tables.rows("SELECT image, canonical FROM keyed WHERE n > 1"):
+            members.setdefault(canonical, []).append(image)
+        groups = sorted(sorted(group) for group in members.values())
+    # the url equivalence merges nothing: URLs were normalized when read
     mapping = IdentityMap([], groups)
     tables.register("identity_map", mapping.table())
     tables.table(
