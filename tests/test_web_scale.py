@@ -7,6 +7,8 @@ import json
 import pickle
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from benchmarks.web_scale import pool_size, write_cc_crawl
@@ -106,3 +108,89 @@ def test_what_reaches_the_spark_driver_does_not_grow_with_the_images(
     assert images_large > 6 * images_small
     assert received_large < 1.5 * received_small + 20_000, measured
     assert sent_large < 1.5 * sent_small + 20_000, measured
+
+
+def _index_of(folder: Path, hashes: dict[str, list[int]], bits: int) -> tuple[Path, Path, dict[str, object]]:
+    """An image index and referenced counts whose images have the given hashes (their orientations under
+    ``phash-rotation``; the first one is each image's phash, ahash and dhash), and those images' facts."""
+    from builder.extract.web import WEB_IMAGE_SCHEMA
+    from builder.filters.web import _facts
+
+    rows = []
+    for image, values in hashes.items():
+        facts = {
+            "width": 640, "height": 480, "bytes": 40_000, "format": "JPEG", "transparent_pixels": 0,
+            "pixels_md5": image, "ahash": values[0], "dhash": values[0], "phash": values[0],
+            "phash_orientations": values, "hash_bits": bits,
+        }  # fmt: skip
+        rows.append({"image": image, "facts": json.dumps(facts, sort_keys=True)})
+    index, referenced = folder / "index.parquet", folder / "referenced.parquet"
+    pq.write_table(pa.Table.from_pylist(rows, schema=WEB_IMAGE_SCHEMA), index)
+    pq.write_table(pa.table({"image": list(hashes), "references": [2] * len(hashes)}), referenced)
+    return index, referenced, {row["image"]: _facts(row["facts"]) for row in rows}
+
+
+def _near_hashes(seed: int, images: int, bits: int, orientations: int) -> dict[str, list[int]]:
+    """Hashes in clusters: copies of a few originals with a few bits flipped, so that chains of links form."""
+    import random
+
+    generator = random.Random(seed)
+    originals = [generator.getrandbits(bits) for _ in range(max(1, images // 4))]
+    hashes = {}
+    for number in range(images):
+        value = generator.choice(originals)
+        for _ in range(generator.randrange(0, 6)):
+            value ^= 1 << generator.randrange(bits)
+        more = [generator.getrandbits(bits) for _ in range(orientations - 1)]
+        hashes[f"https://x.example/{number:04d}.jpg"] = [value, *more]
+    return hashes
+
+
+@pytest.mark.parametrize(
+    ("equivalence", "hash_size", "threshold"),
+    [("phash", 6, 4), ("phash", 6, 0), ("phash-rotation", 6, 4), ("dhash", 8, 10), ("phash", 3, 9)],
+)
+def test_the_engine_links_hashes_as_group_by_hash_does(
+    tmp_path: Path, equivalence: str, hash_size: int, threshold: int
+) -> None:
+    """The band join and the rounds of smallest labels in DuckDB give group_by_hash's sets, on clusters of
+    near hashes (a threshold of 0: equal hashes only; 9 of 9 bits: everything one set)."""
+    from builder.filters.web import DuckDBImageTables, equivalence_groups, web_images
+
+    bits = hash_size**2
+    for seed in range(3):
+        folder = tmp_path / f"{equivalence}-{threshold}-{seed}"
+        folder.mkdir()
+        orientations = 8 if equivalence == "phash-rotation" else 1
+        index, referenced, facts = _index_of(folder, _near_hashes(seed, 120, bits, orientations), bits)
+        config = dataclasses.replace(WEB, equivalence=equivalence, hash_size=hash_size, hash_threshold=threshold)
+        with DuckDBImageTables([index], referenced, folder) as tables:
+            web = web_images(config, tables)
+        expected = equivalence_groups(facts, config)
+        assert sorted(web.identity.map.image.items()) == sorted(
+            (image, group[0]) for group in expected for image in group[1:]
+        )
+        assert web.record["images_merged"] == sum(len(group) - 1 for group in expected)
+
+
+def test_spark_links_hashes_as_duckdb_does(spark, tmp_path: Path) -> None:
+    """The same SQL on Spark: the same sets, the same record."""
+    from builder.engines.spark import SparkImageTables
+    from builder.filters.web import DuckDBImageTables, web_images
+
+    bits = 36
+    index, referenced, _ = _index_of(tmp_path, _near_hashes(5, 150, bits, 8), bits)
+    config = dataclasses.replace(WEB, equivalence="phash-rotation", hash_threshold=4)
+    with DuckDBImageTables([index], referenced, tmp_path) as tables:
+        local = web_images(config, tables)
+    records = [
+        (row["image"], row["facts"], row["skip"], 0, number)
+        for number, row in enumerate(pq.read_table(index).to_pylist())
+    ]
+    counted = [(row["image"], row["references"]) for row in pq.read_table(referenced).to_pylist()]
+    context = spark.sparkContext
+    kept: list = []
+    with SparkImageTables(spark, context.parallelize(records, 3), context.parallelize(counted, 2), kept) as tables:
+        remote = web_images(config, tables)
+    assert remote.identity.map.image == local.identity.map.image and local.identity.map.image
+    assert remote.record == local.record

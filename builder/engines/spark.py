@@ -410,7 +410,9 @@ class SparkImageTables:
             self.session.catalog.dropTempView(name)
 
     def table(self, name: str, query: str) -> None:
-        frame = self.session.sql(query).persist(_spill())
+        # computed now and cut from its lineage: a table made from the one before it (the rounds of the hashes'
+        # labels) would otherwise carry every earlier round's plan, three times over per round
+        frame = self.session.sql(query).localCheckpoint(eager=True)
         self.frames.append(frame)
         self._view(name, frame)
 

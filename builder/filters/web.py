@@ -8,9 +8,10 @@ From the crawl's image index (§4.2) and the number of references each image URL
    (``images_without_a_record``): their pixels cannot be compared. Under ``url`` they stay (§4.6.1 needs
    no pixels);
 3. computes every kept image's key under the config's equivalence (§4.6) — the normalized URL, the MD5 of
-   the decoded pixels, or a perceptual hash grouped within the Hamming threshold (``group_by_hash``) — and
-   expresses it as the :class:`~builder.filters.identity.IdentityMap` both engines already apply before
-   grouping: image URL → the smallest URL of its set;
+   the decoded pixels, or a perceptual hash linked within the Hamming threshold (the sets ``group_by_hash``
+   finds, found by a join on band keys in the engine, :func:`_linked_groups`) — and expresses it as the
+   :class:`~builder.filters.identity.IdentityMap` both engines already apply before grouping: image URL → the
+   smallest URL of its set;
 4. derives §5.1.2's bound on the size of an equivalence set (distinct images per set, z-score over the
    sets that can yield pairs), which the chain applies as a named step (``max_equal_images``).
 
@@ -205,7 +206,8 @@ def _groups(keys: dict[str, str]) -> list[list[str]]:
 
 
 def equivalence_groups(facts: dict[str, object], config: PipelineConfig) -> list[list[str]]:
-    """The sets of image URLs that are one image under the config's equivalence (sets of one left out)."""
+    """The sets of image URLs that are one image under the config's equivalence (sets of one left out), in
+    Python: the reference the engines' grouping in SQL is tested against, and a tool for small sets."""
     from builder.filters.images import equivalence_key, group_by_hash, hash_items
 
     if config.equivalence == "url":
@@ -260,6 +262,96 @@ def set_bound(sizes: Iterable[int], z: float | None) -> tuple[int | None, dict[s
     return set_bound_of_counts(Counter(sizes), z)
 
 
+def _hash(facts: str | None, spec: str | None) -> str | None:
+    """The ``number``-th hash (``kind:number:bits``) of an image record, in decimal; None past its last (only
+    ``phash-rotation`` has several, its eight orientations)."""
+    from builder.filters.images import hash_items
+
+    if facts is None or spec is None:
+        return None
+    kind, number, bits = spec.split(":")
+    items = hash_items({"": _facts(facts)}, kind)
+    if int(number) >= len(items):
+        return None
+    value = items[int(number)][1]
+    if not 0 <= value < (1 << int(bits)):
+        raise ValueError(f"hash {value:#x} does not fit in {bits} bits: the image index was made with another size")
+    return str(value)
+
+
+def _band(value: str | None, spec: str | None) -> str | None:
+    """The bits ``low`` to ``high`` (``low:high``) of a hash given in decimal."""
+    if value is None or spec is None:
+        return None
+    low, high = (int(part) for part in spec.split(":"))
+    return str((int(value) >> low) & ((1 << (high - low)) - 1))
+
+
+def _distance(first: str | None, second: str | None) -> str | None:
+    """The Hamming distance of two hashes given in decimal."""
+    return None if first is None or second is None else str((int(first) ^ int(second)).bit_count())
+
+
+def _linked_groups(tables: ImageTables, config: PipelineConfig, kept: str) -> list[list[str]]:
+    """The sets of image URLs whose hashes a chain of links within ``config.hash_threshold`` bits joins, as
+    :func:`builder.filters.images.group_by_hash` finds them, in the engine's tables: each hash is cut into
+    threshold + 1 bands (two hashes within the threshold agree on one band at least, pigeonhole), hashes that
+    share a band are compared (a join on band keys), and the links' components are found by passing each URL the
+    smallest URL of its neighbours until nothing changes (one query per round; the rounds are the longest chain's
+    length). Only the URLs of sets of two or more reach Python."""
+    bits, threshold = config.hash_size**2, config.hash_threshold
+    orientations = 8 if config.equivalence == "phash-rotation" else 1
+    tables.function("image_hash", _hash)
+    tables.function("hash_band", _band)
+    tables.function("hash_distance", _distance)
+    tables.table(
+        "hashes",
+        " UNION ALL ".join(
+            f"SELECT image, image_hash(facts, '{config.equivalence}:{number}:{bits}') AS h {kept}"
+            for number in range(orientations)
+        ),
+    )
+    if threshold >= bits:  # every two hashes are within the threshold: one set of every image with a hash
+        tables.table("links", "SELECT min(image) OVER () AS a, image AS b FROM hashes WHERE h IS NOT NULL")
+    else:
+        bands = threshold + 1
+        tables.table(
+            "bands",
+            " UNION ALL ".join(
+                f"SELECT image, h, {band} AS band, hash_band(h, '{band * bits // bands}:{(band + 1) * bits // bands}') "
+                "AS value FROM hashes WHERE h IS NOT NULL"
+                for band in range(bands)
+            ),
+        )
+        tables.table(
+            "links",
+            "SELECT DISTINCT a, b FROM (SELECT x.image AS a, y.image AS b, x.h AS first, y.h AS second FROM bands x "
+            "JOIN bands y ON x.band = y.band AND x.value = y.value AND x.image < y.image) near "
+            f"WHERE CAST(hash_distance(first, second) AS INTEGER) <= {threshold}",
+        )
+    tables.table("labels_0", "SELECT DISTINCT image, image AS label FROM (SELECT a AS image FROM links UNION ALL "
+                 "SELECT b AS image FROM links) linked")  # fmt: skip
+    rounds = 0
+    while True:
+        last, rounds = f"labels_{rounds}", rounds + 1
+        tables.table(
+            f"labels_{rounds}",
+            "SELECT image, min(label) AS label FROM ("
+            f"SELECT image, label FROM {last} UNION ALL "
+            f"SELECT k.a AS image, l.label FROM links k JOIN {last} l ON k.b = l.image UNION ALL "
+            f"SELECT k.b AS image, l.label FROM links k JOIN {last} l ON k.a = l.image) passed GROUP BY image",
+        )
+        ((changed,),) = tables.rows(
+            f"SELECT count(*) FROM labels_{rounds} n JOIN {last} o ON n.image = o.image WHERE n.label <> o.label"
+        )
+        if not changed:
+            break
+    members: dict[str, list[str]] = {}
+    for image, label in tables.rows(f"SELECT image, label FROM labels_{rounds}"):
+        members.setdefault(label, []).append(image)
+    return sorted(sorted(group) for group in members.values() if len(group) > 1)
+
+
 def web_images(config: PipelineConfig, tables: ImageTables, rules: bool = True) -> WebImages:
     """The crawl's images as the engines need them for ``config`` (the build's configs share one equivalence);
     ``rules``: apply §4.3.2's image rules (not to a dataset's images, which §5.1.1's checks filtered).
@@ -299,10 +391,8 @@ def web_images(config: PipelineConfig, tables: ImageTables, rules: bool = True) 
         excluded = tables.exclusions("SELECT image, reason FROM verdicts WHERE reason IS NOT NULL")
     groups: list[list[str]] = []
     kept = "FROM verdicts WHERE reason IS NULL AND facts IS NOT NULL"
-    if config.equivalence in PERCEPTUAL_EQUIVALENCES:  # hashes linked within a distance: grouped in Python
-        with_pixels = {image: _facts(facts) for image, facts in tables.rows(f"SELECT image, facts {kept}")}
-        groups = equivalence_groups(with_pixels, config)
-        del with_pixels
+    if config.equivalence in PERCEPTUAL_EQUIVALENCES:  # hashes linked within a distance, grouped by the engine
+        groups = _linked_groups(tables, config, kept)
     elif config.equivalence != "url":  # an exact key (the pixels' MD5): the engine groups, only merged URLs come
         tables.function("image_key", _key)
         tables.table(
