@@ -13,8 +13,14 @@ each size it prints:
   libarchive, ``7z``);
 * the projection of the full English Wikipedia history on a Spark cluster of N cores.
 
-The shape of the edit sequences (no real history excerpt was at hand offline, so the
-figures are taken from published ones, and are flags): revisions per page are
+Then the same on real histories (``--real``, by default the one shipped with the tests:
+the article "Anarchism", 15,180 revisions from 2001 to 2010, decompressed into a temporary
+folder), where the edits are those editors made, not synthesized. For each history, synthetic
+and real, it says how the revisions were extracted: from an earlier identical text, from the
+chunks an edit touched, or parsed whole, and why (a count per reason the fast path refused).
+
+The shape of the synthesized edit sequences (figures taken from published ones, and
+flags): revisions per page are
 geometric with mean 18 (the paper's bronze bound: 180 references per image are 18
 revisions × 10 references; Wikimedia's statistics give about 20 revisions per page for
 English Wikipedia); an edit changes a few words (a median of about 30 characters, a
@@ -25,10 +31,13 @@ caption. The long page follows the issue's real one: 15,180 revisions of one art
 
 Usage::
 
-    python benchmarks/history.py [--sizes 4 12 30] [--long-page 10000] [--cores 512]
+    python benchmarks/history.py [--sizes 4 12 30] [--long-page 10000] [--cores 512] [--real FILE ...]
     python benchmarks/history.py --long-page 15000 --against ../earlier-checkout   # a change, side by side
+    python benchmarks/history.py --long-page 15000 --check   # every revision as from scratch (about a minute)
 
-The default run takes a few minutes on two cores.
+``--real`` with no file leaves the real histories out; a history may be plain or compressed
+(``.lzma``, ``.xz``, ``.bz2``, ``.gz``: decompressed first, as a plain file is cut for several workers).
+The default run takes about three minutes on two cores.
 """
 
 from __future__ import annotations
@@ -37,7 +46,10 @@ import argparse
 import bz2
 import concurrent.futures
 import contextlib
+import gzip
 import importlib.util
+import json
+import lzma
 import multiprocessing
 import os
 import random
@@ -56,7 +68,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.extract_speed import gensim_excerpt  # noqa: E402
 from builder.data.make_sample import dump_xml, page_xml  # noqa: E402
-from builder.extract.incremental import RevisionExtractor  # noqa: E402
+from builder.extract.incremental import IncrementalStats, RevisionExtractor  # noqa: E402
 from builder.extract.wikitext import ExtractionError, ExtractStats, extract_images  # noqa: E402
 from builder.sources.xml import DumpReader  # noqa: E402
 
@@ -67,6 +79,9 @@ RECAPTION_SHARE = 0.03
 SENTENCE_SHARE = 0.15  # edits that add a sentence of the article rather than change a few words
 VANDAL_MARKS = ["[[", "{{", "]]", "}}", "<!--", "<ref>", "'''", "LOL "]
 MB = 1_000_000
+SHIPPED = (
+    Path(__file__).resolve().parent.parent / "tests" / "data" / "paraphrases" / "enwiki-anarchism-history.xml.lzma"
+)
 _CAPTION = re.compile(r"(\[\[(?:File|Image):[^|\]]*\|(?:[^|\]\[]*\|)*)([^|\]\[]+)\]\]")
 _SENTENCE = re.compile(r"[^.\n]{20,300}[.\n]")
 _WORD = re.compile(r"(?<![<=/\w])[a-z]{4,}\b(?![=>])")  # a word of prose, not a tag's or parameter's name
@@ -273,6 +288,94 @@ def incremental(path: Path) -> int:
     return found
 
 
+def how_extracted(path: Path) -> tuple[IncrementalStats, int, int]:
+    """How each revision was extracted, and why those parsed whole were; the revisions and their characters."""
+    stats = ExtractStats()
+    extractor = RevisionExtractor(("File", "Image"))
+    revisions = characters = 0
+    for page in DumpReader(path):
+        revisions += 1
+        characters += len(page.text)
+        with contextlib.suppress(ExtractionError):
+            extractor.extract(page.page_id, page.text, page.title, stats)
+    return extractor.stats, revisions, characters
+
+
+def print_extracted(path: Path) -> None:
+    """The counts of :func:`how_extracted`, and the reasons for the revisions parsed whole."""
+    stats, revisions, characters = _timed(how_extracted, path)[2]  # type: ignore[misc]
+    print(
+        f"\n{revisions:,} revisions: {stats.repeated:,} with a text seen before in the page, {stats.reparsed:,} from "
+        f"the chunks their edit touched ({stats.stretches:,} stretches parsed alone, {stats.widened:,} of them "
+        f"widened; {stats.moved:,} chunks only moved), {stats.parsed:,} parsed whole; "
+        f"{stats.characters / max(1, characters):.1%} of the characters parsed\n"
+    )
+    print("| parsed whole because | revisions |")
+    print("|---|---:|")
+    for reason, count in sorted(stats.whole.items(), key=lambda item: -item[1]):
+        print(f"| {reason} | {count:,} |")
+
+
+def plain_copy(source: Path, folder: Path) -> Path:
+    """The history as a plain ``.xml`` (a compressed one decompressed into ``folder``): a build cuts such a file
+    for its workers, and the floor is measured on the same bytes."""
+    opener = {".lzma": lzma.open, ".xz": lzma.open, ".bz2": bz2.open, ".gz": gzip.open}.get(source.suffix)
+    if opener is None:
+        return source
+    target = folder / source.name[: -len(source.suffix)]
+    if not target.name.endswith(".xml"):
+        target = target.with_name(target.name + ".xml")
+    with opener(source) as stream, open(target, "wb") as out:  # type: ignore[operator]
+        shutil.copyfileobj(stream, out, 1 << 22)
+    return target
+
+
+def real_history(source: Path, folder: Path) -> None:
+    """A real history against its floor: our reading, every revision from scratch, incremental extraction, and the
+    local engine's extraction with 1 and 2 workers (a build's extraction stage); then how it was extracted."""
+    path = plain_copy(source, folder)
+    size = path.stat().st_size / MB
+    print(f"\n## {source.name}: a real history, {size:,.0f} MB of XML\n")
+    floor, floor_memory, _ = _timed(iterparse, path)
+    print("| run | seconds | MB/s of XML | × iterparse | peak MB |")
+    print("|---|---:|---:|---:|---:|")
+    print(f"| iterparse (floor) | {floor:.2f} | {size / floor:.0f} | 1.00 | {floor_memory:.0f} |")
+    rows = [("reader alone (DumpReader, 1 core)", read_only, (path,))]
+    rows += [("bronze, from scratch (1 core)", from_scratch, (path,))]
+    rows += [("bronze, incremental (1 core)", incremental, (path,))]
+    rows += [(f"bronze, engine, {workers} worker(s)", engine, (path, workers, str(folder))) for workers in (1, 2)]
+    for name, function, function_arguments in rows:
+        seconds, memory, _ = _timed(function, *function_arguments)
+        print(f"| {name} | {seconds:.2f} | {size / seconds:.1f} | {seconds / floor:.2f} | {memory:.0f} |")
+    print_extracted(path)
+    if path != source:
+        path.unlink()
+
+
+def check(path: Path) -> tuple[int, int, int]:
+    """Every revision extracted incrementally and from scratch: the revisions, and how many differ (references with
+    their positions, the counts added, an error's message), and whose digest differs from the text's."""
+    from builder.extract.copies import text_digest
+
+    extractor = RevisionExtractor(("File", "Image"))
+    revisions = differ = digests = 0
+    for page in DumpReader(path):
+        revisions += 1
+        ours, theirs = ExtractStats(), ExtractStats()
+        try:
+            found: object = extractor.extract(page.page_id, page.text, page.title, ours)
+        except ExtractionError as error:
+            found = str(error)
+        else:
+            digests += extractor.digest() != text_digest(page.text)
+        try:
+            expected: object = extract_images(page.text, page.title, ("File", "Image"), theirs)
+        except ExtractionError as error:
+            expected = str(error)
+        differ += (found, ours) != (expected, theirs)
+    return revisions, differ, digests
+
+
 def engine(path: Path, workers: int, folder: str) -> int:
     """Bronze extraction by the local engine, as a build runs it."""
     from builder.engines.local import extract_references
@@ -289,6 +392,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 path, what = Path(sys.argv[1]), sys.argv[2]
 started = time.perf_counter()
+parsed = None
 if what == "iterparse":
     for _, element in ElementTree.iterparse(path, events=("end",)):
         if element.tag.endswith(("page", "revision")):
@@ -304,41 +408,49 @@ else:
         for page in DumpReader(path):
             with contextlib.suppress(ExtractionError):
                 extractor.extract(page.page_id, page.text, page.title, stats)
-print(json.dumps(time.perf_counter() - started))
+        parsed = extractor.stats.parsed
+print(json.dumps([time.perf_counter() - started, parsed]))
 """
 
 
-def against(revisions: int, other: Path, seed: int, rounds: int = 2) -> None:
-    """One long page, this checkout against ``other``: iterparse, the reader and incremental extraction, each in a
-    fresh process importing that checkout's toolkit, alternating, the best of ``rounds``."""
+def against(revisions: int, other: Path, seed: int, real: list[Path], rounds: int = 2) -> None:
+    """One long synthesized page, and the real histories, this checkout against ``other``: iterparse, the reader and
+    incremental extraction, each in a fresh process importing that checkout's toolkit, alternating, the best of
+    ``rounds``; and the revisions each parsed whole."""
     trees = {"this checkout": Path(__file__).resolve().parent.parent, other.name: other.resolve()}
     with tempfile.TemporaryDirectory() as scratch:
-        path = synthesize(Path(scratch), 0, revisions, seed)
-        best: dict[tuple[str, str], float] = {}
-        for _ in range(rounds):
-            for name, tree in trees.items():
-                for what in ("iterparse", "reader", "incremental"):
-                    run = subprocess.run(
-                        [sys.executable, "-c", _AGAINST_RUN, str(path), what],
-                        capture_output=True,
-                        text=True,
-                        check=True,
-                        cwd=tree,
-                        env={**os.environ, "PYTHONPATH": str(tree)},
-                    )
-                    seconds = float(run.stdout.strip().splitlines()[-1])
-                    best[name, what] = min(best.get((name, what), seconds), seconds)
-        size = path.stat().st_size / MB
-    print(f"\n## One page of {revisions:,} revisions, {size:.0f} MB of XML: best of {rounds}, alternating\n")
-    print("| toolkit | iterparse s | reader s | × iterparse | incremental s | × iterparse |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for name in trees:
-        floor = best[name, "iterparse"]
-        reader, extraction = best[name, "reader"], best[name, "incremental"]
-        print(
-            f"| {name} | {floor:.2f} | {reader:.2f} | {reader / floor:.2f} | {extraction:.2f} "
-            f"| {extraction / floor:.2f} |"
-        )
+        histories = [(f"One page of {revisions:,} revisions", synthesize(Path(scratch), 0, revisions, seed))]
+        histories += [(f"{source.name}, a real history", plain_copy(source, Path(scratch))) for source in real]
+        for title, path in histories:
+            best: dict[tuple[str, str], float] = {}
+            parsed: dict[str, int] = {}
+            for _ in range(rounds):
+                for name, tree in trees.items():
+                    for what in ("iterparse", "reader", "incremental"):
+                        run = subprocess.run(
+                            [sys.executable, "-c", _AGAINST_RUN, str(path), what],
+                            capture_output=True,
+                            text=True,
+                            check=True,
+                            cwd=tree,
+                            env={**os.environ, "PYTHONPATH": str(tree)},
+                        )
+                        seconds, whole = json.loads(run.stdout.strip().splitlines()[-1])
+                        best[name, what] = min(best.get((name, what), seconds), seconds)
+                        if whole is not None:
+                            parsed[name] = whole
+            size = path.stat().st_size / MB
+            print(f"\n## {title}, {size:.0f} MB of XML: best of {rounds}, alternating\n")
+            print("| toolkit | iterparse s | reader s | × iterparse | incremental s | × iterparse | parsed whole |")
+            print("|---|---:|---:|---:|---:|---:|---:|")
+            for name in trees:
+                floor = best[name, "iterparse"]
+                reader, extraction = best[name, "reader"], best[name, "incremental"]
+                print(
+                    f"| {name} | {floor:.2f} | {reader:.2f} | {reader / floor:.2f} | {extraction:.2f} "
+                    f"| {extraction / floor:.2f} | {parsed[name]:,} |"
+                )
+            path.unlink()
 
 
 def main() -> None:
@@ -349,13 +461,37 @@ def main() -> None:
     parser.add_argument("--history-tb", type=float, default=20.0, help="TB of XML of enwiki's full history")
     parser.add_argument("--seed", type=int, default=19)
     parser.add_argument(
+        "--real",
+        type=Path,
+        nargs="*",
+        default=[SHIPPED],
+        metavar="FILE",
+        help="real histories to measure too (default: the tests' Anarchism history; none if given no file)",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="only check the long page and the real histories: every revision extracted incrementally as from scratch",
+    )
+    parser.add_argument(
         "--against",
         type=Path,
-        help="a checkout of another version: only the long page, extracted by both, side by side",
+        help="a checkout of another version: only the long page and the real histories, read by both, side by side",
     )
     arguments = parser.parse_args()
+    if arguments.check:
+        with tempfile.TemporaryDirectory() as scratch:
+            paths = [synthesize(Path(scratch), 0, arguments.long_page, arguments.seed)]
+            paths += [plain_copy(source, Path(scratch)) for source in arguments.real]
+            for path in paths:
+                revisions, differ, digests = _timed(check, path)[2]  # type: ignore[misc]
+                print(
+                    f"{path.name}: {revisions:,} revisions, {differ:,} extracted otherwise than from scratch, "
+                    f"{digests:,} digested otherwise than their text"
+                )
+        return
     if arguments.against is not None:
-        against(arguments.long_page, arguments.against, arguments.seed)
+        against(arguments.long_page, arguments.against, arguments.seed, arguments.real)
         return
     rates: list[float] = []
     sevenzip: list[float] = []  # the fastest .7z decoding, MB/s of XML, per size
@@ -392,9 +528,12 @@ def main() -> None:
                 print(f"| {name} | {seconds:.2f} | {size / seconds:.1f} | {seconds / floor:.2f} | {memory:.0f} |")
                 if name.endswith("1 worker(s)"):
                     rates.append(size / seconds)
+            print_extracted(path)
             for copy in copies.values():
                 copy.unlink()
             path.unlink()
+        for source in arguments.real:
+            real_history(source, folder)
     extract = min(rates)  # MB/s of XML per core, the slowest of the sizes
     decode = min(sevenzip) if sevenzip else float("inf")
     rate = 1 / (1 / extract + 1 / decode)  # one core decodes its .7z and extracts, one after the other

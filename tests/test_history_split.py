@@ -73,3 +73,24 @@ def test_a_range_inside_a_page_reads_its_revisions_only(tmp_path: Path, write_du
     parts = [(page.title, page.revision_id) for task in tasks for page in DumpReader(dump, byte_range=task.byte_range)]
     assert parts == whole
     assert len(whole) == 2 + (REVISIONS - 1) + 3  # the revision without an id is skipped
+
+
+def test_a_range_finds_its_page_back_through_many_windows(tmp_path: Path, write_dump, monkeypatch) -> None:
+    """The page a range starts in is searched backwards a window at a time: found whatever the window, also where
+    a window's start cuts a tag, and a page's ``<page>`` alone counts (not ``<pages>``, not a title's text)."""
+    import builder.sources.multistream as multistream
+
+    pages = [page_xml("A title with <pages> and <page", ["Text " * 40 for _ in range(3)], 1)]
+    pages += [
+        page_xml(f"Long {number}", [f"Words {index} " * 30 for index in range(12)], number + 50) for number in range(9)
+    ]
+    dump = write_dump(pages, name="enwiki-20240101-pages-meta-history1.xml")
+    data = dump.read_bytes()
+    revisions = [index for index in range(len(data)) if data.startswith(b"<revision", index)]
+    for window in (4096, 8192, 1 << 26):
+        monkeypatch.setattr(multistream, "PAGE_SEARCH_WINDOW", window)
+        for start in revisions:
+            found = multistream.page_opening(dump, start)
+            assert found is not None
+            expected = max(data.rfind(b"<page>", 0, start), data.rfind(b"<page ", 0, start))
+            assert found[0] == expected and found[1].lstrip().startswith("<page")

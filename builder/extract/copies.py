@@ -38,8 +38,10 @@ __all__ = [
     "copy_kind",
     "copy_unit",
     "copy_warning",
+    "digest_bytes",
     "merge_examples",
     "note_copies",
+    "pieces_digest",
     "text_digest",
 ]
 
@@ -66,7 +68,18 @@ def text_digest(text: str) -> int:
     CRC-32, as it costs half of a cryptographic digest on every revision of a history: a collision
     could only count a reused revision id as a copy, both being skipped all the same.
     """
-    return zlib.crc32(text.encode("utf-8", "surrogatepass"))
+    return zlib.crc32(digest_bytes(text))
+
+
+def digest_bytes(text: str) -> bytes:
+    """The bytes :func:`text_digest` checks: UTF-8, a lone surrogate as its three bytes."""
+    return text.encode("utf-8", "surrogatepass")
+
+
+def pieces_digest(pieces: Iterable[bytes]) -> int:
+    """:func:`text_digest` of a text from its pieces' :func:`digest_bytes`, in order: a revision of a history is checked
+    from the pieces it shares with the one before, each encoded once."""
+    return zlib.crc32(b"".join(pieces))
 
 
 def copy_key(language: str, page_id: int, revision_id: int, history: bool) -> tuple[str, int, int]:

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
 from builder.common import publish_files
-from builder.extract.copies import PAGE_SCHEMA, text_digest
+from builder.extract.copies import PAGE_SCHEMA
 from builder.extract.history import FirstSeenPerPage
 from builder.extract.incremental import RevisionExtractor
 from builder.extract.inline import caption_rules, read_inline_table
@@ -234,7 +234,7 @@ def iter_task_records(
                 "page_id": page.page_id,
                 "revision_id": page.revision_id,
                 "title": page.title,
-                "digest": text_digest(page.text) if task.history else 0,
+                "digest": revisions.digest() if task.history else 0,
                 "first_row": written,
                 "rows": len(rows),
             }

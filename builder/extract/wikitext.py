@@ -71,6 +71,17 @@ _OPENERS = {"]]": "[[", "}}": "{{"}
 _INVALID_NAME = re.compile(r"[\[\]{}<>|]")
 
 
+@dataclasses.dataclass
+class MarkupScan:
+    """What one parse saw of a page's markup: its bracket tokens (over its text with comments, inert tags and gallery
+    contents blanked), the stretches blanked or read as a gallery and the openers met with no closer
+    (:func:`_inert_markup`)."""
+
+    tokens: _Tokens
+    regions: list[tuple[int, int, int, int, str]]
+    unclosed: list[tuple[int, str]]
+
+
 class ExtractionError(Exception):
     """Wikitext that the parser cannot handle; the message names the page."""
 
@@ -116,8 +127,9 @@ class ExtractStats:
 
     def subtract(self, other: ExtractStats) -> None:
         """Take away counts that :meth:`add` added (a revision's span parsed again, in a history)."""
+        mine, theirs = self.__dict__, other.__dict__
         for name in _STAT_COUNTS:
-            setattr(self, name, getattr(self, name) - getattr(other, name))
+            mine[name] -= theirs[name]
         for title, count in other.unrendered_templates.items():
             left = self.unrendered_templates.get(title, 0) - count
             if left:
@@ -166,19 +178,27 @@ def _blank(pieces: list[str], text: str, start: int, end: int) -> None:
     pieces.append("\n".join(" " * len(line) for line in text[start:end].split("\n")))
 
 
-def _hide_inert_markup(text: str) -> tuple[str, list[tuple[int, int]]]:
+def _inert_markup(
+    text: str,
+) -> tuple[str, list[tuple[int, int]], list[tuple[int, int, int, int, str]], list[tuple[int, str]]]:
     """Blank out comments and ``<nowiki>``-like blocks; find the ``<gallery>`` blocks.
 
     One forward scan, as MediaWiki's preprocessor reads these tags: a comment
     without ``-->`` runs to the end of the page, a tag without its closing tag is
     plain text (and once a closing tag is missing, later openers of that tag are
-    text too, so no tag name is searched for twice). Returns the text and the
-    ``(start, end)`` offsets of every gallery's content.
+    text too, so no tag name is searched for twice). Returns the text, the
+    ``(start, end)`` offsets of every gallery's content, and, for a history's next
+    revision (:mod:`builder.extract.incremental`), the stretches blanked or read as a
+    gallery, ``(start, end, content start, content end, name)`` (tags included from start
+    to end; ``"!--"`` names a comment, which runs to the end if never closed), and every
+    opener met that has no closer, ``(position, name)``.
     """
     if "<" not in text:
-        return text, []
+        return text, [], [], []
     pieces: list[str] = []
     galleries: list[tuple[int, int]] = []
+    regions: list[tuple[int, int, int, int, str]] = []
+    unclosed: list[tuple[int, str]] = []
     no_closer: set[str] = set()
     position = 0
     kept = 0
@@ -189,6 +209,9 @@ def _hide_inert_markup(text: str) -> tuple[str, list[tuple[int, int]]]:
         if match.group() == "<!--":
             close = text.find("-->", match.end())
             end = len(text) if close < 0 else close + 3
+            if close < 0:
+                unclosed.append((match.start(), "!--"))
+            regions.append((match.start(), end, match.end(), len(text) if close < 0 else close, "!--"))
             pieces.append(text[kept : match.start()])
             _blank(pieces, text, match.start(), end)
             position = kept = end
@@ -200,8 +223,10 @@ def _hide_inert_markup(text: str) -> tuple[str, list[tuple[int, int]]]:
         closer = None if name in no_closer else _INERT_CLOSE[name].search(text, match.end())
         if closer is None:
             no_closer.add(name)
+            unclosed.append((match.start(), name))
             position = match.start() + 1
             continue
+        regions.append((match.start(), closer.end(), match.end(), closer.start(), name))
         if name == "gallery":
             galleries.append((match.end(), closer.start()))
             pieces.append(text[kept : match.end()])
@@ -213,7 +238,7 @@ def _hide_inert_markup(text: str) -> tuple[str, list[tuple[int, int]]]:
             kept = closer.end()
         position = closer.end()
     pieces.append(text[kept:])
-    return "".join(pieces), galleries
+    return "".join(pieces), galleries, regions, unclosed
 
 
 def _without_comments(text: str) -> str:
@@ -491,7 +516,7 @@ class _Extractor:
         groups: tuple[ParameterGroup, ...],
         rules: CaptionRules,
     ) -> None:
-        self.text, self.galleries = _hide_inert_markup(text)
+        self.text, self.galleries, self.regions, self.unclosed_tags = _inert_markup(text)
         self.aliases = aliases
         self.stats = stats
         self.language = language
@@ -706,9 +731,9 @@ def scan_and_extract(
     language: Language | None = None,
     parameters: tuple[ParameterGroup, ...] | None = None,
     rules: CaptionRules | None = None,
-) -> tuple[list[ImageReference], _Tokens, list[tuple[int, int]]]:
-    """:func:`extract_images`, with the page's bracket tokens (over its text with comments, inert tags and gallery
-    contents blanked) and its galleries: a history's next revision finds where its markup is from them."""
+) -> tuple[list[ImageReference], MarkupScan]:
+    """:func:`extract_images`, with what the extractor saw of the page's markup: a history's next revision finds from
+    it where the page can be cut (:mod:`builder.extract.incremental`)."""
     code = language.code if language is not None else "en"
     english = code == "en"
     names = () if language is None else language.file_namespaces
@@ -723,6 +748,7 @@ def scan_and_extract(
             groups,
             rules if rules is not None else caption_rules(code),
         )
-        return extractor.run(), extractor.tokens, extractor.galleries
+        references = extractor.run()
+        return references, MarkupScan(extractor.tokens, extractor.regions, extractor.unclosed_tags)
     except (RecursionError, ValueError, IndexError) as error:
         raise ExtractionError(f"page {title!r}: cannot extract images ({type(error).__name__}: {error})") from error

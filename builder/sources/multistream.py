@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bz2
 import codecs
+import mmap
 import os
 import re
 import warnings
@@ -30,6 +31,7 @@ __all__ = [
 _PAGE_START = re.compile(r"\s*<page[\s>/]")
 _FIRST_PAGE = re.compile(r"<page[\s>/]")
 _PAGE_OR_REVISION = re.compile(rb"<(?:page|revision)[\s>/]")
+PAGE_SEARCH_WINDOW = 1 << 26  # bytes of a history file mapped at a time, looking back for a range's page
 
 
 def _first_stream_start(handle: BinaryIO, offset: int) -> str:
@@ -77,26 +79,35 @@ def page_opening(path: Path, start: int) -> tuple[int, str, bool] | None:
     """Where the page that ``start`` (a ``<revision>``) is in begins, its text up to its first revision, and
     whether revisions of it come before ``start``.
 
-    None when ``start`` is a ``<page>``. The page's start is searched backwards window by window.
+    None when ``start`` is a ``<page>``. The page's start is searched backwards in the file mapped to memory a
+    window at a time, not copied: a range deep inside a page of many revisions (a long history cut for several
+    workers) would otherwise read all of it before the range, and one mapping of all of it would count as the
+    worker's memory.
     """
     with open_binary(path) as handle:
         handle.seek(start)
         if not handle.read(16).startswith(b"<revision"):
             return None
-        before = start
-        while before > 0:
-            first = max(0, before - CHUNK_SIZE)
-            handle.seek(first)
-            window = handle.read(before - first)
-            page = max(window.rfind(b"<page>"), window.rfind(b"<page "))
-            if page >= 0:
-                handle.seek(first + page)
-                opening = handle.read(min(start - first - page, 1 << 16))
-                while (match := _PAGE_OR_REVISION.search(opening, 1)) is None and len(opening) < start - first - page:
-                    opening += handle.read(min(start - first - page - len(opening), 1 << 16))
-                cut = match.start() if match is not None else len(opening)
-                return first + page, opening[:cut].decode("utf-8", errors="replace"), first + page + cut < start
-            before = first
+        page, end = -1, start
+        while page < 0 and end > 8:
+            first = max(0, end - PAGE_SEARCH_WINDOW)
+            first -= first % mmap.ALLOCATIONGRANULARITY
+            with mmap.mmap(handle.fileno(), end - first, offset=first, access=mmap.ACCESS_READ) as mapped:
+                found = mapped.rfind(b"<page", 0, end - first)
+                while found >= 0 and mapped[found + 5 : found + 6] not in (b">", b" "):
+                    found = mapped.rfind(b"<page", 0, found)
+            if found >= 0:
+                page = first + found
+            elif first == 0:
+                break
+            end = first + 8  # a tag the window's start cut is in the next window whole, with the byte after it
+        if page >= 0:
+            handle.seek(page)
+            opening = handle.read(min(start - page, 1 << 16))
+            while (match := _PAGE_OR_REVISION.search(opening, 1)) is None and len(opening) < start - page:
+                opening += handle.read(min(start - page - len(opening), 1 << 16))
+            cut = match.start() if match is not None else len(opening)
+            return page, opening[:cut].decode("utf-8", errors="replace"), page + cut < start
     raise DumpError(f"{path}: no <page> before the <revision> at byte {start}")
 
 

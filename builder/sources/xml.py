@@ -90,7 +90,8 @@ class _Lines:
         self.fed = 0
         self.stream: int | None = None
         self.first_line = 1
-        self.shift = 0  # lines to add to expat's (a range of a plain file read behind text from elsewhere)
+        # lines to add to expat's (a range of a plain file read behind text from elsewhere), or how to count them
+        self._shift: int | Callable[[], int] = 0
         self._ended_with_cr = False
 
     def feed(self, stream: int | None, text: str | bytes) -> None:
@@ -110,11 +111,36 @@ class _Lines:
         if data:
             self._ended_with_cr = data.endswith(b"\r")
 
+    def shift_by(self, lines: Callable[[], int]) -> None:
+        """Add ``lines()`` lines to expat's, counted the first time a place is named (most ranges name none)."""
+        self._shift = lines
+
+    def place(self, line: int) -> str | _Deferred:
+        """:meth:`where`, named later if naming it now would mean counting the file's lines."""
+        if not self.stream and callable(self._shift):
+            return _Deferred(lambda: self.where(line))
+        return self.where(line)
+
     def where(self, line: int, column: int | None = None) -> str:
         at_column = "" if column is None else f", column {column}"
         if not self.stream:
-            return f"line {line + self.shift}{at_column}"
+            if callable(self._shift):  # counted when a place is first named: it may mean reading the file up to it
+                self._shift = self._shift()
+            return f"line {line + self._shift}{at_column}"
         return f"line {line - self.first_line + 1}{at_column} of the bz2 stream at byte {self.stream}"
+
+
+class _Deferred:
+    """A place named only if a message names it: in a range of a plain file, naming its line means counting the
+    file's lines up to the range, which most ranges never need."""
+
+    def __init__(self, name: Callable[[], str]) -> None:
+        self._name: Callable[[], str] | str = name
+
+    def __str__(self) -> str:
+        if callable(self._name):
+            self._name = self._name()
+        return self._name
 
 
 class _PageCollector:
@@ -147,18 +173,18 @@ class _PageCollector:
         self.problems: list[Problem] = []
         self.last_good: str | None = None
         self.loud = True
-        self.locate: Callable[[], str] = lambda: "an unknown place"
+        self.locate: Callable[[], str | _Deferred] = lambda: "an unknown place"
         self._path: list[str] = []
         self._buffer: list[str] | None = None
         self._namespace_key = 0
         self._page: dict[str, object] = {}
         self._page_flaw = ""
-        self._page_where = ""
+        self._page_where: str | _Deferred = ""
         self._revision: dict[str, object] = {}
         self._revision_flaw = ""
         self._page_revisions = 0
         self._stray_text = False
-        self._last_root_event = ""
+        self._last_root_event: str | _Deferred = ""
         self._redirects_by_text = False
         self._content_language = ""
         self._namespace_by_name: dict[str, int] | None = None
@@ -397,7 +423,7 @@ class _PageCollector:
             )
         )
 
-    def continue_page(self, where: str, earlier_revisions: bool) -> None:
+    def continue_page(self, where: str | _Deferred, earlier_revisions: bool) -> None:
         """The page just opened began in an earlier range, which read its revisions before (if any)."""
         self._page_revisions = 1 if earlier_revisions else 0  # only "more than one" is counted
         self._page_where = where
@@ -545,7 +571,7 @@ class DumpReader:
         parser.ExternalEntityRefHandler = collector.external_entity
         parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_UNLESS_STANDALONE)  # to hear of the DTD's too
         lines = _Lines()
-        collector.locate = lambda: lines.where(parser.CurrentLineNumber)
+        collector.locate = lambda: lines.place(parser.CurrentLineNumber)
         start, end = self.byte_range if self.byte_range else (0, None)
         raw: Iterator[tuple[int | None, bytes]] | None = None
         try:
@@ -599,9 +625,9 @@ class DumpReader:
             page_start, opening, earlier = page
             parser.Parse(opening, False)
             fed += opening.count("\n")
-            collector.continue_page(f"line {lines_before(path, page_start) + 1}", earlier)
+            collector.continue_page(_Deferred(lambda: f"line {lines_before(path, page_start) + 1}"), earlier)
         collector.loud = True
-        lines.shift = lines_before(path, start) - fed
+        lines.shift_by(lambda: lines_before(path, start) - fed)
 
     def _closing(self, collector: _PageCollector, end: int | None) -> str:
         """A range that stops before the file's end closes the root element the header opened.
