@@ -130,6 +130,21 @@ def _folder_bytes(folder: Path) -> int:
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def sampled_child(code: str, cwd: Path | str, folder: Path) -> tuple[int, str, str, float, Sampler]:
+    """Python ``code`` run in a child process whose memory (and ``folder``'s size) this one samples meanwhile:
+    its exit code, stdout, stderr, wall seconds and the sampler."""
+    started = time.time()
+    child = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd
+    )
+    sampler = Sampler(child.pid, folder)
+    sampler.start()
+    stdout, stderr = child.communicate()
+    sampler.done.set()
+    sampler.join()
+    return child.returncode, stdout, stderr, time.time() - started, sampler
+
+
 def run_build(shape: Shape, workers: int, root: Path = ROOT) -> dict:
     """One gold+silver build in a child process (with the toolkit of ``root``), its memory and disk sampled here."""
     with tempfile.TemporaryDirectory(prefix="wikipedia-ipc-scale-") as scratch:
@@ -141,16 +156,9 @@ def run_build(shape: Shape, workers: int, root: Path = ROOT) -> dict:
             workers=workers,
             work=str(work),
         )
-        started = time.time()
-        child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=root)
-        sampler = Sampler(child.pid, work)
-        sampler.start()
-        stdout, _ = child.communicate()
-        sampler.done.set()
-        sampler.join()
-        wall = time.time() - started
-        if child.returncode != 0:
-            raise RuntimeError(f"build of {shape.path.name} with {workers} workers failed ({child.returncode})")
+        code_returned, stdout, _, wall, sampler = sampled_child(code, root, work)
+        if code_returned != 0:
+            raise RuntimeError(f"build of {shape.path.name} with {workers} workers failed ({code_returned})")
     result = json.loads(stdout.strip().splitlines()[-1])
     peaks: dict[str, int] = {}
     for name, start, end in result["spans"]:

@@ -32,15 +32,13 @@ import argparse
 import json
 import math
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.scale import Sampler  # noqa: E402
+from benchmarks.scale import sampled_child  # noqa: E402
 from benchmarks.web_crawl import WORDS, Response, image_payload, write_records  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -194,20 +192,9 @@ def run_build(crawl: list[Path], engine: str, workers: int) -> dict:
             output=str(Path(scratch) / "out"),
             workers=workers,
         )
-        started = time.time()
-        child = subprocess.Popen(
-            [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=scratch
-        )
-        sampler = Sampler(child.pid, Path(scratch))
-        sampler.start()
-        stdout, stderr = child.communicate()
-        sampler.done.set()
-        sampler.join()
-        wall = time.time() - started
-    if child.returncode != 0:
-        raise RuntimeError(
-            f"the {engine} build of {crawl[0].parent.name} failed ({child.returncode}): {stderr[-2000:]}"
-        )
+        returned, stdout, stderr, wall, sampler = sampled_child(code, scratch, Path(scratch))
+    if returned != 0:
+        raise RuntimeError(f"the {engine} build of {crawl[0].parent.name} failed ({returned}): {stderr[-2000:]}")
     result = json.loads(stdout.strip().splitlines()[-1])
     peak = max((rss for _, rss in sampler.samples), default=0)
     stages: dict[str, int] = {}
