@@ -24,12 +24,15 @@ __all__ = [
     "FolderLock",
     "OutputError",
     "PACKAGE",
+    "duckdb_connection",
     "exit_with_parent",
     "has_mark",
     "mark",
     "plural",
     "process_memory",
     "read_language_table",
+    "sql_list",
+    "sql_text",
     "write_atomic",
 ]
 
@@ -299,3 +302,26 @@ class FolderLock:
             _HELD_LOCKS.discard(self._descriptor)
             os.close(self._descriptor)  # closing the last descriptor of the lock releases it
             self._descriptor = None
+
+
+def sql_text(value: str | os.PathLike) -> str:
+    """A SQL string literal (a path, a name) for DuckDB: in quotes, its quotes doubled."""
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def sql_list(values: Iterable[str | os.PathLike]) -> str:
+    """A SQL list of string literals (the files of a ``read_parquet``)."""
+    return "[" + ", ".join(sql_text(value) for value in values) + "]"
+
+
+def duckdb_connection(spill: Path, memory_limit: str, threads: int | None = None):  # noqa: ANN201
+    """A DuckDB connection held to ``memory_limit`` that spills to ``spill`` (and uses ``threads`` threads): every
+    table of a build that grows with its input lives in one such connection."""
+    import duckdb
+
+    connection = duckdb.connect()
+    connection.execute(f"SET temp_directory = {sql_text(spill)}")
+    if threads is not None:
+        connection.execute(f"SET threads = {max(1, threads)}")
+    connection.execute(f"SET memory_limit = {sql_text(memory_limit)}")
+    return connection

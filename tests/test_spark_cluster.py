@@ -76,7 +76,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, shared_spark) -> Iterator[
 
     if shutil.which("java") is None:
         message = "a Spark standalone cluster needs Java (a JDK 17 or 21 on the PATH)"
-        pytest.fail(message) if os.environ.get("CI") else pytest.skip(message)
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
     shared_spark.stop()
     home = Path(pyspark.__file__).parent
     folder = tmp_path_factory.mktemp("cluster")

@@ -33,7 +33,15 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from builder.common import SCRIPT_GUARD, exit_with_parent, process_memory, worker_pool
+from builder.common import (
+    SCRIPT_GUARD,
+    duckdb_connection,
+    exit_with_parent,
+    process_memory,
+    sql_list,
+    sql_text,
+    worker_pool,
+)
 from builder.config import DEFAULT_MEMORY_LIMIT, BuildOptions, PipelineConfig, default_workers, duckdb_memory
 from builder.engines.core import (
     BuildPlan,
@@ -102,8 +110,8 @@ def run_tasks(
         worker_pool(workers, fork_safe=True, initializer=quiet_interrupt) as executor,
         progress_bar(total=len(tasks), desc="dump ranges", disable=not show_progress) as progress,
     ):
-        futures = {executor.submit(runner, task): number for number, task in enumerate(tasks)}
-        try:
+        try:  # a worker killed while tasks are still being submitted breaks the pool in submit() already
+            futures = {executor.submit(runner, task): number for number, task in enumerate(tasks)}
             for future in concurrent.futures.as_completed(futures):
                 results[futures[future]] = future.result()
                 progress.update(1)
@@ -168,10 +176,7 @@ def extract_references(
     extraction, failed = finish_extraction(tasks, results, described, history, time.perf_counter() - started)
     later = shard_dir / "later-copies.parquet"
     later.unlink(missing_ok=True)  # an earlier build's, in a resumed work folder
-    with duckdb.connect() as connection:
-        connection.execute(f"SET temp_directory = '{shard_dir / 'duckdb'}'")
-        connection.execute(f"SET threads = {max(1, workers)}")
-        connection.execute(f"SET memory_limit = '{memory_limit}'")
+    with duckdb_connection(shard_dir / "duckdb", memory_limit, workers) as connection:
         read = [(number, task) for number, task in enumerate(tasks) if task.dump not in failed]
         groups = find_later_copies(connection, read, history, later)
     extraction.later_copies, extraction.reused_revision_ids = note_copies(groups, extraction.problems)
@@ -203,7 +208,7 @@ def find_later_copies(
         }
     )
     connection.register("copy_tasks", table)
-    files = _parquet_list([pages_file(task.shard) for _, task in tasks])
+    files = sql_list([pages_file(task.shard) for _, task in tasks])
     revision, unit = ("p.revision_id", "p.record") if history else ("-1", "p.element")
     kind = "CASE WHEN digest = first_digest THEN 'revision' ELSE 'reused' END" if history else "'page'"
     connection.execute(
@@ -223,9 +228,8 @@ def find_later_copies(
         "QUALIFY row_number() OVER (PARTITION BY dump, first_dump, kind ORDER BY task, record) = 1"
     ).fetchall()
     if rows:
-        target = str(out).replace("'", "''")
         expanded = "SELECT shard, unnest(range(first_row, first_row + rows)) AS row FROM later_copies WHERE rows > 0"
-        connection.execute(f"COPY ({expanded}) TO '{target}' (FORMAT parquet)")
+        connection.execute(f"COPY ({expanded}) TO {sql_text(out)} (FORMAT parquet)")
     connection.execute("DROP TABLE later_copies")
     connection.unregister("copy_tasks")
     return [
@@ -247,18 +251,14 @@ def _clusters(rows: Iterable[dict]) -> Iterator[tuple[Cluster, list[dict]]]:
         yield cluster_from_rows(image, members), members
 
 
-def _parquet_list(paths: Sequence[Path]) -> str:
-    return "[" + ", ".join("'" + str(path).replace("'", "''") + "'" for path in paths) + "]"
-
-
 def _references(shards: Sequence[Path], later: Path | None) -> str:
     """The build's reference rows as a SQL relation, the later copies of pages (``later``) left out."""
-    files = _parquet_list(shards)
+    files = sql_list(shards)
     if later is None:
         return f"read_parquet({files})"
     return (
         f"(SELECT r.* EXCLUDE (filename, file_row_number) FROM read_parquet({files}, filename = true, "
-        f"file_row_number = true) r ANTI JOIN read_parquet({_parquet_list([later])}) l "
+        f"file_row_number = true) r ANTI JOIN read_parquet({sql_list([later])}) l "
         "ON r.filename = l.shard AND r.file_row_number = l.row)"
     )
 
@@ -298,7 +298,7 @@ def select_candidates(
     references = _references(shards, later)
     kept_apart = 0
     if local is not None:
-        files = _parquet_list([local])
+        files = sql_list([local])
         local_file = (
             f"SELECT 1 FROM read_parquet({files}) l "
             "WHERE l.image = r.image AND (l.language IS NULL OR l.language = r.language)"
@@ -360,7 +360,7 @@ def tag_texts(
     show_progress: bool,
 ) -> int:
     """Tag every unique text of the candidates once per language, by that language's tagger; tags go to ``out``."""
-    files = _parquet_list(candidates)
+    files = sql_list(candidates)
     texts = (
         f"SELECT language, caption AS text FROM read_parquet({files}) UNION "
         f"SELECT language, alt AS text FROM read_parquet({files})"
@@ -408,9 +408,9 @@ def write_pairs(
     tagsets: Mapping[str, str],
 ) -> None:
     """Steps 5–9 for one config: caption rule from the stored tags, then pairs and pair filters."""
-    tagged = _parquet_list([tags])
+    tagged = sql_list([tags])
     query = (
-        f"SELECT c.*, tc.tags AS caption_tags, ta.tags AS alt_tags FROM read_parquet({_parquet_list([candidates])}) c "
+        f"SELECT c.*, tc.tags AS caption_tags, ta.tags AS alt_tags FROM read_parquet({sql_list([candidates])}) c "
         f"LEFT JOIN read_parquet({tagged}) tc ON c.caption = tc.text AND c.language = tc.language "
         f"LEFT JOIN read_parquet({tagged}) ta ON c.alt = ta.text AND c.language = ta.language ORDER BY {SORT_KEY}"
     )
@@ -465,17 +465,14 @@ def extract_web(plan: BuildPlan, folder: Path) -> Extraction:
     referenced = folder / "referenced.parquet"
     later = folder / "later-captures.parquet"
     copies = 0
-    with duckdb.connect() as connection:
-        connection.execute(f"SET temp_directory = '{folder / 'duckdb'}'")
-        connection.execute(f"SET memory_limit = '{plan.options.memory_limit}'")
+    with duckdb_connection(folder / "duckdb", plan.options.memory_limit) as connection:
         if shards and not plan.settings.dataset:  # a dataset's samples of one URL are captions of their own
             copies = later_captures(connection, shards, later)
-        target = str(referenced).replace("'", "''")
         counted = f'SELECT image, count(*) AS "references" FROM {_references(shards, later if copies else None)} '
         counted += "GROUP BY image"
         if not shards:
             counted = "SELECT ''::VARCHAR AS image, 0::BIGINT AS \"references\" WHERE false"
-        connection.execute(f"COPY ({counted} ORDER BY image) TO '{target}' (FORMAT parquet)")
+        connection.execute(f"COPY ({counted} ORDER BY image) TO {sql_text(referenced)} (FORMAT parquet)")
     crawl = web_read(plan, tasks, results, [task.images for task in read], referenced)
     extraction = web_extraction(plan, crawl, shards, time.perf_counter() - started, copies)
     extraction.later = later if copies else None
@@ -486,8 +483,7 @@ def later_captures(connection: duckdb.DuckDBPyConnection, shards: Sequence[Path]
     """A page captured more than once (one URL, in one WARC file or several) is read once, from its first capture
     in input order (the smallest ``page_id``): the reference rows of its later captures go to ``out`` (``shard``,
     ``row``, as :func:`_references` leaves them out). Returns how many later captures there are."""
-    files = _parquet_list(shards)
-    target = str(out).replace("'", "''")
+    files = sql_list(shards)
     connection.execute(
         "CREATE OR REPLACE TEMP TABLE later_captures AS "
         f"SELECT r.filename AS shard, r.file_row_number AS row, r.page_id FROM read_parquet({files}, filename = true, "
@@ -496,7 +492,7 @@ def later_captures(connection: duckdb.DuckDBPyConnection, shards: Sequence[Path]
     )
     copies = connection.execute("SELECT count(DISTINCT page_id) FROM later_captures").fetchone()[0]
     if copies:
-        connection.execute(f"COPY (SELECT shard, row FROM later_captures ORDER BY shard, row) TO '{target}'")
+        connection.execute(f"COPY (SELECT shard, row FROM later_captures ORDER BY shard, row) TO {sql_text(out)}")
     connection.execute("DROP TABLE later_captures")
     return int(copies)
 
@@ -570,13 +566,10 @@ class LocalEngine:
     def _connect(self, plan: BuildPlan) -> duckdb.DuckDBPyConnection:
         """One DuckDB connection for the stages after extraction (opened after the workers are gone)."""
         if self.connection is None:
-            self.connection = duckdb.connect()
-            self.connection.execute(f"SET temp_directory = '{self.work / 'duckdb'}'")
-            self.connection.execute(f"SET threads = {max(1, plan.options.workers)}")
             # --memory bounds the process, not DuckDB alone: what the process holds (imports, the extraction's
             # records) is taken from DuckDB's share
             budget = duckdb_memory(plan.options.memory_limit, process_memory())
-            self.connection.execute(f"SET memory_limit = '{budget // 10**6}MB'")
+            self.connection = duckdb_connection(self.work / "duckdb", f"{budget // 10**6}MB", plan.options.workers)
         return self.connection
 
     def select(

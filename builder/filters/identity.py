@@ -29,10 +29,10 @@ import dataclasses
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from builder.common import duckdb_connection, sql_text
 from builder.extract.tasks import Extraction
 from builder.extract.wikitext import DEFAULT_FILE_ALIASES, normalize_title
 from builder.sources.sqldump import SqlStats, iter_rows
@@ -105,12 +105,9 @@ def sha1_groups(paths: Sequence[str | Path], work: Path, memory_limit: str) -> t
                 writer.write_table(pa.Table.from_pylist(rows, schema=_SHA1_SCHEMA))
                 rows.clear()
         writer.write_table(pa.Table.from_pylist(rows, schema=_SHA1_SCHEMA))
-    with duckdb.connect() as connection:
-        connection.execute(f"SET temp_directory = '{work / 'duckdb'}'")
-        connection.execute(f"SET memory_limit = '{memory_limit}'")
-        quoted = str(table).replace("'", "''")
+    with duckdb_connection(work / "duckdb", memory_limit) as connection:
         groups = connection.sql(
-            f"SELECT list(DISTINCT name ORDER BY name) AS names FROM read_parquet('{quoted}') "
+            f"SELECT list(DISTINCT name ORDER BY name) AS names FROM read_parquet({sql_text(table)}) "
             "GROUP BY sha1 HAVING count(DISTINCT name) > 1 ORDER BY names"
         ).fetchall()
     table.unlink()

@@ -37,9 +37,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
-import duckdb
 import pyarrow as pa
 
+from builder.common import duckdb_connection, sql_list, sql_text
 from builder.config import DEFAULT_MEMORY_LIMIT, PERCEPTUAL_EQUIVALENCES, PipelineConfig
 from builder.filters.identity import Identity, IdentityMap, ImageTableStats
 
@@ -107,10 +107,6 @@ def _key(facts: str | None, kind: str | None) -> str | None:
     return None if facts is None or kind is None else equivalence_key(_facts(facts), kind)
 
 
-def _quoted(path: Path) -> str:
-    return "'" + str(path).replace("'", "''") + "'"
-
-
 class ImageTables(Protocol):
     """Where an engine keeps a web build's per-image tables and runs :func:`web_images`' SQL on them: DuckDB for
     the local engine (:class:`DuckDBImageTables`), Spark SQL on the executors for the Spark engine.
@@ -144,17 +140,14 @@ class DuckDBImageTables:
         self, index_files: Sequence[Path], referenced: Path | None, work: Path, memory_limit: str = DEFAULT_MEMORY_LIMIT
     ) -> None:
         self.work = work
-        self.connection = duckdb.connect()
-        self.connection.execute(f"SET temp_directory = {_quoted(work / 'duckdb-web')}")
-        self.connection.execute(f"SET memory_limit = '{memory_limit}'")
+        self.connection = duckdb_connection(work / "duckdb-web", memory_limit)
         self.connection.execute("SET preserve_insertion_order = false")
         if index_files:
             order = pa.table({"filename": [str(file) for file in index_files], "position": range(len(index_files))})
             self.connection.register("index_files", order)
-            listed = "[" + ", ".join(_quoted(file) for file in index_files) + "]"
             self.connection.execute(
                 "CREATE VIEW records AS SELECT r.image, r.facts, r.skip, f.position, r.file_row_number AS record "
-                f"FROM read_parquet({listed}, filename = true, file_row_number = true) r "
+                f"FROM read_parquet({sql_list(index_files)}, filename = true, file_row_number = true) r "
                 "JOIN index_files f ON r.filename = f.filename"
             )
         else:
@@ -163,7 +156,8 @@ class DuckDBImageTables:
             )
         if referenced is not None:
             self.connection.execute(
-                f'CREATE VIEW referenced AS SELECT image, "references" AS refs FROM read_parquet({_quoted(referenced)})'
+                'CREATE VIEW referenced AS SELECT image, "references" AS refs '
+                f"FROM read_parquet({sql_text(referenced)})"
             )
         else:
             self.connection.execute("CREATE TABLE referenced (image VARCHAR, refs BIGINT)")
@@ -192,7 +186,7 @@ class DuckDBImageTables:
         path = self.work / "web-excluded.parquet"
         self.connection.execute(
             f"COPY (SELECT NULL::VARCHAR AS language, image, reason FROM ({query}) ORDER BY image) "
-            f"TO {_quoted(path)} (FORMAT parquet, COMPRESSION zstd)"
+            f"TO {sql_text(path)} (FORMAT parquet, COMPRESSION zstd)"
         )
         return path
 
