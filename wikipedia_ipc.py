@@ -414,7 +414,6 @@ def with_history_references(config: PipelineConfig, counting: str) -> PipelineCo
 
 
 def _print_summary(report: BuildReport, scored_into: str | None = None) -> None:
-    from builder.publish.layout import card_build
 
     read = report.extraction.read
     if report.extraction.web is not None and "layout" in report.extraction.web.counts():
@@ -474,9 +473,14 @@ def _print_summary(report: BuildReport, scored_into: str | None = None) -> None:
         return
     if loadable:
         # the absolute path: a bare name is also a Hub dataset id, which datasets tries when no such folder is here
-        folder = report.output.resolve().as_posix()
-        print(f'Wrote {report.output}/ — load it with datasets.load_dataset("{folder}", "{loadable[0]}")')
-        build = card_build(report.output)
+        if isinstance(report.output, str):  # a URL: datasets reads the files the card names, not the folder
+            files = f'card_data_files("{report.output}", "{loadable[0]}")'
+            print(f'Wrote {report.output}/ — load it with datasets.load_dataset("parquet", data_files={files}) ')
+            print("  (card_data_files from builder.publish.bucket: the files the card names, the build's manifest)")
+        else:
+            folder = report.output.resolve().as_posix()
+            print(f'Wrote {report.output}/ — load it with datasets.load_dataset("{folder}", "{loadable[0]}")')
+        build = report.build
         if build:
             print(f"Build id {build} (in the card's YAML and in each config's funnel.json)")
     else:
@@ -573,9 +577,18 @@ def _build_and_score(arguments: argparse.Namespace, runs: Sequence[tuple[list[st
     import shutil
     import tempfile
 
+    from builder.storage import is_url
     from metrics.cli import NothingToScore, check_scoring, print_summary, score_folder
     from metrics.cli import parser as score_parser
     from metrics.profiles import ModelUnavailable
+
+    if is_url(arguments.output):
+        print(
+            f"error: --score writes a local folder, and {arguments.output} is on an object store; build there "
+            "without --score, or score into a local folder",
+            file=sys.stderr,
+        )
+        return 2
 
     if any(preset(name).crosslingual for _, names in runs for name in names) and arguments.score != "multilingual":
         print(
@@ -644,6 +657,7 @@ def _build_once(arguments: argparse.Namespace, given: Sequence[str], names: Sequ
     from builder.engines.local import build
     from builder.engines.spark import build_spark
     from builder.lang.segmenters import WordCounterUnavailable
+    from builder.storage import StorageError
 
     web = any(preset(name).web for name in names)
     if all(preset(name).references for name in names):  # references alone read what they are given
@@ -687,6 +701,7 @@ def _build_once(arguments: argparse.Namespace, given: Sequence[str], names: Sequ
         TaggerUnavailable,
         WordCounterUnavailable,
         OutputError,
+        StorageError,
     ) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

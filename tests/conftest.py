@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import bz2
 import os
+import re
+import subprocess
+import sys
+import threading
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -145,3 +150,72 @@ def no_shared_spark(shared_spark: SharedSpark) -> None:
     """For a test that must make (and stop) a session of its own: the shared one is stopped first, and made
     again for the next test that asks for it."""
     shared_spark.stop()
+
+
+class S3Server:
+    """moto's S3-compatible server on 127.0.0.1, as a separate process: real HTTP, real S3 requests."""
+
+    def __init__(self, process: subprocess.Popen, endpoint: str) -> None:
+        self.process = process
+        self.endpoint = endpoint
+        self._buckets = 0
+
+    def bucket(self) -> str:
+        """A new, empty bucket: each test gets its own."""
+        import boto3
+
+        self._buckets += 1
+        name = f"test-{self._buckets}-{os.getpid()}"
+        boto3.client("s3").create_bucket(Bucket=name)
+        return name
+
+    def fs(self):  # noqa: ANN201 - an s3fs.S3FileSystem
+        import s3fs
+
+        s3fs.S3FileSystem.clear_instance_cache()
+        return s3fs.S3FileSystem()
+
+
+S3_ENVIRONMENT = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    """An S3 server for the run, and the ``AWS_*`` variables that point every client at it (the builds' child
+    processes and Spark's Python workers inherit them). CI has moto and s3fs: there, their absence fails."""
+    try:
+        import boto3  # noqa: F401
+        import moto.server  # noqa: F401
+        import s3fs  # noqa: F401
+    except ImportError as error:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must have moto[server] and s3fs (the test extras): {error}", pytrace=False)
+        pytest.skip(f"no S3 server to test against: {error}")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    endpoint, deadline, seen = None, time.monotonic() + 60, []
+    while endpoint is None and time.monotonic() < deadline and process.poll() is None:
+        line = process.stdout.readline()  # type: ignore[union-attr]
+        seen.append(line)
+        found = re.search(r"Running on (http://127\.0\.0\.1:\d+)", line)
+        endpoint = found.group(1) if found else None
+    if endpoint is None:
+        process.kill()
+        pytest.fail(f"moto's server did not start within 60 s: {''.join(seen)[-2000:]}", pytrace=False)
+    threading.Thread(target=process.stdout.read, daemon=True).start()  # type: ignore[union-attr] - drain its log
+    previous = {name: os.environ.get(name) for name in [*S3_ENVIRONMENT, "AWS_ENDPOINT_URL"]}
+    os.environ.update({**S3_ENVIRONMENT, "AWS_ENDPOINT_URL": endpoint})
+    try:
+        yield S3Server(process, endpoint)
+    finally:
+        process.kill()
+        process.wait(timeout=30)
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

@@ -41,8 +41,10 @@ from builder.filters.identity import (
 from builder.filters.tagging import Tagger, check_taggers
 from builder.lang.dumps import language_overrides
 from builder.lang.segmenters import word_counter_signature
+from builder.publish.bucket import publisher_for
 from builder.publish.publisher import Publisher
 from builder.sources.files import check_dump_path
+from builder.storage import is_url
 
 if TYPE_CHECKING:
     from builder.filters.web import ImageTables
@@ -144,13 +146,14 @@ def library_versions(config: PipelineConfig, tagger: str, languages: Sequence[st
 class BuildReport:
     """What a build produced, per config."""
 
-    output: Path
+    output: Path | str  # a URL for a folder on an object store
     rows: dict[str, int]
     funnels: dict[str, FilterChain]
     extraction: Extraction
     clock: StageClock = dataclasses.field(default_factory=StageClock)
     identities: dict[str, dict] = dataclasses.field(default_factory=dict)  # funnel.json's identity, per config
     splits: dict[str, dict[str, object]] = dataclasses.field(default_factory=dict)  # per config, as in funnel.json
+    build: str | None = None  # the build's id, as the card and every funnel.json give it
 
 
 def config_languages(config: PipelineConfig, languages: Sequence[str]) -> list[str]:
@@ -422,7 +425,7 @@ class Written:
     """A config's pairs as written into its staging folder."""
 
     rows: int
-    files: list[Path]
+    files: list[Path | str]  # a URL where executors wrote to an object store
     splits: dict[str, object] | None = None  # :func:`builder.publish.splits.split_record`; None without splits
     writing_seconds: float = 0.0  # of the pair-filter stage, spent writing
 
@@ -480,8 +483,8 @@ def run(
     """
     refuse_in_bootstrap()
     plan = prepare(dumps, configs, options)
-    output = Path(output)
-    publisher = Publisher(output, [config.name for config in plan.configs], options.overwrite)
+    output = output if is_url(output) else Path(output)
+    publisher = publisher_for(output, [config.name for config in plan.configs], options.overwrite)
     clock = StageClock()
     try:
         publisher.open()  # locked and writable before any dump is read, or the work folder touched
@@ -531,7 +534,7 @@ def run(
             publisher.publish()
     finally:
         publisher.close()
-    return BuildReport(output, rows, chains, extraction, clock, merged, splits)
+    return BuildReport(output, rows, chains, extraction, clock, merged, splits, publisher.build)
 
 
 def web_tasks(plan: BuildPlan, folder: Path) -> list:

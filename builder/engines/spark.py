@@ -40,6 +40,7 @@ import contextlib
 import math
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -81,6 +82,7 @@ from builder.publish.splits import SplitAssignment, assign_nodes, check_files, n
 from builder.publish.workdir import temporary_work_folder
 from builder.publish.writer import PairWriter, finalize_parts, pair_row, reference_rows
 from builder.sources.files import DumpError, ReadStats
+from builder.storage import filesystem, is_url, join
 
 __all__ = ["build_spark"]
 
@@ -253,26 +255,38 @@ def _write_partition(
     partition: int,
     rows: Iterable[tuple[tuple[str, int], dict]],
     references: bool = False,
-) -> Iterator[tuple[int, list[str]]]:
-    """Write one range partition of a split's sorted pairs as parquet parts named after the split and partition.
+) -> Iterator[tuple[int, list[tuple[str, str]]]]:
+    """Write one range partition of a split's sorted pairs as parquet parts named after the split and partition,
+    each with its content hash (the driver names the parts by it without reading them back).
 
     The parts are written under names of this task attempt and renamed when complete,
     so that a retried or speculative attempt never leaves a half-written part under the
-    name the driver will read.
+    name the driver will read. A folder on an object store gets each part uploaded from the executor's own
+    disk, under its final part name, once it is complete (an object appears whole or not at all).
     """
     from pyspark import TaskContext
 
+    from builder.publish.writer import file_digest
+
     attempt = TaskContext.get().attemptNumber()
     prefix = f"attempt-{split}-{partition:05d}-{attempt}"
-    writer = PairWriter(
-        Path(folder), rows_per_shard, prefix=prefix, languages=languages, web=web, references=references
-    )
-    writer.write_rows(row for _, row in rows)
-    parts = []
-    for index, part in enumerate(writer.finish()):
-        final = part.with_name(f"{split}-part-{partition:05d}-{index:05d}.tmp")
-        os.replace(part, final)
-        parts.append(str(final))
+    remote = is_url(folder)
+    with contextlib.ExitStack() as stack:
+        local = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="wikipedia_ipc-part-"))) if remote else None
+        writer = PairWriter(
+            local or Path(folder), rows_per_shard, prefix=prefix, languages=languages, web=web, references=references
+        )
+        writer.write_rows(row for _, row in rows)
+        parts = []
+        for index, part in enumerate(writer.finish()):
+            name = f"{split}-part-{partition:05d}-{index:05d}.tmp"
+            if remote:
+                fs, path = filesystem(str(join(folder, name)))
+                fs.put_file(str(part), path)
+                parts.append((str(join(folder, name)), file_digest(part)))
+            else:
+                os.replace(part, part.with_name(name))
+                parts.append((str(part.with_name(name)), file_digest(part.with_name(name))))
     yield writer.rows, parts
 
 
@@ -284,8 +298,8 @@ def _with_tags(rows, tags, column: str):  # noqa: ANN001, ANN202 - RDDs
 
 
 def _write_split(  # noqa: ANN001 - rows: an RDD
-    rows, folder: Path, rows_per_shard: int, split: str, languages: bool, web: str = "", references: bool = False
-) -> tuple[int, list[Path]]:
+    rows, folder: str | Path, rows_per_shard: int, split: str, languages: bool, web: str = "", references: bool = False
+) -> tuple[int, list[tuple[str, str]]]:
     """One split's rows (an RDD keyed by order key), range-partitioned and written by the executors: pairs, or a
     references config's reference rows."""
     total = rows.count()
@@ -297,12 +311,12 @@ def _write_split(  # noqa: ANN001 - rows: an RDD
             where, size, split, languages, web, partition, part, references
         )
     ).collect()
-    return sum(count for count, _ in written), [Path(part) for _, names in written for part in names]
+    return sum(count for count, _ in written), [part for _, parts in written for part in parts]
 
 
 def _write_pairs(  # noqa: ANN001 - clusters: an RDD of (image, Cluster)
-    clusters, config: PipelineConfig, chain: FilterChain, folder: Path, rows_per_shard: int
-) -> tuple[int, dict[str, list[Path]], SplitAssignment | None]:
+    clusters, config: PipelineConfig, chain: FilterChain, folder: str | Path, rows_per_shard: int
+) -> tuple[int, dict[str, list[tuple[str, str]]], SplitAssignment | None]:
     """Steps 7–9 and the output on the executors.
 
     The driver gets the funnels, the row count, each split's part names and (with splits) the assignment.
@@ -614,7 +628,7 @@ class SparkEngine:
         config = chain.config
         survivors = self.survivors[config.name]
         if config.references:  # the references step 0 counted, in the local engine's order: one train split
-            folder = publisher.config_folder(config.name)
+            folder = publisher.shard_folder(config.name)
             keyed = survivors.flatMap(
                 lambda row: [((sort_key(row), number), out) for number, out in enumerate(reference_rows(row))]
             )
@@ -635,9 +649,9 @@ class SparkEngine:
         for funnel in after.filter(lambda item: item[0] == "funnel").values().collect():
             chain.funnel.add(Funnel.from_list(funnel))
         clusters = after.filter(lambda item: item[0] == "cluster").values()
-        folder = publisher.config_folder(config.name)
+        folder = publisher.shard_folder(config.name)
         written, parts, assignment = _write_pairs(clusters, config, chain, folder, plan.options.rows_per_shard)
-        files: list[Path] = []
+        files: list[Path | str] = []
         for split, names in parts.items():
             files += finalize_parts(folder, names, split) if names else []
         if not files:  # no pair survived: one shard with no rows, as the local engine writes

@@ -46,6 +46,7 @@ from builder.sources.files import (
 )
 from builder.sources.multistream import history_ranges, split_ranges, stream_offsets
 from builder.sources.xml import DumpReader, SiteInfo, read_siteinfo
+from builder.storage import name_of, resolved
 
 __all__ = [
     "BATCH_ROWS",
@@ -317,7 +318,7 @@ def task_failure(task: ExtractTask, error: DumpError | OSError) -> Problem:
 
 def dump_date(path: str | Path) -> str:
     """The date in a Wikimedia dump file name (``enwiki-20220901-…``), or ``unknown``."""
-    match = _DUMP_DATE.search(Path(path).name)
+    match = _DUMP_DATE.search(name_of(path))
     return match.group(1) if match else "unknown"
 
 
@@ -392,7 +393,7 @@ def plan_tasks(
     )
 
     check_dump_kinds(dumps, history)
-    if len({Path(dump).resolve() for dump in dumps}) < len(dumps):
+    if len({resolved(dump) for dump in dumps}) < len(dumps):
         raise ValueError(f"a dump is given twice: {[str(dump) for dump in dumps]}")
     tasks: list[ExtractTask] = []
     described = []
@@ -409,7 +410,7 @@ def plan_tasks(
             siteinfo, readable = SiteInfo(), False
         aliases = tuple(dict.fromkeys(DEFAULT_FILE_ALIASES + tuple(filter(None, [siteinfo.namespaces.get(6, "")]))))
         language, wiki = dump_language(path, siteinfo, (languages or {}).get(str(dump)))
-        described.append({"name": path.name, "dbname": siteinfo.dbname or "unknown", "date": dump_date(path)})
+        described.append({"name": name_of(path), "dbname": siteinfo.dbname or "unknown", "date": dump_date(path)})
         described[-1]["language"] = language
         source = provenance(path)
         if source is not None:
@@ -429,7 +430,7 @@ def plan_tasks(
         stamp = fingerprint(path)
         for byte_range in ranges:
             identity = (
-                f"{path.resolve()}|{stamp}|{byte_range}|{namespaces}|{first_seen}|{language}|{wiki}|{table_stamp}"
+                f"{resolved(path)}|{stamp}|{byte_range}|{namespaces}|{first_seen}|{language}|{wiki}|{table_stamp}"
             )
             if file_redirects:  # the task's counts then hold the File redirects too
                 identity += "|file redirects"

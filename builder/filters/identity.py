@@ -36,6 +36,7 @@ from builder.common import duckdb_connection, sql_text
 from builder.extract.tasks import Extraction
 from builder.extract.wikitext import DEFAULT_FILE_ALIASES, normalize_title
 from builder.sources.sqldump import SqlStats, iter_rows
+from builder.storage import check_file, name_of
 
 __all__ = [
     "Identity",
@@ -86,10 +87,7 @@ def _image_rows(paths: Sequence[str | Path], stats: ImageTableStats) -> Iterator
 def check_image_tables(paths: Sequence[str | Path]) -> None:
     """Refuse, before any dump is read, an image table path that is missing or not a file."""
     for path in paths:
-        if Path(path).is_dir():
-            raise IsADirectoryError(f"{path} is a directory, not an image table dump")
-        if not Path(path).exists():
-            raise FileNotFoundError(f"image table dump not found: {path}")
+        check_file(path, "image table dump", "an")
 
 
 def sha1_groups(paths: Sequence[str | Path], work: Path, memory_limit: str) -> tuple[list[list[str]], ImageTableStats]:
@@ -251,7 +249,7 @@ LOCAL_FILES_SCHEMA = pa.schema([("language", pa.string()), ("image", pa.string()
 
 def table_wiki(path: str | Path) -> str:
     """The db name a Wikimedia SQL dump's file name starts with (``dewiki-20240101-image.sql.gz`` → ``dewiki``)."""
-    return Path(path).name.split("-", 1)[0]
+    return name_of(path).split("-", 1)[0]
 
 
 def local_files(image_tables: Sequence[str | Path], wikis: dict[str, str], out: Path) -> dict[str, int]:

@@ -72,6 +72,7 @@ from builder.publish.layout import (
     refusal,
 )
 from builder.publish.writer import PairWriter
+from builder.storage import name_of
 
 __all__ = ["Publisher", "build_id", "published_files", "recover"]
 
@@ -86,7 +87,7 @@ def write_funnel(
     folder: Path, record: dict[str, object], files: Sequence[Path | str], build: str | None = None
 ) -> dict[str, object]:
     """``funnel.json``: the Table 3 rows, how the config was built, the files the toolkit wrote and the build's id."""
-    marker: dict[str, object] = {"format": FORMAT, "files": [Path(path).name for path in files]}
+    marker: dict[str, object] = {"format": FORMAT, "files": [name_of(path) for path in files]}
     if build is not None:
         marker[BUILD] = build
     text = json.dumps({**record, MARKER: marker}, indent=2, ensure_ascii=False) + "\n"
@@ -375,6 +376,11 @@ class Publisher:
         folder.mkdir(exist_ok=True)
         return folder
 
+    def shard_folder(self, name: str) -> str | Path:
+        """Where an engine's workers write the config's parquet parts: its staging folder here; a folder on an
+        object store gives a URL every executor can write to."""
+        return self.config_folder(name)
+
     def add_config(self, name: str, record: dict[str, object], files: Sequence[Path] | None = None) -> None:
         """The config's pairs are written (its writer closed, or ``files`` finalized): stage its funnel.json."""
         written = self._writers[name].files if files is None else files
@@ -426,10 +432,15 @@ class Publisher:
         _fsync_tree(self.staging)
         commit = {"configs": sorted(self._records), "aside": self._aside, "obsolete": obsolete}
         write_atomic(self.staging / COMMIT_RECORD, json.dumps(commit, indent=2) + "\n")
-        _apply(self.output, self.staging)
+        self._switch(commit)
         self.staging = None
         self._created = False
         return self.output / CARD
+
+    def _switch(self, commit: dict[str, list[str]]) -> None:
+        """Move the committed staging folder in (a folder on an object store copies it instead)."""
+        assert self.staging is not None
+        _apply(self.output, self.staging)
 
     def close(self) -> None:
         """Discard an uncommitted staging folder, release the lock, and remove the folder if this build made it

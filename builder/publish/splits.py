@@ -40,6 +40,7 @@ import pyarrow.parquet as pq
 from builder.config import SPLIT_NAMES, check_fractions
 from builder.filters.pairs import DIGEST_BYTES, skeleton
 from builder.publish.layout import split_of_file
+from builder.storage import open_file
 
 __all__ = ["SplitAssignment", "assign_files", "assign_nodes", "check_files", "node_keys", "split_record"]
 
@@ -197,10 +198,11 @@ def assign_files(files: Sequence[Path], fractions: Sequence[float]) -> SplitAssi
     return assign_nodes(_file_nodes(files), fractions)
 
 
-def _file_rows(files: Sequence[Path]) -> Iterable[dict]:
+def _file_rows(files: Sequence[Path | str]) -> Iterable[dict]:
     for file in files:
-        for batch in pq.ParquetFile(file).iter_batches(_READ_BATCH, columns=["image", "sentence1", "sentence2"]):
-            yield from batch.to_pylist()
+        with open_file(file) as stream:  # a file, or an object a cluster's executors wrote to a store
+            for batch in pq.ParquetFile(stream).iter_batches(_READ_BATCH, columns=["image", "sentence1", "sentence2"]):
+                yield from batch.to_pylist()
 
 
 def _file_nodes(files: Sequence[Path]) -> Iterable[tuple[bytes, bytes, bytes]]:
@@ -234,7 +236,7 @@ def _in_several(splits_of: dict[bytes, int]) -> int:
     return sum(1 for mask in splits_of.values() if mask & (mask - 1))
 
 
-def check_files(files: Sequence[Path]) -> OverlapCheck:
+def check_files(files: Sequence[Path | str]) -> OverlapCheck:
     """:func:`shared_nodes` over written parquet files, the split read from each file's name."""
     return shared_nodes((split_of_file(file), row) for file in files for row in _file_rows([file]))
 

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 
 from builder.config import ROWS_PER_SHARD
 from builder.filters.clusters import Pair
+from builder.storage import filesystem, is_url, join
 
 __all__ = ["REFERENCE_ROW_SCHEMA", "PairWriter", "file_digest", "finalize_parts", "pair_row", "reference_rows"]
 
@@ -153,12 +154,23 @@ def file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def finalize_parts(folder: Path, parts: Sequence[Path], split: str = "train") -> list[Path]:
-    """Give one split's written part files, in output order, their names ``{split}-XXXXX-of-YYYYY-<hash>.parquet``."""
-    files = []
+def finalize_parts(
+    folder: str | Path, parts: Sequence[Path | tuple[str, str]], split: str = "train"
+) -> list[Path | str]:
+    """Give one split's written part files, in output order, their names ``{split}-XXXXX-of-YYYYY-<hash>.parquet``.
+
+    A part is a file, or ``(name, content hash)`` as a worker that hashed it reported; a folder on an object store
+    renames by the store's server-side copy.
+    """
+    files: list[Path | str] = []
     for index, part in enumerate(parts):
-        name = folder / f"{split}-{index:05d}-of-{len(parts):05d}-{file_digest(part)}.parquet"
-        part.rename(name)
+        source, digest = part if isinstance(part, tuple) else (part, file_digest(part))
+        name = join(folder, f"{split}-{index:05d}-of-{len(parts):05d}-{digest}.parquet")
+        if is_url(folder):
+            fs, path = filesystem(str(source))
+            fs.mv(path, filesystem(str(name))[1])
+        else:
+            Path(source).rename(name)
         files.append(name)
     return files
 
@@ -204,7 +216,7 @@ class PairWriter:
         self.prefix = prefix
         self.rows = 0
         self.seconds = 0.0  # spent encoding and writing parquet, for the build's stage times
-        self.files: list[Path] = []
+        self.files: list[Path | str] = []
         self._batch: list[dict[str, object]] = []
         self._parts: list[Path] = []
         self._writer: pq.ParquetWriter | None = None
@@ -254,7 +266,7 @@ class PairWriter:
         self.seconds += time.perf_counter() - started
         return list(self._parts)
 
-    def close(self) -> list[Path]:
+    def close(self) -> list[Path | str]:
         """Finish the last shard and give the shards their final names."""
         self.finish()
         started = time.perf_counter()

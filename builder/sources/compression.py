@@ -19,6 +19,7 @@ from typing import BinaryIO
 
 from builder.sources.damage import MAX_BLOCK_BYTES, damage_in, good_blocks_before
 from builder.sources.files import CHUNK_SIZE, STREAM_HEADER, Compression, DumpError, ReadStats, open_binary
+from builder.storage import is_url, name_of, size
 
 __all__ = ["checked_pieces", "raw_pieces"]
 
@@ -146,7 +147,7 @@ def _sevenzip_chunks(path: Path) -> Iterator[bytes]:
         finally:
             blocks.put(None)
 
-    threading.Thread(target=decompress, name=f"7z:{path.name}", daemon=True).start()
+    threading.Thread(target=decompress, name=f"7z:{name_of(path)}", daemon=True).start()
     while (block := blocks.get()) is not None:
         yield block
     if failures:
@@ -264,18 +265,21 @@ def raw_pieces(
     """
     if byte_range is not None and compression not in ("bz2", "xml"):
         raise ValueError(f"{path}: byte ranges need a bz2 multistream dump or a plain XML file")
+    if compression == "7z" and is_url(path):
+        raise DumpError(f"{path}: a .7z dump is read from a local disk only; give the .bz2 dump of the same run")
     if compression == "7z":
         for block in _libarchive_chunks(path) if _libarchive_works() else _sevenzip_chunks(path):
             yield None, block
         return
-    if compression == "bz2" and byte_range is None and threads > 1 and importlib.util.find_spec("indexed_bzip2"):
+    threaded = threads > 1 and not is_url(path) and importlib.util.find_spec("indexed_bzip2")  # a local file's
+    if compression == "bz2" and byte_range is None and threaded:
         yield from _parallel_bz2_pieces(path, threads)
         return
     with open_binary(path) as handle:
         if compression == "bz2":
-            start, end = byte_range if byte_range else (0, path.stat().st_size)
+            start, end = byte_range if byte_range else (0, size(path))
             if read_ahead:
-                yield from _read_ahead(_bz2_pieces(handle, path, start, end, READ_AHEAD_BZ2), path.name)
+                yield from _read_ahead(_bz2_pieces(handle, path, start, end, READ_AHEAD_BZ2), name_of(path))
             else:
                 yield from _bz2_pieces(handle, path, start, end, read_size)
             return

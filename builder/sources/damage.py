@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from builder.sources.files import STREAM_HEADER, TITLE_ELEMENT, DumpError, open_binary
+from builder.storage import size as file_size
 
 __all__ = ["MAX_BLOCK_BYTES", "MAX_FAILED_CUTS", "check_bz2_end", "damage_in", "good_blocks_before"]
 
@@ -57,8 +58,8 @@ def check_bz2_end(path: Path) -> None:
     the same way by every reader (the parallel decompressor ignores trailing data). A tail
     with no bz2 block in it is data appended after the last stream, however long it is.
     """
-    size = path.stat().st_size
-    with open(path, "rb") as handle:
+    size = file_size(path)
+    with open_binary(path) as handle:
         handle.seek(max(0, size - 11))
         if _stream_end_marker_at(handle.read(11), min(size, 11)):
             return

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import BinaryIO, Literal
 
 from builder.config import DumpKind
+from builder.storage import check_file, filesystem, is_url, open_file
 
 __all__ = [
     "CHUNK_SIZE",
@@ -101,19 +102,15 @@ class ReadStats:
             setattr(self, field.name, getattr(self, field.name) + getattr(other, field.name))
 
 
-def check_dump_path(path: str | os.PathLike[str]) -> Path:
-    """The path as a :class:`Path`, or a clear error if it is missing or not a file."""
-    path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(f"{path} is a directory, not a dump file")
-    if not path.exists():
-        raise FileNotFoundError(f"dump file not found: {path}")
-    return path
+def check_dump_path(path: str | os.PathLike[str]) -> Path | str:
+    """The path as a :class:`Path` (a URL of an object store stays a string), or a clear error if it is missing or
+    not a file."""
+    return check_file(path, "dump file")
 
 
 def dump_compression(path: str | os.PathLike[str]) -> Compression:
     """The compression of a dump, told by its first bytes (not by its name)."""
-    with open(check_dump_path(path), "rb") as handle:
+    with open_file(check_dump_path(path), "rb") as handle:
         head = handle.read(8)
     for name, magic in _MAGIC_BYTES:
         if head.startswith(magic):
@@ -135,16 +132,22 @@ def fingerprint(path: str | os.PathLike[str]) -> str:
     """Size, modification time and a hash of the first and last MB: cheap, even for 20 GB files.
 
     A dump rewritten in place (same name, same size) gets a new fingerprint, so the
-    finished parts of an earlier build are not taken for parts of this one.
+    finished parts of an earlier build are not taken for parts of this one. An object's version is its store's
+    tag (S3's ETag) where there is no modification time in nanoseconds.
     """
-    path = Path(path)
-    status = path.stat()
+    if is_url(path):
+        fs, inside = filesystem(os.fspath(path))
+        info = fs.info(inside)
+        size, version = int(info["size"]), str(info.get("ETag") or info.get("LastModified") or info.get("mtime"))
+    else:
+        status = Path(path).stat()
+        size, version = status.st_size, str(status.st_mtime_ns)
     digest = hashlib.sha1()
-    with open(path, "rb") as handle:
+    with open_file(path, "rb") as handle:
         digest.update(handle.read(FINGERPRINT_BYTES))
-        handle.seek(max(0, status.st_size - FINGERPRINT_BYTES))
+        handle.seek(max(0, size - FINGERPRINT_BYTES))
         digest.update(handle.read(FINGERPRINT_BYTES))
-    return f"{status.st_size}|{status.st_mtime_ns}|{digest.hexdigest()}"
+    return f"{size}|{version}|{digest.hexdigest()}"
 
 
 def byte_place(compression: Compression, stream: int | None, offset: int) -> str:
@@ -156,5 +159,6 @@ def byte_place(compression: Compression, stream: int | None, offset: int) -> str
     return f"decompressed byte {offset} of the bz2 stream at byte {stream}"
 
 
-def open_binary(path: Path) -> BinaryIO:
-    return open(check_dump_path(path), "rb")  # noqa: SIM115 - closed by the caller's context manager
+def open_binary(path: str | os.PathLike[str]) -> BinaryIO:
+    """A dump's bytes, from a local disk or an object store (ranged reads: a task reads its part only)."""
+    return open_file(check_dump_path(path), "rb")  # type: ignore[return-value] - closed by the caller

@@ -7,15 +7,19 @@ from __future__ import annotations
 
 import bz2
 import codecs
+import contextlib
+import io
 import mmap
 import os
 import re
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 from builder.sources.damage import MAX_FAILED_CUTS
 from builder.sources.files import CHUNK_SIZE, STREAM_MAGIC, DumpError, DumpWarning, dump_compression, open_binary
+from builder.storage import exists, location, name_of, open_file, sibling, size
 
 __all__ = [
     "header_text",
@@ -92,7 +96,7 @@ def page_opening(path: Path, start: int) -> tuple[int, str, bool] | None:
         while page < 0 and end > 8:
             first = max(0, end - PAGE_SEARCH_WINDOW)
             first -= first % mmap.ALLOCATIONGRANULARITY
-            with mmap.mmap(handle.fileno(), end - first, offset=first, access=mmap.ACCESS_READ) as mapped:
+            with _window(handle, first, end) as mapped:
                 found = mapped.rfind(b"<page", 0, end - first)
                 while found >= 0 and mapped[found + 5 : found + 6] not in (b">", b" "):
                     found = mapped.rfind(b"<page", 0, found)
@@ -111,6 +115,20 @@ def page_opening(path: Path, start: int) -> tuple[int, str, bool] | None:
     raise DumpError(f"{path}: no <page> before the <revision> at byte {start}")
 
 
+@contextlib.contextmanager
+def _window(handle: BinaryIO, first: int, end: int) -> Iterator[mmap.mmap | bytes]:
+    """Bytes ``first``–``end`` of a file: mapped, not copied, on a local disk; read (one ranged request) from an
+    object store."""
+    try:
+        descriptor = handle.fileno()
+    except (OSError, AttributeError, io.UnsupportedOperation):
+        handle.seek(first)
+        yield handle.read(end - first)
+        return
+    with mmap.mmap(descriptor, end - first, offset=first, access=mmap.ACCESS_READ) as mapped:
+        yield mapped
+
+
 def lines_before(path: Path, offset: int) -> int:
     """The line breaks in a plain file before ``offset``."""
     count = 0
@@ -124,13 +142,13 @@ def lines_before(path: Path, offset: int) -> int:
 def history_ranges(path: str | os.PathLike[str], parts: int) -> list[tuple[int, int]]:
     """Cut a plain XML history dump into about ``parts`` byte ranges, each starting at a ``<page>`` or a
     ``<revision>``: a page of many revisions is then read by several tasks. One range for a file too small."""
-    path = Path(path)
-    size = path.stat().st_size
+    path = location(path)
+    total = size(path)
     cuts = [0]
     with open_binary(path) as handle:
         first_page = len(plain_header(path).encode("utf-8"))
         for part in range(1, parts):
-            base = max(first_page + 1, size * part // parts, cuts[-1] + 1)
+            base = max(first_page + 1, total * part // parts, cuts[-1] + 1)
             handle.seek(base)
             data = b""
             while chunk := handle.read(1 << 16):
@@ -143,7 +161,7 @@ def history_ranges(path: str | os.PathLike[str], parts: int) -> list[tuple[int, 
                 base += len(data) - len(kept)
                 data = kept
     cuts = sorted(set(cuts))
-    return list(zip(cuts, [*cuts[1:], size], strict=True))
+    return list(zip(cuts, [*cuts[1:], total], strict=True))
 
 
 def index_path(path: str | os.PathLike[str]) -> Path | None:
@@ -152,8 +170,8 @@ def index_path(path: str | os.PathLike[str]) -> Path | None:
     A big wiki's dump comes in parts, each with its own index:
     ``…-multistream1.xml-p1p41242.bz2`` beside ``…-multistream-index1.txt-p1p41242.bz2``.
     """
-    path = Path(path)
-    name = path.name
+    path = location(path)
+    name = name_of(path)
     part = re.fullmatch(r"(?P<head>.*multistream)(?P<number>\d+)\.xml(?P<pages>-p\d+p\d+)\.bz2", name)
     if part:
         index = f"{part['head']}-index{part['number']}.txt{part['pages']}.bz2"
@@ -161,8 +179,8 @@ def index_path(path: str | os.PathLike[str]) -> Path | None:
         index = name[: -len(".xml.bz2")].replace("multistream", "multistream-index") + ".txt.bz2"
     else:
         return None
-    candidate = path.with_name(index)
-    return candidate if candidate.exists() else None
+    candidate = sibling(path, index)
+    return candidate if exists(candidate) else None
 
 
 def stream_offsets(path: str | os.PathLike[str]) -> list[int]:
@@ -175,7 +193,7 @@ def stream_offsets(path: str | os.PathLike[str]) -> list[int]:
     never depend on the index. A single-stream file gives ``[0]``; a file that is not bz2
     (by its first bytes) too.
     """
-    path = Path(path)
+    path = location(path)
     if dump_compression(path) != "bz2":
         return [0]
     index = index_path(path)
@@ -195,12 +213,12 @@ def index_offsets(index: Path, path: Path) -> list[int]:
     ascending order, and each offset inside the dump at the start of a bz2 stream.
     Anything else raises :class:`DumpError` naming the index and the line.
     """
-    if index.stat().st_size == 0:
+    if size(index) == 0:
         raise DumpError(f"{index}: the index file is empty")
-    size = path.stat().st_size
+    total = size(path)
     offsets = [0]
     number = 0
-    with open_binary(path) as dump, bz2.open(index, "rb") as lines:
+    with open_binary(path) as dump, open_file(index) as packed, bz2.open(packed, "rb") as lines:
         try:
             for number, line in enumerate(lines, 1):
                 offset = _index_offset(index, number, line)
@@ -208,8 +226,8 @@ def index_offsets(index: Path, path: Path) -> list[int]:
                     continue  # the other pages of the same stream
                 if offset < offsets[-1]:
                     raise DumpError(f"{index}:{number}: offset {offset} comes after offset {offsets[-1]}")
-                if offset >= size:
-                    raise DumpError(f"{index}:{number}: offset {offset} is beyond the end of {path} ({size} bytes)")
+                if offset >= total:
+                    raise DumpError(f"{index}:{number}: offset {offset} is beyond the end of {path} ({total} bytes)")
                 dump.seek(offset)
                 if not STREAM_MAGIC.match(dump.read(10)):
                     raise DumpError(f"{index}:{number}: offset {offset} is not the start of a bz2 stream in {path}")
@@ -256,12 +274,12 @@ def split_ranges(path: str | os.PathLike[str], parts: int, offsets: list[int] | 
     streams that cut pages apart). The first range holds the header; the others are
     read behind it. Returns one range for a file that cannot be cut.
     """
-    path = Path(path)
-    size = path.stat().st_size
+    path = location(path)
+    total = size(path)
     offsets = stream_offsets(path) if offsets is None else offsets
     if len(offsets) < 2 or parts < 2:
-        return [(0, size)]
-    target = size / parts
+        return [(0, total)]
+    target = total / parts
     ranges: list[tuple[int, int]] = []
     start = 0
     failed_checks = 0
@@ -274,5 +292,5 @@ def split_ranges(path: str | os.PathLike[str], parts: int, offsets: list[int] | 
                 start = offset
             else:
                 failed_checks += 1
-    ranges.append((start, size))
+    ranges.append((start, total))
     return ranges

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from builder.sources.files import check_dump_path
+from builder.storage import is_url, open_file
 
 __all__ = ["SqlDumpError", "SqlStats", "iter_rows"]
 
@@ -79,15 +80,15 @@ def _value(token: bytes) -> bytes | None:
 
 def _open(path: Path) -> BinaryIO:
     """The decompressed bytes of a ``.sql``, ``.sql.gz`` or ``.sql.bz2`` file, told by the magic bytes."""
-    with open(path, "rb") as handle:
+    with open_file(path) as handle:  # a local file, or one on an object store
         head = handle.read(1 << 16)
     if head.startswith(b"\x1f\x8b"):
-        return gzip.open(path, "rb")  # type: ignore[return-value]
+        return gzip.open(open_file(path) if is_url(path) else path, "rb")  # type: ignore[return-value]
     if head.startswith(b"BZh"):
-        return bz2.open(path, "rb")  # type: ignore[return-value]
+        return bz2.open(open_file(path) if is_url(path) else path, "rb")  # type: ignore[return-value]
     if b"\x00" in head:  # mysqldump writes a NUL as the escape \0, never as a byte
         raise SqlDumpError(f"{path}: not SQL text, nor gzip or bz2 data (a NUL byte at offset {head.index(0):,})")
-    return open(path, "rb")  # noqa: SIM115 - closed by the reader's context manager
+    return open_file(path)  # type: ignore[return-value] - closed by the reader's context manager
 
 
 class _Buffer:

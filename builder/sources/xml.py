@@ -38,6 +38,7 @@ from builder.sources.files import (
     dump_compression,
 )
 from builder.sources.multistream import header_text, lines_before, page_opening, plain_header
+from builder.storage import location, size
 
 __all__ = ["DumpReader", "Page", "SiteInfo", "iter_pages", "read_siteinfo"]
 
@@ -514,7 +515,7 @@ class DumpReader:
         file_redirects: bool = False,
         read_ahead: bool = True,
     ) -> None:
-        self.path = Path(path)
+        self.path = location(path)
         self.read_ahead = read_ahead
         self.file_redirects = file_redirects
         self.redirects: list[tuple[str, str]] = []
@@ -635,7 +636,7 @@ class DumpReader:
         A range of a plain history file may stop inside a page (before a ``<revision>``): the page is closed
         too, and counted by the range that reads its end.
         """
-        if end is None or end >= self.path.stat().st_size:
+        if end is None or end >= size(self.path):
             return ""
         still_open = collector.open_elements()
         if len(still_open) == 2 and still_open[1] == "page" and dump_compression(self.path) == "xml":

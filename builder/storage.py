@@ -1,0 +1,145 @@
+"""Where a build's files live: a local path, or a URL of an object store that fsspec opens (``s3://…``,
+``gs://…``, ``hdfs://…``). Clusters keep their data on object stores, where every executor reads and writes
+the same names; the readers and the publisher ask here, so that one place knows how such a name is opened.
+
+Credentials and endpoints are fsspec's and the store's own (for S3: the ``AWS_*`` variables, a profile or an
+instance role; ``AWS_ENDPOINT_URL`` for an S3-compatible server), set where the executors run as well.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = [
+    "LOCAL_SCHEMES",
+    "StorageError",
+    "check_file",
+    "store_errors",
+    "exists",
+    "filesystem",
+    "is_url",
+    "join",
+    "location",
+    "name_of",
+    "open_file",
+    "resolved",
+    "sibling",
+    "size",
+]
+
+LOCAL_SCHEMES = ("file",)
+
+
+class StorageError(OSError):
+    """An object store that cannot be used: its fsspec implementation is not installed, or it refused."""
+
+
+def is_url(location: str | os.PathLike) -> bool:
+    """Whether a name is a URL of a remote file system (``file://`` is local)."""
+    text = os.fspath(location)
+    scheme, separator, _ = text.partition("://")
+    return bool(separator) and scheme.isidentifier() and scheme.lower() not in LOCAL_SCHEMES
+
+
+def filesystem(url: str) -> tuple[Any, str]:
+    """The fsspec file system of a URL and the path inside it; a missing implementation is said by name."""
+    try:
+        import fsspec
+        from fsspec.core import url_to_fs
+    except ImportError:  # pragma: no cover - fsspec comes with datasets
+        raise StorageError(f"{url}: object stores need fsspec (pip install fsspec)") from None
+    scheme = url.partition("://")[0].lower()
+    try:
+        return url_to_fs(url)
+    except ImportError as error:
+        extra = {"s3": "s3fs", "s3a": "s3fs", "gs": "gcsfs", "gcs": "gcsfs", "abfs": "adlfs", "az": "adlfs"}
+        package = extra.get(scheme, "the fsspec implementation of this scheme")
+        known = scheme in fsspec.available_protocols()
+        why = f"{package} is not installed" if known else f"fsspec knows no file system {scheme!r}"
+        raise StorageError(f"{url}: {why} ({error})") from None
+
+
+def join(location: str | Path, *parts: str) -> str | Path:
+    """A name inside a folder, a URL joined with ``/`` (never ``os.sep``, and never a collapsed ``//``)."""
+    if isinstance(location, Path) or not is_url(location):
+        return Path(location).joinpath(*parts)
+    return "/".join([location.rstrip("/"), *parts])
+
+
+def name_of(location: str | os.PathLike) -> str:
+    """The last part of a path or URL."""
+    return os.fspath(location).rstrip("/").rsplit("/", 1)[-1]
+
+
+def open_file(location: str | os.PathLike, mode: str = "rb") -> IO:
+    """A local file, or a URL's object opened by fsspec (seekable where the store allows ranged reads)."""
+    if not is_url(location):
+        return open(location, mode)  # noqa: SIM115 - closed by the caller
+    fs, path = filesystem(os.fspath(location))
+    return fs.open(path, mode)
+
+
+def location(path: str | os.PathLike) -> Path | str:
+    """A local path as a :class:`Path`, a URL as it is (``Path`` would fold its ``//``)."""
+    return os.fspath(path) if is_url(path) else Path(path)
+
+
+def resolved(path: str | os.PathLike) -> str:
+    """A name that is the same for every spelling of one file: the absolute local path, or the URL."""
+    return os.fspath(path) if is_url(path) else str(Path(path).resolve())
+
+
+def sibling(path: str | os.PathLike, name: str) -> Path | str:
+    """The file of another name in the same folder."""
+    if is_url(path):
+        return os.fspath(path).rstrip("/").rsplit("/", 1)[0] + "/" + name
+    return Path(path).with_name(name)
+
+
+def exists(path: str | os.PathLike) -> bool:
+    if is_url(path):
+        fs, inside = filesystem(os.fspath(path))
+        return bool(fs.exists(inside))
+    return Path(path).exists()
+
+
+def size(path: str | os.PathLike) -> int:
+    """A file's size in bytes."""
+    if is_url(path):
+        fs, inside = filesystem(os.fspath(path))
+        return int(fs.size(inside))
+    return Path(path).stat().st_size
+
+
+def check_file(path: str | os.PathLike, what: str, article: str = "a") -> Path | str:
+    """The file (a URL stays a string), or a clear error naming ``what`` it should be if it is missing or a
+    folder."""
+    if is_url(path):
+        with store_errors(os.fspath(path)):
+            fs, inside = filesystem(os.fspath(path))
+            folder, found = fs.isdir(inside), fs.isfile(inside)
+        path = os.fspath(path)
+    else:
+        path = Path(path)
+        folder, found = path.is_dir(), path.exists()
+    if folder:
+        raise IsADirectoryError(f"{path} is a directory, not {article} {what}")
+    if not found:
+        raise FileNotFoundError(f"{what} not found: {path}")
+    return path
+
+
+@contextlib.contextmanager
+def store_errors(url: str) -> Iterator[None]:
+    """A store's own exceptions (an endpoint that does not answer, credentials refused: botocore's, not OSErrors)
+    as one :class:`StorageError` naming the URL; a missing file stays a FileNotFoundError."""
+    try:
+        yield
+    except (FileNotFoundError, IsADirectoryError, StorageError):
+        raise
+    except Exception as error:  # noqa: BLE001 - every backend has its own exception classes
+        raise StorageError(f"{url}: the object store could not be used ({type(error).__name__}: {error})") from None

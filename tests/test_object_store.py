@@ -1,0 +1,333 @@
+"""Object stores: crawls read from a bucket by the workers themselves, and the output folder published into a
+bucket with the local folder's promise (old build or new, never a mix; finished after a kill at any step), all
+against an S3-compatible server on 127.0.0.1 (moto's, a process of its own)."""
+
+from __future__ import annotations
+
+import bz2
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import datasets
+import pytest
+from test_output import OLD_CAPTIONS, captions_dump, snapshot
+
+import builder.publish.bucket
+from builder.common import OutputError
+from builder.config import GOLD, REFERENCES, SILVER, WEB
+from builder.engines.local import build
+from builder.publish.bucket import LOCK_OBJECT, BucketPublisher, card_data_files
+from builder.publish.publisher import STAGING_PREFIX
+
+DATA = Path(__file__).parent / "data"
+NEW_CAPTIONS = [*OLD_CAPTIONS[:2], "A vintage card from 1907 shows a bunny that carries a basket."]
+
+
+@pytest.fixture
+def dumps(tmp_path: Path) -> tuple[Path, Path]:
+    old = captions_dump(tmp_path / "enwiki-20240101-pages-articles.xml", OLD_CAPTIONS)
+    new = captions_dump(tmp_path / "enwiki-20240201-pages-articles.xml", NEW_CAPTIONS)
+    return old, new
+
+
+def bucket_snapshot(fs, url: str) -> dict[str, bytes]:  # noqa: ANN001 - an s3fs.S3FileSystem
+    """Every visible object under the folder with its bytes (hidden ones, staging and lock, left out)."""
+    fs.invalidate_cache()
+    root = url.removeprefix("s3://").rstrip("/")
+    found = fs.find(root) if fs.exists(root) else []
+    relative = [path[len(root) + 1 :] for path in found]
+    return {name: fs.cat_file(f"{root}/{name}") for name in sorted(relative) if not name.startswith(".")}
+
+
+def hidden(fs, url: str) -> list[str]:  # noqa: ANN001
+    fs.invalidate_cache()
+    root = url.removeprefix("s3://").rstrip("/")
+    return sorted(path[len(root) + 1 :] for path in fs.find(root) if path[len(root) + 1 :].startswith("."))
+
+
+def loaded_sentences(url: str, config: str, cache: Path) -> set[str]:
+    """What a reader following the card loads: every split of the config, through ``datasets``."""
+    loaded = datasets.load_dataset("parquet", data_files=card_data_files(url, config), cache_dir=str(cache))
+    rows = [row for split in loaded.values() for row in split]
+    return {row["sentence1"] for row in rows} | {row["sentence2"] for row in rows}
+
+
+def test_a_build_into_a_bucket_is_the_local_folder_byte_for_byte(
+    s3_server, dumps: tuple[Path, Path], tmp_path: Path, perceptron_available: None
+) -> None:
+    """Built, then rebuilt from a newer dump: the bucket holds the local folder's files, no staging, no lock, and
+    a reader following the card loads the new build."""
+    fs, url, local = s3_server.fs(), f"s3://{s3_server.bucket()}/wikipedia_ipc", tmp_path / "local"
+    for dump in dumps:
+        remote = build([dump], [GOLD, SILVER], url, tagger="perceptron", show_progress=False)
+        build([dump], [GOLD, SILVER], local, tagger="perceptron", show_progress=False)
+        assert remote.output == url and remote.build is not None
+        assert bucket_snapshot(fs, url) == snapshot(local)
+        assert hidden(fs, url) == []
+    assert loaded_sentences(url, "silver", tmp_path / "cache") == set(NEW_CAPTIONS)
+
+
+def test_a_second_build_into_a_bucket_folder_fails_at_once(s3_server, dumps: tuple[Path, Path]) -> None:
+    fs, url = s3_server.fs(), f"s3://{s3_server.bucket()}/out"
+    with BucketPublisher(url, ["gold"]):
+        assert hidden(fs, url)[0] == LOCK_OBJECT
+        with pytest.raises(
+            OutputError, match=f"{url}: another build is writing into this folder .* process {os.getpid()}"
+        ):
+            build([dumps[0]], [GOLD], url, tagger="perceptron", show_progress=False)
+    assert hidden(fs, url) == []  # the first one's lock and staging prefix are gone with it
+    # the lock of a build killed on this host: taken over, said
+    fs.pipe_file(
+        url.removeprefix("s3://") + "/" + LOCK_OBJECT,
+        json.dumps(
+            {"wikipedia_ipc": {"host": os.uname().nodename, "pid": dead_pid(), "since": 0, "id": "killed"}}
+        ).encode(),
+    )
+    with pytest.warns(UserWarning, match="took over the lock of a build that was killed on this host"):
+        BucketPublisher(url, ["gold"]).open().close()
+    assert hidden(fs, url) == []
+
+
+def dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def test_a_foreign_bucket_folder_is_refused_then_kept_beside_the_build(
+    s3_server, dumps: tuple[Path, Path], tmp_path: Path, perceptron_available: None
+) -> None:
+    fs, url = s3_server.fs(), f"s3://{s3_server.bucket()}/user"
+    root = url.removeprefix("s3://")
+    fs.pipe_file(f"{root}/README.md", b"my notes\n")
+    fs.pipe_file(f"{root}/gold/my-precious-results.parquet", b"precious")
+    with pytest.raises(OutputError, match=rf"{url}: not empty \(README.md, gold\) and not a Wikipedia-IPC build"):
+        build([dumps[0]], [GOLD], url, tagger="perceptron", show_progress=False)
+    assert bucket_snapshot(fs, url) == {"README.md": b"my notes\n", "gold/my-precious-results.parquet": b"precious"}
+    build([dumps[0]], [GOLD], url, tagger="perceptron", show_progress=False, overwrite=True)
+    files = bucket_snapshot(fs, url)
+    assert files["README.md.orig"] == b"my notes\n" and files["gold/my-precious-results.parquet"] == b"precious"
+    assert loaded_sentences(url, "gold", tmp_path / "cache") == set(OLD_CAPTIONS)
+
+
+class Killed(BaseException):
+    """Stands for a kill: raised through the build, it leaves the bucket as a kill would (the lock aside)."""
+
+
+def test_a_build_killed_at_any_step_of_its_switch_is_finished_by_the_next(
+    s3_server, dumps: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, perceptron_available: None
+) -> None:
+    """Stopped before each copy, upload or deletion of the switch: a reader following the card loads the old build
+    or the new one, whole; the next build's publisher finishes the switch; the end is the uninterrupted build's."""
+    fs = s3_server.fs()
+    bucket = s3_server.bucket()
+    old, new = f"s3://{bucket}/old", f"s3://{bucket}/new"
+    build([dumps[0]], [GOLD, SILVER], old, tagger="perceptron", show_progress=False)
+    fs.pipe_file(f"{bucket}/old/notes.txt", b"keep me\n")
+    before = bucket_snapshot(fs, old)
+    for name, data in before.items():
+        fs.pipe_file(f"{bucket}/new/{name}", data)
+    build([dumps[1]], [GOLD, SILVER], new, tagger="perceptron", show_progress=False)
+    after = bucket_snapshot(fs, new)
+    views = {"old": view(before), "new": view(after)}
+    steps = {"applying": False, "done": 0, "kill_at": 0}
+    real_apply = builder.publish.bucket.apply_bucket
+
+    def counted(real):  # noqa: ANN001, ANN202
+        def step(self, *args, **kwargs):  # noqa: ANN001, ANN202
+            if steps["applying"]:
+                if steps["done"] == steps["kill_at"]:
+                    raise Killed
+                steps["done"] += 1
+            return real(self, *args, **kwargs)
+
+        return step
+
+    def applying(*args):  # noqa: ANN002, ANN202
+        steps["applying"] = True
+        try:
+            real_apply(*args)
+        finally:
+            steps["applying"] = False
+
+    for operation in ("put", "copy", "remove", "upload"):
+        monkeypatch.setattr(
+            builder.publish.bucket.BucketFolder,
+            operation,
+            counted(getattr(builder.publish.bucket.BucketFolder, operation)),
+        )
+    monkeypatch.setattr(builder.publish.bucket, "apply_bucket", applying)
+    seen = []
+    for kill_at in range(200):
+        out = f"s3://{bucket}/killed-{kill_at}"
+        for name, data in before.items():
+            fs.pipe_file(f"{bucket}/killed-{kill_at}/{name}", data)
+        steps.update(done=0, kill_at=kill_at)
+        try:
+            build([dumps[1]], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)
+        except Killed:
+            pass
+        else:  # no step left to stop at: the switch has this many
+            assert bucket_snapshot(fs, out) == after
+            break
+        seen.append(next(name for name, files in views.items() if view(bucket_snapshot(fs, out)) == files))
+        assert any(name.startswith(STAGING_PREFIX) for name in hidden(fs, out))  # what was left, hidden
+        steps["kill_at"] = -1  # the next publisher's switch runs to its end
+        finishing = "finished publishing a build interrupted while its files were copied in|the empty staging prefix"
+        with pytest.warns(UserWarning, match=finishing):
+            BucketPublisher(out, ["gold"]).open().close()
+        assert bucket_snapshot(fs, out) == after and hidden(fs, out) == []
+    assert seen == ["old"] * seen.count("old") + ["new"] * seen.count("new")
+    assert seen.count("old") >= 8 and seen.count("new") >= 3  # shards and funnels before the card; deletions after
+
+
+def view(files: dict[str, bytes]) -> dict[str, bytes]:
+    """What a reader of the card sees: the card and the parquet files it names."""
+    import yaml
+
+    card = files["README.md"].decode()
+    configs = yaml.safe_load(card.split("---")[1])["wikipedia_ipc"]["configs"]
+    names = [f"{name}/{file}" for name, entry in configs.items() for file in entry["files"]]
+    return {name: files[name] for name in ["README.md", *names]}
+
+
+def test_a_build_killed_by_a_signal_leaves_a_bucket_the_next_build_finishes(
+    s3_server, dumps: tuple[Path, Path], perceptron_available: None
+) -> None:
+    """A real SIGKILL in the middle of the switch: the lock of the dead build is taken over, the switch finished."""
+    fs, url = s3_server.fs(), f"s3://{s3_server.bucket()}/out"
+    build([dumps[0]], [GOLD, SILVER], url, tagger="perceptron", show_progress=False)
+    code = f"""
+import os, signal, sys
+import builder.publish.bucket as bucket
+from builder.config import GOLD, SILVER
+from builder.engines.local import build
+real = bucket.BucketFolder.copy
+copies = []
+def copy(self, *args):
+    copies.append(args)
+    if len(copies) == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(self, *args)
+bucket.BucketFolder.copy = copy
+build([{str(dumps[1])!r}], [GOLD, SILVER], {url!r}, tagger="perceptron", show_progress=False)
+"""
+    process = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=300, env=os.environ.copy())
+    assert process.returncode == -signal.SIGKILL, process.stderr.decode()[-2000:]
+    assert LOCK_OBJECT in hidden(fs, url)
+    with pytest.warns(UserWarning, match="took over the lock"):
+        build([dumps[1]], [GOLD], url, tagger="perceptron", show_progress=False)
+    assert hidden(fs, url) == []
+    assert set(card_data_files(url, "silver")) and set(card_data_files(url, "gold"))
+
+
+def test_a_crawl_in_a_bucket_builds_as_the_local_files_do(
+    s3_server, tmp_path: Path, perceptron_available: None, spark
+) -> None:
+    """Real WARC files read from the bucket by the workers themselves (local engine and Spark's executors), the
+    output published into it: the local files' build, byte for byte."""
+    from benchmarks.web_crawl import write_shared_images_crawl
+    from builder.engines.spark import build_spark
+
+    fs, bucket = s3_server.fs(), s3_server.bucket()
+    shared = write_shared_images_crawl(tmp_path / "shared.warc.gz")
+    files = [DATA / "web" / "aut-example.warc.gz", DATA / "web" / "wget-urls.warc.gz", shared]
+    for path in files:
+        fs.put_file(str(path), f"{bucket}/crawl/{path.name}")
+    remote = [f"s3://{bucket}/crawl/{path.name}" for path in files]
+    configs = [replace(WEB, splits=()), REFERENCES]
+    local = build([str(path) for path in files], configs, tmp_path / "local", tagger="perceptron", show_progress=False)
+    assert local.rows["web"] > 0 and local.rows["references"] > 200
+    build(remote, configs, f"s3://{bucket}/local-engine", tagger="perceptron", show_progress=False)
+    with workers_see_the_server(spark):
+        build_spark(remote, configs[:1], f"s3://{bucket}/spark", tagger="perceptron", workers=2, spark=spark)
+    expected = snapshot(tmp_path / "local")
+    for out in ("local-engine", "spark"):  # Spark's executors build the web config (its references: the same path)
+        files = bucket_snapshot(fs, f"s3://{bucket}/{out}")
+        assert set(files) == {name for name in expected if out == "local-engine" or not name.startswith("references")}
+        for name, data in files.items():  # the records name the crawl files where they were read
+            if name.endswith("funnel.json"):
+                assert json.loads(data)["funnel"] == json.loads(expected[name])["funnel"]
+            elif name != "README.md":
+                assert data == expected[name], name
+
+
+@contextlib.contextmanager
+def workers_see_the_server(spark) -> Iterator[None]:  # noqa: ANN001 - a SparkSession
+    """The run's Spark session started before the server: its Python workers get the ``AWS_*`` variables as a
+    cluster's executors get them (``spark.executorEnv.*``)."""
+    environment = spark.sparkContext.environment
+    given = {name: value for name, value in os.environ.items() if name.startswith("AWS_")}
+    environment.update(given)
+    try:
+        yield
+    finally:
+        for name in given:
+            environment.pop(name, None)
+
+
+def multistream_copy(source: Path, folder: Path) -> tuple[Path, Path]:
+    """The sample dump cut as Wikimedia cuts a multistream dump (one bz2 stream per page), with its index."""
+    xml = bz2.decompress(source.read_bytes()).decode("utf-8")
+    head, _, rest = xml.partition("  <page>")
+    pages = ["  <page>" + page for page in rest.removesuffix("</mediawiki>\n").split("  <page>")]
+    dump = folder / "enwiki-20240101-pages-articles-multistream.xml.bz2"
+    index = folder / "enwiki-20240101-pages-articles-multistream-index.txt.bz2"
+    streams, lines, offset = [], [], 0
+    for number, part in enumerate([head, *pages, "</mediawiki>\n"]):
+        packed = bz2.compress(part.encode("utf-8"))
+        if 0 < number <= len(pages):
+            title = re.search(r"<title>([^<]*)</title>", part).group(1)  # type: ignore[union-attr]
+            lines.append(f"{offset}:{number}:{title}\n")
+        streams.append(packed)
+        offset += len(packed)
+    dump.write_bytes(b"".join(streams))
+    index.write_bytes(bz2.compress("".join(lines).encode("utf-8")))
+    return dump, index
+
+
+def test_dumps_in_a_bucket_build_as_the_local_files_do(
+    s3_server, tmp_path: Path, perceptron_available: None, spark
+) -> None:
+    """Real dumps read from the bucket in byte ranges by the workers themselves: the gensim wheel's enwiki excerpt,
+    the sample cut into streams with its multistream index, the sample history as plain XML cut inside pages; and
+    on Spark's executors the multistream dump: every file the local copies give, byte for byte."""
+    from test_real_excerpt import EXCERPT
+
+    import wikipedia_ipc
+    from builder.config import BRONZE
+    from builder.engines.spark import build_spark
+    from builder.sources.multistream import stream_offsets
+
+    fs, bucket = s3_server.fs(), s3_server.bucket()
+    multistream, index = multistream_copy(wikipedia_ipc.SAMPLE_DUMP, tmp_path)
+    history = tmp_path / "enwiki-20240101-sample-pages-meta-history.xml"
+    packed = wikipedia_ipc.SAMPLE_DUMP.with_name("enwiki-20240101-sample-pages-meta-history.xml.bz2")
+    history.write_bytes(bz2.decompress(packed.read_bytes()))
+    table = wikipedia_ipc.SAMPLE_DUMP.with_name("enwiki-20240101-sample-image.sql.gz")  # SHA-1 groups
+    for path in (EXCERPT, multistream, index, history, table):
+        fs.put_file(str(path), f"{bucket}/dumps/{path.name}")
+    url = {path: f"s3://{bucket}/dumps/{path.name}" for path in (EXCERPT, multistream, history, table)}
+    assert len(stream_offsets(url[multistream])) == len(stream_offsets(multistream)) > 10  # the index, read remotely
+    merged = [replace(config, identities=("title", "redirect", "sha1")) for config in (GOLD, SILVER)]
+    cases = [(EXCERPT, [GOLD, SILVER], []), (multistream, merged, [table]), (history, [BRONZE], [])]
+    for number, (dump, configs, tables) in enumerate(cases):
+        local = tmp_path / f"local-{number}"
+        options = {"tagger": "perceptron", "workers": 2, "show_progress": False}
+        build([dump], configs, local, image_tables=tables, **options)
+        remote = f"s3://{bucket}/out-{number}"
+        build([url[dump]], configs, remote, image_tables=[url[table] for table in tables], **options)
+        assert bucket_snapshot(fs, remote) == snapshot(local), dump.name
+    assert json.loads(snapshot(tmp_path / "local-1")["gold/funnel.json"])["identity"]["titles_merged_by_sha1"] > 0
+    with workers_see_the_server(spark):
+        spark_options = {"tagger": "perceptron", "workers": 2, "spark": spark, "image_tables": [url[table]]}
+        build_spark([url[multistream]], merged, f"s3://{bucket}/spark", **spark_options)
+    assert bucket_snapshot(fs, f"s3://{bucket}/spark") == snapshot(tmp_path / "local-1")
