@@ -26,6 +26,8 @@ from builder.config import GOLD, REFERENCES, SILVER, WEB
 from builder.engines.local import build
 from builder.publish.bucket import LOCK_OBJECT, BucketPublisher, card_data_files
 from builder.publish.publisher import STAGING_PREFIX
+from builder.sources.kinds import input_kind
+from builder.sources.warc import expand_warc_inputs
 
 DATA = Path(__file__).parent / "data"
 NEW_CAPTIONS = [*OLD_CAPTIONS[:2], "A vintage card from 1907 shows a bunny that carries a basket."]
@@ -239,14 +241,18 @@ def test_a_crawl_in_a_bucket_builds_as_the_local_files_do(
 
     fs, bucket = s3_server.fs(), s3_server.bucket()
     shared = write_shared_images_crawl(tmp_path / "shared.warc.gz")
-    files = [DATA / "web" / "aut-example.warc.gz", DATA / "web" / "wget-urls.warc.gz", shared]
+    files = sorted(
+        [DATA / "web" / "aut-example.warc.gz", DATA / "web" / "wget-urls.warc.gz", shared], key=lambda p: p.name
+    )
     for path in files:
         fs.put_file(str(path), f"{bucket}/crawl/{path.name}")
     remote = [f"s3://{bucket}/crawl/{path.name}" for path in files]
     configs = [replace(WEB, splits=()), REFERENCES]
     local = build([str(path) for path in files], configs, tmp_path / "local", tagger="perceptron", show_progress=False)
     assert local.rows["web"] > 0 and local.rows["references"] > 200
-    build(remote, configs, f"s3://{bucket}/local-engine", tagger="perceptron", show_progress=False)
+    folder = f"s3://{bucket}/crawl/"  # a folder of the store gives its archives in name order, as a local one
+    assert input_kind(folder) == "web" and expand_warc_inputs([folder]) == remote
+    build([folder], configs, f"s3://{bucket}/local-engine", tagger="perceptron", show_progress=False)
     with workers_see_the_server(spark):
         build_spark(remote, configs[:1], f"s3://{bucket}/spark", tagger="perceptron", workers=2, spark=spark)
     expected = snapshot(tmp_path / "local")

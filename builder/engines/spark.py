@@ -29,8 +29,10 @@ history dumps cut inside pages) with the local engine's rows:
   only names the shards (content hashes, in partition order) and publishes them. No
   whole pair passes through the driver.
 
-The staging folder lies inside the output folder, so on a cluster the output must be on
-a file system that every executor sees at the same path (as the dumps must be).
+The staging folder lies inside the output folder: on a cluster, either on a file system that every
+executor sees at the same path, or on an object store (``s3://…``, :mod:`builder.publish.bucket`), where
+each executor uploads its parts under the build's staging prefix. Dumps, crawls and image tables are read
+by the executors where they are, a local path or a URL (:mod:`builder.storage`).
 Default master ``local[N]``; pass a ``SparkSession`` (or use ``spark-submit``) for a cluster.
 """
 

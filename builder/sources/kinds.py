@@ -12,6 +12,8 @@ import os
 import zlib
 from pathlib import Path
 
+from builder.storage import filesystem, is_url, open_file
+
 __all__ = ["ARCHIVE_SUFFIXES", "CONFIG_OF_KIND", "KINDS", "LISTING_SUFFIX", "configs_for_inputs", "input_kind"]
 
 ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
@@ -25,10 +27,10 @@ def _archive_head(first: bytes) -> bool:
     return start.startswith((b"WARC/", b"filedesc://"))
 
 
-def _file_kind(path: Path) -> str:
+def _file_kind(path: Path | str) -> str:
     """A file's kind by its first bytes (a gzip file by its first decompressed ones)."""
     try:
-        with path.open("rb") as stream:
+        with open_file(path) as stream:
             first = stream.read(64)
             if first[:2] == b"\x1f\x8b":
                 stream.seek(0)
@@ -37,6 +39,21 @@ def _file_kind(path: Path) -> str:
     except (OSError, EOFError, zlib.error):
         return "dump"  # unreadable here: the dump reader names what is wrong with it
     return "web" if _archive_head(first) else "dump"
+
+
+def _stored_kind(url: str) -> str:
+    """An object store's file by its first bytes, its folder by the archives in it; ``unknown`` if it cannot
+    be asked (the reader of the build's kind says why)."""
+    try:
+        fs, inside = filesystem(url)
+        if fs.isfile(inside):
+            return _file_kind(url)
+        if fs.isdir(inside):
+            names = [entry["name"] for entry in fs.ls(inside, detail=True) if entry["type"] == "file"]
+            return "web" if any(name.endswith(ARCHIVE_SUFFIXES) for name in names) else "unknown"
+    except Exception:  # noqa: BLE001 - a store's own exceptions: told by the reader, with the URL
+        return "unknown"
+    return "unknown"
 
 
 def _folder_kind(path: Path) -> str:
@@ -60,7 +77,9 @@ def input_kind(given: str | os.PathLike[str]) -> str:
     text = os.fspath(given)
     scheme, separator, _ = text.partition("://")
     if separator and scheme.isalnum() and len(scheme) > 1:
-        return "web" if text.endswith((*ARCHIVE_SUFFIXES, LISTING_SUFFIX)) else "unknown"
+        if text.endswith((*ARCHIVE_SUFFIXES, LISTING_SUFFIX)):
+            return "web"
+        return _stored_kind(text) if is_url(text) and scheme.lower() not in ("http", "https") else "unknown"
     path = Path(text)
     if path.name.endswith(LISTING_SUFFIX):
         return "web"

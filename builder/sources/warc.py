@@ -45,6 +45,7 @@ from builder.sources.mirror import (
     open_url,
     read_some,
 )
+from builder.storage import filesystem, is_url, store_errors
 
 __all__ = [
     "COMMON_CRAWL",
@@ -163,6 +164,11 @@ def expand_warc_inputs(
     sources: list[str] = []
     for given in inputs:
         text = os.fspath(given)
+        if is_url(text) and not text.startswith(("http://", "https://")) and not text.endswith(PATHS_SUFFIX):
+            found = _store_folder(text)  # a folder on an object store gives its archives, as a local one does
+            if found is not None:
+                sources.extend(found)
+                continue
         if _is_url(text):
             sources.extend(_listing(text, base_url, listing_schemes) if text.endswith(PATHS_SUFFIX) else [text])
             continue
@@ -185,6 +191,21 @@ def expand_warc_inputs(
             raise WarcError(f"a WARC file is given twice: {source}")
         seen.add(key)
     return sources
+
+
+def _store_folder(url: str) -> list[str] | None:
+    """The archives in a folder of an object store, sorted; None if the URL is no folder there."""
+    with store_errors(url):
+        fs, inside = filesystem(url)
+        if not fs.isdir(inside):
+            return None
+        listed = fs.ls(inside, detail=True)
+        files = [entry["name"] for entry in listed if entry["type"] == "file"]
+        names = sorted(name for name in files if name.endswith(WARC_SUFFIXES))
+    if not names:
+        raise WarcError(f"{url}: the folder holds no .warc or .warc.gz file")
+    scheme = url.partition("://")[0]
+    return [f"{scheme}://{name}" for name in names]
 
 
 def _is_url(text: str) -> bool:
