@@ -415,5 +415,5 @@ def test_what_reaches_the_spark_driver_does_not_grow_with_the_identity_map(
         assert records[0]["identity"]["titles_merged_by_redirect"] == 2 * chains
         assert records[0]["identity"]["images_merged"] == 1 and records[0]["rows"] > 0
     (received_small, sent_small), (received_large, sent_large) = measured
-    assert received_large < 1.2 * received_small + 5_000, measured
+    assert received_large < 1.1 * received_small + 2_000, measured  # before: 10 kB, then 62 kB (the redirects)
     assert sent_small == sent_large == 0, measured
