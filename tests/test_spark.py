@@ -417,3 +417,21 @@ def test_what_reaches_the_spark_driver_does_not_grow_with_the_identity_map(
     (received_small, sent_small), (received_large, sent_large) = measured
     assert received_large < 1.1 * received_small + 2_000, measured  # before: 10 kB, then 62 kB (the redirects)
     assert sent_small == sent_large == 0, measured
+
+
+def test_a_bad_image_table_fails_on_spark_before_any_dump_is_read(
+    spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The executors read the image tables first, and the driver raises a table's error as the local engine does."""
+    from builder.data.make_sample import sample_image_sql
+    from builder.engines.spark import SparkEngine
+    from builder.sources.sqldump import SqlDumpError
+
+    table = tmp_path / "old-image.sql"
+    table.write_bytes(sample_image_sql().replace(b"`img_sha1` varbinary(32)", b"`img_sha2` varbinary(32)"))
+    monkeypatch.setattr(SparkEngine, "extract", lambda *arguments: pytest.fail("a dump was read"))
+    config = replace(SILVER, identities=("sha1",))
+    with pytest.raises(SqlDumpError, match=r"old-image\.sql: table `image` \(at line \d+\) has no column img_sha1"):
+        build_spark(
+            [wikipedia_ipc.SAMPLE_DUMP], [config], tmp_path / "out", workers=2, spark=spark, image_tables=[table]
+        )
