@@ -9,6 +9,7 @@ import random
 from dataclasses import replace
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,7 +21,7 @@ from builder.data import make_sample
 from builder.data.make_sample import IMAGE_FILES, IMAGE_TABLE, page_xml, sample_image_sql
 from builder.engines.local import build, extract_references
 from builder.extract.tasks import plan_tasks
-from builder.filters.identity import IdentityMap, sha1_groups
+from builder.filters.identity import IdentityMap, IdentityTables, MapCounts, map_in_tables, sha1_groups
 from builder.sources.sqldump import SqlDumpError, SqlStats, iter_rows
 from builder.sources.xml import DumpReader
 
@@ -314,3 +315,90 @@ def test_resume_reads_the_redirects_that_an_earlier_build_did_not(tmp_path: Path
         2,
         2,
     )
+
+
+# (File redirects, SHA-1 groups) that the map in SQL must resolve as IdentityMap does
+IDENTITY_CASES = {
+    "a chain and a title into its middle": ([("A", "B"), ("B", "C"), ("X", "B")], []),
+    "cycles, and a chain into one": ([("B", "C"), ("C", "B"), ("A", "C"), ("S", "T"), ("T", "S")], []),
+    "a title that redirects to itself": ([("Loop", "Loop"), ("Into", "Loop")], []),
+    "a long tail into a long cycle": (
+        [(f"T{n:02d}", f"T{n + 1:02d}") for n in range(40)] + [(f"C{n}", f"C{(n + 1) % 9}") for n in range(9)]
+        + [("T40", "C5")],
+        [],
+    ),
+    "conflicting targets": ([("A", "C"), ("A", "B"), ("A", "B"), ("B", "D")], []),
+    "a redirect into a SHA-1 group": ([("A", "B"), ("B", "C")], [["D", "C"], ["E", "D"], ["Y", "Z"]]),
+    "groups joined through redirects and a cycle": (
+        [("F", "D"), ("S1", "S2"), ("S2", "S1"), ("Q", "S1"), ("G", "A")],
+        [["C", "G"], ["D", "E", "S2"], ["A", "Y"], ["Y", "Z"]],
+    ),
+    "a group whose titles redirect to one title": ([("P", "R"), ("Q", "R")], [["P", "Q"]]),
+    "a long chain": ([(f"L{n:05d}", f"L{n + 1:05d}") for n in range(3000)], [["L03000", "M"]]),
+}  # fmt: skip
+
+
+def string_table(rows: list[tuple[str, str]], columns: tuple[str, str]) -> pa.Table:
+    return pa.table({column: pa.array([row[n] for row in rows], pa.string()) for n, column in enumerate(columns)})
+
+
+def file_titles(redirects: list[tuple[str, str]], groups: list[list[str]]) -> tuple[list, list]:
+    """The case's titles as File titles, and its groups as (title, SHA-1) rows of an image table."""
+    titles = [(f"File:{source}.jpg", f"File:{target}.jpg") for source, target in redirects]
+    names = [(f"File:{title}.jpg", f"{number:031d}") for number, group in enumerate(groups) for title in group]
+    return titles, names
+
+
+def in_process(redirects: list[tuple[str, str]], names: list[tuple[str, str]]) -> tuple[list[tuple], MapCounts]:
+    """IdentityMap's rows and counts, from the image table's groups as sha1_groups gives them."""
+    members: dict[str, set[str]] = {}
+    for name, sha1 in names:
+        members.setdefault(sha1, set()).add(name)
+    identity = IdentityMap(redirects, [sorted(group) for group in members.values() if len(group) > 1])
+    table = identity.table()
+    rows = sorted(zip(*(table.column(column).to_pylist() for column in ("file", "redirect", "image")), strict=True))
+    counts = MapCounts(
+        identity.cycles,
+        identity.conflicts,
+        identity.merged_by_redirect(),
+        identity.merged_by_sha1(),
+        identity.changed_titles(),
+    )
+    return rows, counts
+
+
+def in_tables(tables: IdentityTables) -> tuple[list[tuple], MapCounts]:
+    counts = map_in_tables(tables)
+    return sorted(tables.rows("SELECT file, redirect, image FROM identity_map")), counts
+
+
+def duckdb_map(redirects: list[tuple[str, str]], names: list[tuple[str, str]], work: Path) -> tuple:
+    from builder.filters.web import DuckDBImageTables
+
+    work.mkdir(parents=True, exist_ok=True)
+    with DuckDBImageTables([], None, work) as tables:
+        tables.register("redirects", string_table(redirects, ("source", "target")))
+        tables.register("image_names", string_table(names, ("name", "sha1")))
+        return in_tables(tables)
+
+
+@pytest.mark.parametrize("case", list(IDENTITY_CASES))
+def test_the_map_in_sql_is_the_map_in_process(tmp_path: Path, case: str) -> None:
+    """Chains, cycles (a title to itself, a tail into a cycle), conflicts and redirects into SHA-1 groups: the rows
+    and the counts of the map the Spark engine computes in SQL (run here by DuckDB) are IdentityMap's."""
+    redirects, names = file_titles(*IDENTITY_CASES[case])
+    expected = in_process(redirects, names)
+    assert expected[0]  # every case changes titles
+    assert duckdb_map(redirects, names, tmp_path) == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 14), st.integers(0, 14)), max_size=20),
+    st.lists(st.tuples(st.integers(0, 14), st.integers(0, 5)), max_size=12),
+)
+def test_the_map_in_sql_on_random_graphs(tmp_path_factory: pytest.TempPathFactory, edges: list, files: list) -> None:
+    """Random redirect graphs (every title one target or several, cycles of any length) and image tables."""
+    redirects = [(f"File:{a:02d}.jpg", f"File:{b:02d}.jpg") for a, b in edges]
+    names = [(f"File:{a:02d}.jpg", f"{sha1:031d}") for a, sha1 in files]
+    assert duckdb_map(redirects, names, tmp_path_factory.mktemp("map")) == in_process(redirects, names)

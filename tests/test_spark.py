@@ -336,3 +336,102 @@ def test_history_copies_on_spark(spark, tmp_path: Path, perceptron_available: No
     assert (remote.extraction.later_copies, remote.extraction.reused_revision_ids) == (4, 1)
     assert remote.extraction.problems == local.extraction.problems
     same_output(tmp_path / "local", tmp_path / "spark", "bronze")
+
+
+def test_spark_computes_the_identity_map_as_the_process_does(spark) -> None:
+    """The map in Spark SQL, over RDDs as the engine holds them: IdentityMap's rows and counts, on chains, cycles
+    and redirects into SHA-1 groups."""
+    from test_identity import IDENTITY_CASES, file_titles, in_process, in_tables
+
+    from builder.engines.spark import SparkTables
+
+    context = spark.sparkContext
+    for case in ("cycles, and a chain into one", "a long tail into a long cycle", "a redirect into a SHA-1 group",
+                 "groups joined through redirects and a cycle"):  # fmt: skip
+        redirects, names = file_titles(*IDENTITY_CASES[case])
+        with SparkTables(spark, []) as tables:
+            tables.strings("redirects", context.parallelize(redirects, 2), ("source", "target"))
+            tables.strings("image_names", context.parallelize(names, 2), ("name", "sha1"))
+            assert in_tables(tables) == in_process(redirects, names), case
+
+
+def identity_input(folder: Path, chains: int) -> tuple[Path, Path]:
+    """A dump of six articles and ``chains`` chains of two File redirects, and an image table in which each chain's
+    end is uploaded again under two other names: the articles use the first chain and a copy of its end."""
+    folder.mkdir()
+    pages = [
+        page_xml(f"Bridge {n}", f"Text.\n[[File:{image}.jpg|thumb|The old stone bridge at dawn, view {n}]]\n", n + 1)
+        for n, image in enumerate(["Chain 0 0"] * 3 + ["Copy 0 b"] * 3)
+    ]
+    number = len(pages) + 1
+    rows = []
+    for chain in range(chains):
+        for step in range(2):
+            target = f"File:Chain {chain} {step + 1}.jpg"
+            pages.append(page_xml(f"File:Chain {chain} {step}.jpg", f"#REDIRECT [[{target}]]", number, 6, target))
+            number += 1
+        sha1 = f"{chain:031d}"
+        rows += [
+            f"('Chain_{chain}_2.jpg','{sha1}')",
+            f"('Copy_{chain}_a.jpg','{sha1}')",
+            f"('Copy_{chain}_b.jpg','{sha1}')",
+        ]
+    dump = folder / "enwiki-20240101-pages-articles.xml"
+    dump.write_text(dump_xml(pages), encoding="utf-8")
+    table = folder / "enwiki-20240101-image.sql"
+    table.write_text(
+        "CREATE TABLE `image` (\n  `img_name` varbinary(255) NOT NULL DEFAULT '',\n"
+        "  `img_sha1` varbinary(32) NOT NULL DEFAULT ''\n) ENGINE=InnoDB;\n"
+        f"INSERT INTO `image` VALUES {','.join(rows)};\n",
+        encoding="utf-8",
+    )
+    return dump, table
+
+
+def test_what_reaches_the_spark_driver_does_not_grow_with_the_identity_map(
+    spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two builds whose File redirects and SHA-1 groups differ tenfold, with the same articles: the driver receives
+    counters and funnels, never the redirects, the image tables' titles or the map, and broadcasts none of them;
+    the rows are the local engine's."""
+    from test_web_scale import DriverInbox
+
+    config = replace(SILVER, identities=("redirect", "sha1"), caption_rule="none", splits=())
+    measured = []
+    for chains in (60, 600):
+        dump, table = identity_input(tmp_path / f"input-{chains}", chains)
+        settings = {"image_tables": [table]}
+        inbox = DriverInbox(monkeypatch)
+        build_spark([dump], [config], tmp_path / f"spark-{chains}", workers=2, spark=spark, **settings)
+        measured.append((inbox.received, inbox.broadcast))
+        monkeypatch.undo()
+        build([dump], [config], tmp_path / f"local-{chains}", show_progress=False, **settings)
+        same_output(tmp_path / f"local-{chains}", tmp_path / f"spark-{chains}", "silver")
+        records = [
+            json.loads((tmp_path / f"{engine}-{chains}" / "silver" / "funnel.json").read_text())
+            for engine in ("local", "spark")
+        ]
+        assert records[0]["identity"] == records[1]["identity"]
+        assert records[0]["identity"]["titles_merged_by_redirect"] == 2 * chains
+        assert records[0]["identity"]["images_merged"] == 1 and records[0]["rows"] > 0
+    (received_small, sent_small), (received_large, sent_large) = measured
+    assert received_large < 1.1 * received_small + 2_000, measured  # before: 10 kB, then 62 kB (the redirects)
+    assert sent_small == sent_large == 0, measured
+
+
+def test_a_bad_image_table_fails_on_spark_before_any_dump_is_read(
+    spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The executors read the image tables first, and the driver raises a table's error as the local engine does."""
+    from builder.data.make_sample import sample_image_sql
+    from builder.engines.spark import SparkEngine
+    from builder.sources.sqldump import SqlDumpError
+
+    table = tmp_path / "old-image.sql"
+    table.write_bytes(sample_image_sql().replace(b"`img_sha1` varbinary(32)", b"`img_sha2` varbinary(32)"))
+    monkeypatch.setattr(SparkEngine, "extract", lambda *arguments: pytest.fail("a dump was read"))
+    config = replace(SILVER, identities=("sha1",))
+    with pytest.raises(SqlDumpError, match=r"old-image\.sql: table `image` \(at line \d+\) has no column img_sha1"):
+        build_spark(
+            [wikipedia_ipc.SAMPLE_DUMP], [config], tmp_path / "out", workers=2, spark=spark, image_tables=[table]
+        )

@@ -30,14 +30,7 @@ from builder.extract.inline import caption_rules, read_inline_table
 from builder.extract.parameters import read_parameter_table
 from builder.extract.tasks import Extraction, check_dump_kinds, dump_languages, kind_from_name
 from builder.filters.chain import FilterChain
-from builder.filters.identity import (
-    Identity,
-    build_identity,
-    check_identities,
-    local_files,
-    pairs_per_identity,
-    read_image_tables,
-)
+from builder.filters.identity import Identity, ImageIdentity, check_identities, pairs_per_identity
 from builder.filters.tagging import Tagger, check_taggers
 from builder.lang.dumps import language_overrides
 from builder.lang.segmenters import word_counter_signature
@@ -437,6 +430,12 @@ class Engine(Protocol):
         """The engine's resources for the build (a work folder, a session); yields the work folder."""
         ...
 
+    def image_identity(self, plan: BuildPlan, work: Path) -> ImageIdentity:
+        """A Wikipedia build's image tables (``--image-table``), read before any dump, as what makes its identity
+        map and a cross-lingual config's local files after extraction (:class:`builder.filters.identity.
+        ImageIdentity`); the map and the local files are the engine's, applied in its ``select``."""
+        ...
+
     def extract(self, plan: BuildPlan, work: Path) -> Extraction:
         """Every dump's image references, kept by the engine for the stages after."""
         ...
@@ -497,13 +496,10 @@ def run(
                     identity, wiki_files = web.identity, {}
                     excluded = dict.fromkeys((c.name for c in plan.configs), web.excluded) if web.excluded else {}
                 else:
-                    identities, image_tables = plan.settings.identities, options.image_tables
-                    folder = work / "identity"
-                    groups, tables = read_image_tables(identities, image_tables, folder, options.memory_limit)
+                    tables = engine.image_identity(plan, work)  # read before the dumps: a bad table fails first
                     extraction = engine.extract(plan, work)
-                    identity = build_identity(identities, extraction, groups, tables)
-                    local = work / "local-files.parquet"
-                    wiki_files = local_files(image_tables, extraction.wikis, local) if plan.crosslingual else {}
+                    identity = tables.identity(extraction)
+                    wiki_files, local = tables.local_files(extraction.wikis) if plan.crosslingual else ({}, None)
                     excluded = {c.name: local for c in plan.configs if c.crosslingual} if wiki_files else {}
             chains = {config.name: FilterChain(config) for config in plan.configs}
             with clock.stage("grouping"):

@@ -68,7 +68,7 @@ from builder.extract.tasks import (
 from builder.filters.captions import rule_verdicts, tag_batch, text_batches
 from builder.filters.chain import FilterChain
 from builder.filters.clusters import SORT_COLUMNS, Cluster, cluster_from_rows, cluster_rows
-from builder.filters.identity import Identity, IdentityMap
+from builder.filters.identity import Identity, IdentityMap, InProcessIdentity
 from builder.filters.tagging import Tagger, TaggerWarning, get_tagger
 from builder.filters.web import DuckDBImageTables
 from builder.progress import progress_bar
@@ -536,6 +536,12 @@ class LocalEngine:
                 self.connection = None
             owned.close()
 
+    def image_identity(self, plan: BuildPlan, work: Path) -> InProcessIdentity:
+        """The SHA-1 groups by DuckDB on disk, then the map in this process (it holds the File redirects and the
+        titles of files uploaded twice, a small part of the input)."""
+        options = plan.options
+        return InProcessIdentity(plan.settings.identities, options.image_tables, work, options.memory_limit)
+
     def extract(self, plan: BuildPlan, work: Path) -> Extraction:
         settings, options = plan.settings, plan.options
         if settings.web:
@@ -585,8 +591,9 @@ class LocalEngine:
             apart = excluded.get(name)
             later = self.extraction.later
             out = self.candidates[name]
+            assert isinstance(identity.map, IdentityMap)  # this engine's maps are in this process
             kept_apart = select_candidates(connection, shards, chain, out, identity.map, apart, later, schema)
-            titles = count_titles(connection, shards, chain, later) if identity.map.image else None
+            titles = count_titles(connection, shards, chain, later) if identity.map.changed_titles() else None
             selected[name] = Selected(titles, kept_apart)
         return selected
 

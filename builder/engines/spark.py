@@ -7,9 +7,14 @@ history dumps cut inside pages) with the local engine's rows:
   each runs :func:`builder.extract.tasks.iter_task_records`; the later copies of pages
   (:mod:`builder.extract.copies`) are found with a shuffle by page (a history: by revision)
   and left out of the references with another, which a build without copies never runs;
-* grouping by image – Spark's shuffle, after each reference went through a broadcast
-  of the build's identity map (:mod:`builder.filters.identity`), the references of one image
-  sorted as the local engine sorts them;
+* identity – the File redirects stay on the executors that read them; each image table is
+  read by one task and its titles stay there; the identity map (:mod:`builder.filters.identity`)
+  is computed from both in Spark SQL (:func:`builder.filters.identity.map_in_tables`), a table
+  on the executors; the driver gets each table's counters and the map's counts;
+* grouping by image – Spark's shuffle, after each reference was joined with the identity map
+  and, in a cross-lingual build, the files local to a wiki were taken out by a join (never a
+  broadcast: both grow with the input), the references of one image sorted as the local engine
+  sorts them;
 * steps 0–4 and 5–6 – :class:`builder.filters.chain.FilterChain` per cluster; each
   partition's funnel is collected and added up on the driver;
 * tagging – each unique text of every config once per language, one tagger per partition,
@@ -39,6 +44,7 @@ Default master ``local[N]``; pass a ``SparkSession`` (or use ``spark-submit``) f
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import os
 import sys
@@ -48,7 +54,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from builder.config import BuildOptions, PipelineConfig
 from builder.engines.core import (
@@ -76,7 +81,15 @@ from builder.filters.captions import rule_verdicts, tag_batch, text_batches
 from builder.filters.chain import FilterChain
 from builder.filters.clusters import Cluster, Pair, build_pairs, cluster_from_rows, cluster_rows, sort_key
 from builder.filters.funnel import Funnel
-from builder.filters.identity import Identity
+from builder.filters.identity import (
+    Identity,
+    IdentityMap,
+    ImageTableStats,
+    MapCounts,
+    map_in_tables,
+    table_titles,
+    table_wiki,
+)
 from builder.filters.pairs import candidate_key
 from builder.filters.tagging import get_tagger
 from builder.publish.publisher import Publisher
@@ -84,6 +97,7 @@ from builder.publish.splits import SplitAssignment, assign_nodes, check_files, n
 from builder.publish.workdir import temporary_work_folder
 from builder.publish.writer import PairWriter, finalize_parts, pair_row, reference_rows
 from builder.sources.files import DumpError, ReadStats
+from builder.sources.sqldump import SqlDumpError
 from builder.storage import filesystem, is_url, join
 
 __all__ = ["build_spark"]
@@ -97,8 +111,9 @@ def _spill():  # noqa: ANN202 - a pyspark.StorageLevel
 
 
 def _extract_partition(tasks: Iterable[tuple[int, ExtractTask]]) -> Iterator[tuple[str, object]]:
-    """Rows tagged ``("row", ((task number, row number), row))`` and page records ``("page", (task number,
-    record))``, then one ``("stats", (task number, result))`` per task."""
+    """Rows tagged ``("row", ((task number, row number), row))``, page records ``("page", (task number,
+    record))`` and File redirects ``("redirect", (task number, (source, target)))``, then one ``("stats", (task
+    number, result))`` per task."""
     for number, task in tasks:
         result = ExtractResult(ReadStats(), ExtractStats())
         try:
@@ -113,6 +128,9 @@ def _extract_partition(tasks: Iterable[tuple[int, ExtractTask]]) -> Iterator[tup
                 rows += 1
             else:
                 yield "page", (number, item)
+        for redirect in result.redirects:  # kept on the executors for the identity map, out of the task's counts
+            yield "redirect", (number, redirect)
+        result.redirects = []
         yield "stats", (number, result)
 
 
@@ -394,29 +412,29 @@ def spark_session(workers: int, settings: dict[str, str] | None = None):  # noqa
     return builder.getOrCreate()
 
 
-class SparkImageTables:
-    """:class:`builder.filters.web.ImageTables` in Spark SQL: the image records and the referenced counts as
-    DataFrames on the executors, each table a cached view; only the queries' small results reach the driver, and
-    the exclusions stay a DataFrame the engine's ``select`` joins with."""
+class SparkTables:
+    """Spark SQL for the SQL both engines run (:class:`builder.filters.web.ImageTables`,
+    :class:`builder.filters.identity.IdentityTables`): each table a cached view on the executors; only the queries'
+    small results reach the driver, and what the build keeps stays a DataFrame the engine's ``select`` joins with."""
 
-    def __init__(self, session, records, referenced, kept: list) -> None:  # noqa: ANN001 - a SparkSession, two RDDs
-        from pyspark.sql.types import LongType, StringType, StructField, StructType
-
+    def __init__(self, session, kept: list) -> None:  # noqa: ANN001 - a SparkSession
         self.session = session
-        self.kept = kept  # the engine's cached datasets, released when the build ends: the exclusions go there
+        self.kept = kept  # the engine's cached datasets, released when the build ends: what is kept goes there
         self.frames: list = []
         self.views: list[str] = []
-        text, number = StringType(), LongType()
-        columns = [("image", text), ("facts", text), ("skip", text), ("position", number), ("record", number)]
-        self._view("records", session.createDataFrame(records, StructType([StructField(*c) for c in columns])))
-        schema = StructType([StructField("image", text), StructField("refs", number)])
-        self._view("referenced", session.createDataFrame(referenced, schema))
 
     def _view(self, name: str, frame) -> None:  # noqa: ANN001 - a DataFrame
         frame.createOrReplaceTempView(name)
         self.views.append(name)
 
-    def __enter__(self) -> SparkImageTables:
+    def strings(self, name: str, rdd, columns: Sequence[str]) -> None:  # noqa: ANN001 - an RDD of tuples
+        """A view of string columns over an RDD of the engine's."""
+        from pyspark.sql.types import StringType, StructField, StructType
+
+        schema = StructType([StructField(column, StringType()) for column in columns])
+        self._view(name, self.session.createDataFrame(rdd, schema))
+
+    def __enter__(self) -> SparkTables:
         return self
 
     def __exit__(self, *exception: object) -> None:
@@ -446,11 +464,116 @@ class SparkImageTables:
 
         self.session.udf.register(name, function, StringType())
 
-    def exclusions(self, query: str):  # noqa: ANN201 - a DataFrame of (image, reason), kept for the build
+    def keep(self, query: str):  # noqa: ANN201 - a DataFrame, kept for the build
         frame = self.session.sql(query).persist(_spill())
         frame.count()  # computed now, while the stage's tables are there
         self.kept.append(frame)
         return frame
+
+
+class SparkImageTables(SparkTables):
+    """:class:`builder.filters.web.ImageTables` in Spark SQL over the image records and the referenced counts as
+    DataFrames on the executors; the exclusions stay a DataFrame."""
+
+    def __init__(self, session, records, referenced, kept: list) -> None:  # noqa: ANN001 - a SparkSession, two RDDs
+        from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+        super().__init__(session, kept)
+        text, number = StringType(), LongType()
+        columns = [("image", text), ("facts", text), ("skip", text), ("position", number), ("record", number)]
+        self._view("records", session.createDataFrame(records, StructType([StructField(*c) for c in columns])))
+        schema = StructType([StructField("image", text), StructField("refs", number)])
+        self._view("referenced", session.createDataFrame(referenced, schema))
+
+    def exclusions(self, query: str):  # noqa: ANN201 - a DataFrame of (image, reason), kept for the build
+        return self.keep(query)
+
+
+def _image_table_partition(sha1: bool, tables: Iterable[tuple[int, str]]) -> Iterator[tuple[str, object]]:
+    """Image tables read on an executor: each usable title as ``("title", (table number, title, SHA-1 or None))``,
+    then ``("stats", (table number, (counters, titles)))``, or ``("error", (table number, error))``."""
+    for number, path in tables:
+        stats, titles = ImageTableStats(), 0
+        try:
+            for title, value in table_titles(path, sha1, stats):
+                titles += 1
+                yield "title", (number, title, value)
+        except (SqlDumpError, OSError) as error:  # raised on the driver, as the local engine raises it
+            yield "error", (number, error)
+            continue
+        yield "stats", (number, (stats, titles))
+
+
+@dataclasses.dataclass
+class _Apart:
+    """The images whose references a config leaves out, as RDDs on the executors: ``(language, image)`` pairs
+    (left out in that language) and images left out in every language."""
+
+    languages: object | None = None
+    everywhere: object | None = None
+
+
+class SparkIdentity:
+    """:class:`builder.filters.identity.ImageIdentity` on the executors: one task per image table, whose titles stay
+    there; the map computed over them and the File redirects the extraction left on the executors, in Spark SQL
+    (:func:`builder.filters.identity.map_in_tables`). The driver gets each table's counters and the map's counts."""
+
+    def __init__(self, engine: SparkEngine, plan: BuildPlan) -> None:
+        self.engine = engine
+        self.kinds = tuple(plan.settings.identities)
+        self.paths = [str(path) for path in plan.options.image_tables]
+        self.stats = ImageTableStats()
+        self.titles = None  # an RDD of (table number, title, SHA-1 or None)
+        self.given: list[int] = []  # the usable titles of each table
+        sha1 = "sha1" in self.kinds
+        if not self.paths or not (sha1 or plan.crosslingual):
+            return
+        context = engine.session.sparkContext
+        read = context.parallelize(list(enumerate(self.paths)), len(self.paths))
+        read = read.mapPartitions(lambda part, s=sha1: _image_table_partition(s, part)).persist(_spill())
+        engine.cached.append(read)
+        reports = {
+            number: (kind, report) for kind, (number, report) in read.filter(lambda x: x[0] != "title").collect()
+        }
+        for number in range(len(self.paths)):
+            if reports[number][0] == "error":
+                raise reports[number][1]
+        for number in range(len(self.paths)):
+            counted, titles = reports[number][1]
+            self.given.append(titles)
+            if sha1:
+                self.stats.rows += counted.rows
+                self.stats.without_sha1 += counted.without_sha1
+                self.stats.unusable_names += counted.unusable_names
+        self.titles = read.filter(lambda item: item[0] == "title").values()
+
+    def identity(self, extraction: Extraction) -> Identity:
+        redirect, sha1 = "redirect" in self.kinds, "sha1" in self.kinds
+        counted = (extraction.read.file_redirects, extraction.redirects_ignored)
+        if not (redirect or sha1):
+            return Identity(self.kinds, MapCounts(), self.stats, *counted)
+        engine = self.engine
+        context = engine.session.sparkContext
+        redirects = engine.redirects if redirect and engine.redirects is not None else context.emptyRDD()
+        files = context.emptyRDD()
+        if sha1 and self.titles is not None:
+            files = self.titles.filter(lambda item: item[2] is not None).map(lambda item: (item[1], item[2]))
+        with SparkTables(engine.session, engine.cached) as tables:
+            tables.strings("redirects", redirects, ("source", "target"))
+            tables.strings("image_names", files, ("name", "sha1"))
+            counts = map_in_tables(tables)
+            ((groups,),) = tables.rows("SELECT count(*) FROM shared")
+            mapping = tables.keep("SELECT file, redirect, image FROM identity_map") if counts.changed else None
+        stats = dataclasses.replace(self.stats, sha1_groups=groups)
+        return Identity(self.kinds, counts, stats, *counted, mapping)
+
+    def local_files(self, wikis: dict[str, str]) -> tuple[dict[str, int], _Apart]:
+        languages = {n: wikis[table_wiki(path)] for n, path in enumerate(self.paths) if table_wiki(path) in wikis}
+        counts = {table_wiki(self.paths[number]): self.given[number] for number in languages}
+        if not counts or self.titles is None:
+            return {}, _Apart()
+        files = self.titles.filter(lambda item, n=languages: item[0] in n)
+        return counts, _Apart(files.map(lambda item, n=languages: (n[item[0]], item[1])))
 
 
 def build_spark(
@@ -468,8 +591,8 @@ def build_spark(
     on; without it one is made on the configured master (``spark-submit`` sets it), else
     ``local[workers]``, and stopped at the end.
 
-    The image tables of the ``sha1`` identity are read on the driver (grouped by DuckDB under
-    ``memory_limit``); the identity map then goes to the executors as a broadcast. The pairs of a
+    The image tables (of the ``sha1`` identity, and of a cross-lingual build's local files) are read on
+    the executors, one task per table; the identity map is a table there, joined with the references. The pairs of a
     config are range-partitioned into about ``rows_per_shard`` rows per executor task and parquet
     file; a config with fewer pairs gives the local engine's single, byte-identical file.
     """
@@ -489,6 +612,7 @@ class SparkEngine:
         self.cached: list = []  # RDDs kept for the stages after theirs, released when the build ends
         self.web_records = None  # a web build's image records: (image, facts, skip, source number, record number)
         self.web_referenced = None  # a web build's (image URL, references)
+        self.redirects = None  # an RDD of the File redirects (source, target) of the dumps that were read whole
 
     @contextlib.contextmanager
     def open(self, plan: BuildPlan) -> Iterator[Path]:
@@ -501,6 +625,10 @@ class SparkEngine:
                 rdd.unpersist()
             if self.given is None:
                 self.session.stop()
+
+    def image_identity(self, plan: BuildPlan, work: Path) -> SparkIdentity:
+        """The image tables read by the executors, one task per table (a bad table fails before any dump)."""
+        return SparkIdentity(self, plan)
 
     def extract(self, plan: BuildPlan, work: Path) -> Extraction:
         settings, options = plan.settings, plan.options
@@ -538,6 +666,8 @@ class SparkEngine:
         if groups:  # the references of the later copies are left out: a shuffle only a build with copies pays
             rows_of = rows_of.subtractByKey(later.flatMap(_copied_rows))
         self.references = rows_of.values()
+        redirects = extracted.filter(lambda item: item[0] == "redirect").values()
+        self.redirects = redirects.filter(lambda item: item[0] not in bad).values()
         extraction.seconds = time.perf_counter() - started
         return extraction
 
@@ -574,29 +704,22 @@ class SparkEngine:
     def select(
         self, plan: BuildPlan, chains: Mapping[str, FilterChain], identity: Identity, excluded: Mapping[str, object]
     ) -> dict[str, Selected]:
-        context = self.session.sparkContext
-        identity_map = context.broadcast(identity.map)
-        files = {path for path in excluded.values() if isinstance(path, Path)}  # a cross-lingual build's local files
-        broadcasts = {path: context.broadcast(_local_files(path)) for path in files}
+        mapping = self._identity_map(identity)
         selected = {}
         for name, chain in chains.items():
             config = chain.config
             used = self.references.filter(lambda row, c=config: _selects(c, row))
-            titles = used.map(lambda row: row["image"]).distinct().count() if identity.map.image else None
+            titles = used.map(lambda row: row["image"]).distinct().count() if mapping is not None else None
             kept_apart = 0
             apart = excluded.get(name)
-            if isinstance(apart, Path):
-                local_file = _is_local_file(broadcasts[apart])
-                kept_apart = used.filter(local_file).count()
-                used = used.filter(lambda row, f=local_file: not f(row))
-            elif apart is not None:  # a web build's images left out in every language: a join, never a broadcast
-                left_out = apart.rdd.map(lambda row: (row["image"], None))
-                kept = used.keyBy(lambda row: row["image"]).subtractByKey(left_out).values().persist(_spill())
+            if apart is not None:  # joins, never broadcasts: what is left out grows with the input
+                if not isinstance(apart, _Apart):  # a web build's images left out in every language
+                    apart = _Apart(everywhere=apart.rdd.map(lambda row: row["image"]))
+                kept = _kept(used, apart).persist(_spill())
                 self.cached.append(kept)
                 kept_apart = used.count() - kept.count()
                 used = kept
-            mapped = used.map(lambda row, m=identity_map: m.value.apply(row))
-            grouped = mapped.groupBy(lambda row: row["image"])
+            grouped = _canonical(used, mapping).groupBy(lambda row: row["image"])
             before = grouped.mapPartitions(lambda part, c=config: _before_rule(c, part)).persist(_spill())
             self.cached.append(before)
             for funnel in before.filter(lambda item: item[0] == "funnel").values().collect():
@@ -604,6 +727,18 @@ class SparkEngine:
             self.survivors[name] = before.filter(lambda item: item[0] == "row").values()
             selected[name] = Selected(titles, kept_apart)
         return selected
+
+    def _identity_map(self, identity: Identity):  # noqa: ANN202 - an RDD of (title, (redirect, image)), or None
+        """The titles the map changes: the engine's table, or a map made in this process (a web build's sets of
+        equal images) sent to the executors as data; None when it changes no title."""
+        if not identity.map.changed_titles():
+            return None
+        if identity.table is not None:
+            return identity.table.rdd.map(lambda row: (row["file"], (row["redirect"], row["image"])))
+        assert isinstance(identity.map, IdentityMap)
+        table = identity.map.table()
+        rows = zip(*(table.column(column).to_pylist() for column in ("file", "redirect", "image")), strict=True)
+        return self.session.sparkContext.parallelize([(title, (redirect, image)) for title, redirect, image in rows])
 
     def tag(self, plan: BuildPlan, chains: Mapping[str, FilterChain]) -> None:
         ruled = [self.survivors[name] for name, chain in chains.items() if chain.config.caption_rule != "none"]
@@ -669,17 +804,27 @@ def _selects(config: PipelineConfig, row: dict) -> bool:
     return row["source"] in config.sources and (not config.language or row["language"] == config.language)
 
 
-def _local_files(path: Path) -> frozenset[tuple[str | None, str]]:
-    """The ``(language, image)`` rows of an exclusion file: the files local to the build's wikis (from
-    ``local_files``), or a web build's images left out in every language (``language`` None)."""
-    table = pq.read_table(path, columns=["language", "image"])
-    return frozenset(zip(table.column("language").to_pylist(), table.column("image").to_pylist(), strict=True))
+def _kept(used, apart: _Apart):  # noqa: ANN001, ANN202 - RDDs of reference rows
+    """The references whose image the config does not leave out, in their language or in every language."""
+    if apart.languages is not None:
+        left_out = apart.languages.map(lambda item: (item, None))
+        used = used.keyBy(lambda row: (row["language"], row["image"])).subtractByKey(left_out).values()
+    if apart.everywhere is not None:
+        left_out = apart.everywhere.map(lambda image: (image, None))
+        used = used.keyBy(lambda row: row["image"]).subtractByKey(left_out).values()
+    return used
 
 
-def _is_local_file(apart) -> Callable[[dict], bool]:  # noqa: ANN001 - a broadcast
-    """Whether a row's image is one the config leaves out: in its language, or in every language (None)."""
+def _canonical(used, mapping):  # noqa: ANN001, ANN202 - RDDs
+    """Each reference with its canonical image and its ``file`` and ``redirect``, as
+    :meth:`builder.filters.identity.IdentityMap.apply` gives them: a join with the map's changed titles."""
+    if mapping is None:
+        return used.map(lambda row: {**row, "file": row["image"], "redirect": row["image"]})
+    return used.keyBy(lambda row: row["image"]).leftOuterJoin(mapping).values().map(_mapped_row)
 
-    def local_file(row: dict) -> bool:
-        return (row["language"], row["image"]) in apart.value or (None, row["image"]) in apart.value
 
-    return local_file
+def _mapped_row(item: tuple[dict, tuple[str, str] | None]) -> dict:
+    row, mapped = item
+    title = row["image"]
+    redirect, image = mapped if mapped is not None else (title, title)
+    return {**row, "image": image, "file": title, "redirect": redirect}

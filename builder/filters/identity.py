@@ -20,7 +20,12 @@ Memory: the image table is streamed row by row (:mod:`builder.sources.sqldump`) 
 file in the work folder; DuckDB groups it by SHA-1 under the build's memory limit
 (spilling to disk) and only the groups of two or more titles come back. The map then
 holds the File redirects and the titles of those groups: on Commons (about 100 M files)
-these are the duplicate uploads, a small fraction of the table.
+these are the duplicate uploads, a small fraction of the table. That is the local engine's map.
+
+The Spark engine keeps the map where the input is: the File redirects stay on the executors that read
+them, the image tables are read there too, and :func:`map_in_tables` computes the same map in Spark SQL
+(redirect chains by pointer doubling, SHA-1 groups by rounds of smallest labels), a table the references
+are joined with; only its counts (:class:`MapCounts`) reach the driver.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Protocol
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -41,11 +47,17 @@ from builder.storage import check_file, name_of
 __all__ = [
     "Identity",
     "IdentityMap",
+    "ImageIdentity",
+    "InProcessIdentity",
+    "IdentityTables",
+    "MapCounts",
     "build_identity",
     "check_identities",
     "local_files",
+    "map_in_tables",
     "pairs_per_identity",
     "read_image_tables",
+    "table_titles",
 ]
 
 IMAGE_TABLE = "image"
@@ -65,6 +77,14 @@ class ImageTableStats:
     sha1_groups: int = 0  # SHA-1s shared by two or more titles
 
 
+def _file_title(raw_name: bytes | None) -> str | None:
+    """An image table's ``img_name`` as a normalized ``File:`` title; None when it is not UTF-8 or no title."""
+    try:
+        return normalize_title("File:" + (raw_name or b"").decode("utf-8"), DEFAULT_FILE_ALIASES)
+    except UnicodeDecodeError:
+        return None
+
+
 def _image_rows(paths: Sequence[str | Path], stats: ImageTableStats) -> Iterator[dict[str, str]]:
     """``{name, sha1}`` of every usable row of the image tables; what is skipped is counted."""
     for path in paths:
@@ -74,14 +94,27 @@ def _image_rows(paths: Sequence[str | Path], stats: ImageTableStats) -> Iterator
             if not raw_sha1:
                 stats.without_sha1 += 1
                 continue
-            try:
-                name = normalize_title("File:" + (raw_name or b"").decode("utf-8"), DEFAULT_FILE_ALIASES)
-            except UnicodeDecodeError:
-                name = None
+            name = _file_title(raw_name)
             if name is None:
                 stats.unusable_names += 1
                 continue
             yield {"name": name, "sha1": raw_sha1.decode("ascii", "replace")}
+
+
+def table_titles(path: str | Path, sha1: bool, stats: ImageTableStats) -> Iterator[tuple[str, str | None]]:
+    """Every usable title of one image table with its SHA-1 (read only when ``sha1``; None when empty), for an
+    engine that reads the tables where it keeps them; ``stats`` counts what :func:`sha1_groups` counts."""
+    columns = IMAGE_COLUMNS if sha1 else IMAGE_COLUMNS[:1]
+    for raw_name, *raw_sha1 in iter_rows(path, IMAGE_TABLE, columns):
+        stats.rows += 1
+        value = raw_sha1[0] if raw_sha1 else None
+        if sha1 and not value:
+            stats.without_sha1 += 1
+        name = _file_title(raw_name)
+        if name is None:
+            stats.unusable_names += bool(value)
+            continue
+        yield name, value.decode("ascii", "replace") if value else None
 
 
 def check_image_tables(paths: Sequence[str | Path]) -> None:
@@ -196,6 +229,10 @@ class IdentityMap:
         """Titles that join another title's image through equal files (beyond their redirect)."""
         return sum(1 for title, image in self.image.items() if image != self.redirect_of(title))
 
+    def changed_titles(self) -> int:
+        """Titles whose canonical image is another title (the rows of :meth:`table`)."""
+        return len(self.image)
+
     def table(self) -> pa.Table:
         """Every title the map changes, as ``file, redirect, image`` rows (for a join in SQL)."""
         titles = sorted(self.image)
@@ -207,6 +244,119 @@ class IdentityMap:
         """A reference row with its image replaced by the canonical one; ``file`` and ``redirect`` added."""
         title = row["image"]
         return {**row, "image": self.image_of(title), "file": title, "redirect": self.redirect_of(title)}
+
+
+@dataclasses.dataclass(frozen=True)
+class MapCounts:
+    """What funnel.json records of an identity map an engine holds as a table (:func:`map_in_tables`): the
+    counts :class:`IdentityMap` gives for the same input."""
+
+    cycles: int = 0
+    conflicts: int = 0
+    redirected: int = 0  # titles whose redirect target is another title
+    sha1: int = 0  # titles that join another title's image through equal files
+    changed: int = 0  # titles whose canonical image is another title
+
+    def merged_by_redirect(self) -> int:
+        return self.redirected
+
+    def merged_by_sha1(self) -> int:
+        return self.sha1
+
+    def changed_titles(self) -> int:
+        return self.changed
+
+
+class IdentityTables(Protocol):
+    """Where an engine computes the identity map in SQL (the subset DuckDB and Spark SQL both read). It starts
+    with two views: ``redirects(source, target)``, the File redirects, and ``image_names(name, sha1)``, the
+    image tables' usable titles that have a SHA-1."""
+
+    def table(self, name: str, query: str) -> None:
+        """Make table ``name`` from ``query``."""
+
+    def rows(self, query: str) -> list[tuple]:
+        """A small result (counts), brought to Python."""
+
+
+def _ended(tables: IdentityTables, hops: str) -> int:
+    """How many redirect titles' hops reached a title that redirects nowhere."""
+    ((ended,),) = tables.rows(
+        f"SELECT count(*) FROM {hops} h LEFT JOIN targets t ON h.hop = t.source WHERE t.source IS NULL"
+    )
+    return ended
+
+
+def map_in_tables(tables: IdentityTables) -> MapCounts:
+    """:class:`IdentityMap` computed in the engine's tables, leaving ``identity_map(file, redirect, image)``: the
+    rows of :meth:`IdentityMap.table` (in no order), with the same counts.
+
+    Redirects: each title keeps its smallest target (the others are conflicts); every title then jumps
+    ``hop`` = 2^k steps ahead and keeps ``low``, the smallest title within those steps (pointer doubling, a
+    join per round). A chain's length to its end is every length below it too, so the first round that ends no
+    more chains leaves only titles that lead into a cycle; rounds go on until 2^k passes their number, so that a
+    hop lies on its cycle and its ``low`` is the cycle's smallest title. SHA-1: the titles of a file shared by
+    two or more, taken to their redirect ends, are linked through the file; each end gets the smallest end of
+    its component by rounds of smallest labels, as :func:`builder.filters.web._linked_groups` finds its sets.
+    """
+    tables.table("redirect_pairs", "SELECT DISTINCT source, target FROM redirects")
+    tables.table("targets", "SELECT source, min(target) AS target FROM redirect_pairs GROUP BY source")
+    ((pairs, sources),) = tables.rows("SELECT (SELECT count(*) FROM redirect_pairs), (SELECT count(*) FROM targets)")
+    tables.table("hops_0", "SELECT source AS title, target AS hop, least(source, target) AS low FROM targets")
+    rounds, ended, growing = 0, _ended(tables, "hops_0"), True
+    while ended < sources and (growing or 2**rounds < sources - ended):
+        last, rounds = f"hops_{rounds}", rounds + 1
+        tables.table(
+            f"hops_{rounds}",
+            "SELECT a.title, coalesce(b.hop, a.hop) AS hop, least(a.low, coalesce(b.low, a.hop)) AS low "
+            f"FROM {last} a LEFT JOIN {last} b ON a.hop = b.title",
+        )
+        now = _ended(tables, f"hops_{rounds}")
+        growing, ended = now > ended, now
+    hops = f"hops_{rounds}"
+    tables.table(
+        "resolved",
+        "SELECT h.title, CASE WHEN t.source IS NULL THEN h.hop ELSE c.low END AS redirect, "
+        f"t.source IS NOT NULL AS cyclic FROM {hops} h LEFT JOIN targets t ON h.hop = t.source "
+        f"LEFT JOIN {hops} c ON h.hop = c.title",
+    )
+    ((cycles, redirected),) = tables.rows(
+        "SELECT count(DISTINCT CASE WHEN cyclic THEN redirect END), count(CASE WHEN redirect <> title THEN 1 END) "
+        "FROM resolved"
+    )
+    tables.table("files", "SELECT DISTINCT name, sha1 FROM image_names")
+    tables.table("shared", "SELECT sha1 FROM files GROUP BY sha1 HAVING count(*) > 1")
+    tables.table(
+        "members",
+        "SELECT f.name AS title, f.sha1, coalesce(r.redirect, f.name) AS node FROM files f "
+        "JOIN shared s ON f.sha1 = s.sha1 LEFT JOIN resolved r ON f.name = r.title",
+    )
+    tables.table("labels_0", "SELECT DISTINCT node, node AS label FROM members")
+    rounds = 0
+    while True:
+        last, rounds = f"labels_{rounds}", rounds + 1
+        tables.table(
+            f"labels_{rounds}",
+            f"SELECT node, min(label) AS label FROM (SELECT node, label FROM {last} UNION ALL "
+            "SELECT m.node, g.label FROM members m JOIN (SELECT n.sha1, min(l.label) AS label FROM members n "
+            f"JOIN {last} l ON n.node = l.node GROUP BY n.sha1) g ON m.sha1 = g.sha1) passed GROUP BY node",
+        )
+        ((changed,),) = tables.rows(
+            f"SELECT count(*) FROM labels_{rounds} n JOIN {last} o ON n.node = o.node WHERE n.label <> o.label"
+        )
+        if not changed:
+            break
+    tables.table(
+        "identity_map",
+        "SELECT u.title AS file, coalesce(r.redirect, u.title) AS redirect, "
+        "coalesce(l.label, r.redirect, u.title) AS image FROM (SELECT title FROM resolved UNION "
+        "SELECT title FROM members UNION SELECT node AS title FROM members) u "
+        "LEFT JOIN resolved r ON u.title = r.title "
+        f"LEFT JOIN labels_{rounds} l ON coalesce(r.redirect, u.title) = l.node "
+        "WHERE coalesce(l.label, r.redirect, u.title) <> u.title",
+    )
+    ((changed, sha1),) = tables.rows("SELECT count(*), count(CASE WHEN image <> redirect THEN 1 END) FROM identity_map")
+    return MapCounts(cycles, pairs - sources, redirected, sha1, changed)
 
 
 def pairs_per_identity(files: Sequence[Path]) -> dict[str, int]:
@@ -268,10 +418,7 @@ def local_files(image_tables: Sequence[str | Path], wikis: dict[str, str], out: 
                 continue
             counts[wiki] = 0
             for (raw_name,) in iter_rows(path, IMAGE_TABLE, ("img_name",)):
-                try:
-                    name = normalize_title("File:" + (raw_name or b"").decode("utf-8"), DEFAULT_FILE_ALIASES)
-                except UnicodeDecodeError:
-                    name = None
+                name = _file_title(raw_name)
                 if name is None:
                     continue
                 counts[wiki] += 1
@@ -288,10 +435,11 @@ class Identity:
     """A build's identity map and what went into it, for funnel.json and the card."""
 
     kinds: tuple[str, ...]
-    map: IdentityMap
+    map: IdentityMap | MapCounts  # the map in this process, or the counts of the one the engine holds
     tables: ImageTableStats
     file_redirects: int = 0
     redirects_ignored: int = 0
+    table: object | None = None  # the engine's map (file → redirect, image) when it is not in this process
 
     def record(self, titles: int | None, images: int, pairs: dict[str, int]) -> dict[str, object]:
         """``titles``: distinct titles a config's references used (None when the map changes no title, so
@@ -323,6 +471,34 @@ def read_image_tables(
     if "sha1" not in identities:
         return [], ImageTableStats()
     return sha1_groups(image_tables, work, memory_limit)
+
+
+class ImageIdentity(Protocol):
+    """A Wikipedia build's image tables as an engine read them (before any dump, so that a bad table fails
+    first), and what it makes of them once the dumps are read."""
+
+    def identity(self, extraction: Extraction) -> Identity:
+        """The build's identity map from the File redirects the dumps held and the SHA-1 groups."""
+
+    def local_files(self, wikis: dict[str, str]) -> tuple[dict[str, int], object]:
+        """How many local files each of the build's wikis has (:func:`local_files`), and what the engine's
+        ``select`` reads them from."""
+
+
+class InProcessIdentity:
+    """:class:`ImageIdentity` in this process: SHA-1 groups by DuckDB on disk, the map in memory, the local
+    files in a parquet file of the work folder."""
+
+    def __init__(self, identities: Sequence[str], image_tables: Sequence[str | Path], work: Path, memory: str) -> None:
+        self.identities, self.image_tables, self.work = identities, image_tables, work
+        self.groups, self.tables = read_image_tables(identities, image_tables, work / "identity", memory)
+
+    def identity(self, extraction: Extraction) -> Identity:
+        return build_identity(self.identities, extraction, self.groups, self.tables)
+
+    def local_files(self, wikis: dict[str, str]) -> tuple[dict[str, int], Path]:
+        path = self.work / "local-files.parquet"
+        return local_files(self.image_tables, wikis, path), path
 
 
 def build_identity(
