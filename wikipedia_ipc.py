@@ -459,11 +459,9 @@ def _print_summary(report: BuildReport, scored_into: str | None = None) -> None:
                 + (f"; pairs by kind: {kinds}\n" if kinds else "\n")
             )
         elif identity and identity["identities"] != ["title"]:
-            pairs = identity["pairs"]
-            print(
-                f"Identity map: {identity['images_before']:,} titles → {identity['images_after']:,} images; "
-                f"pairs by redirect {pairs['redirect']:,}, by SHA-1 {pairs['sha1']:,}\n"
-            )
+            pairs = identity["pairs"]  # none for a references config: it pairs nothing
+            added = f"; pairs by redirect {pairs['redirect']:,}, by SHA-1 {pairs['sha1']:,}" if pairs else ""
+            print(f"Identity map: {identity['images_before']:,} titles → {identity['images_after']:,} images{added}\n")
         if name in report.splits:
             print(_splits_summary(report.splits[name]))
     loadable = [name for name, rows in report.rows.items() if rows]

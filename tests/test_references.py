@@ -123,3 +123,20 @@ def test_spark_gives_the_local_references(tmp_path: Path, spark) -> None:
     assert len(references_in(rows)) == funnel_of(tmp_path / "local")["funnel"][0]["references"]
     # the images are the pixel equivalence's sets: the PNG and its BMP copy are one image
     assert {row["image"] for row in rows if row["file"].endswith("b.bmp")} == {"https://shared.example.org/img/b.bmp"}
+
+
+def test_references_with_the_merging_identities_are_summarized_and_carded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A references config pairs nothing: with redirects and SHA-1 merging, the summary and the card say what the
+    map merged, and no pair counts (once a KeyError)."""
+    from wikipedia_ipc import SAMPLE_DUMP
+
+    table = SAMPLE_DUMP.with_name("enwiki-20240101-sample-image.sql.gz")
+    out = tmp_path / "out"
+    arguments = ["build", str(SAMPLE_DUMP), "--configs", "references", "gold"]
+    arguments += ["--identity", "title", "redirect", "sha1"]
+    assert main([*arguments, "--image-table", str(table), "--output", str(out)]) == 0
+    assert "Identity map: 18 titles → 16 images\n" in capsys.readouterr().out
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "titles merged by redirect: 2, by SHA-1: 1; images 18 → 16 (2 merged)\n" in card

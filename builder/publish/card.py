@@ -238,6 +238,11 @@ def _identity_line(identity: object) -> str:
     if not isinstance(identity, dict) or identity["identities"] == ["title"]:
         return "- Image identity: the normalized `File:` title (as in the paper)\n"
     pairs = identity["pairs"]
+    added = (  # a references config pairs nothing: its rows are the records the map merged
+        f"; pairs added by redirect: {pairs['redirect']:,}, by SHA-1: {pairs['sha1']:,} (of {sum(pairs.values()):,})"
+        if pairs
+        else ""
+    )
     return (
         f"- Image identity: {', '.join(identity['identities'])} (beyond the paper). "
         f"File redirects read: {identity['file_redirects']:,} ({identity['file_redirects_ignored']:,} ignored, "
@@ -245,9 +250,8 @@ def _identity_line(identity: object) -> str:
         f"({identity['image_table_rows_without_sha1']:,} without SHA-1, "
         f"{identity['image_table_rows_with_unusable_names']:,} with unusable names); titles merged by redirect: "
         f"{identity['titles_merged_by_redirect']:,}, by SHA-1: {identity['titles_merged_by_sha1']:,}; images "
-        f"{identity['images_before']:,} → {identity['images_after']:,} ({identity['images_merged']:,} merged); "
-        f"pairs added by redirect: {pairs['redirect']:,}, by SHA-1: {pairs['sha1']:,} "
-        f"(of {sum(pairs.values()):,})\n"
+        f"{identity['images_before']:,} → {identity['images_after']:,} ({identity['images_merged']:,} merged)"
+        f"{added}\n"
     )
 
 
