@@ -197,3 +197,33 @@ def test_crosslingual_and_web_builds_on_the_cluster_give_the_local_rows(
     build([str(crawl)], [web], tmp_path / "web-local", tagger="perceptron", workers=1, show_progress=False)
     build_spark([str(crawl)], [web], tmp_path / "web-cluster", tagger="perceptron", workers=2, spark=on_cluster)
     same_output(tmp_path / "web-local", tmp_path / "web-cluster", "web")
+
+
+def test_spark_submit_with_data_and_output_on_s3(
+    cluster: str, s3_server, tmp_path: Path, perceptron_available: None
+) -> None:  # noqa: ANN001
+    """README's cluster command with the data on an object store: the dump read by the executors in ranges from
+    the bucket, the executors' parts uploaded there, the build published into it: the local folder, byte for byte."""
+    import pyspark
+    from test_object_store import bucket_snapshot
+    from test_output import snapshot
+
+    fs, bucket = s3_server.fs(), s3_server.bucket()
+    fs.put_file(str(wikipedia_ipc.SAMPLE_DUMP), f"{bucket}/dumps/{wikipedia_ipc.SAMPLE_DUMP.name}")
+    submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    command = [str(submit), "--master", cluster, "--total-executor-cores", "2", "--executor-memory", "2g"]
+    for key, value in CLUSTER_SETTINGS.items():
+        command += ["--conf", f"{key}={value}"]
+    for name in sorted(name for name in os.environ if name.startswith("AWS_")):  # as a user passes credentials
+        command += ["--conf", f"spark.executorEnv.{name}={os.environ[name]}"]
+    command += ["wikipedia_ipc.py", "build", f"s3://{bucket}/dumps/{wikipedia_ipc.SAMPLE_DUMP.name}"]
+    command += ["--engine", "spark", "--workers", "2", "--tagger", "perceptron", "--quiet"]
+    command += ["--output", f"s3://{bucket}/cluster"]
+    done = subprocess.run(
+        command, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=BUILD_SECONDS, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    local = tmp_path / "local"
+    build([wikipedia_ipc.SAMPLE_DUMP], [wikipedia_ipc.GOLD, SILVER], local, tagger="perceptron", show_progress=False)
+    assert bucket_snapshot(fs, f"s3://{bucket}/cluster") == snapshot(local)
