@@ -345,8 +345,9 @@ class ImageDataset:
     sample the first row, the second the second, and so on; a sample past its URL's rows takes none, and a URL
     the TSV names once gives its caption to each of its samples. So a URL's captions do not depend on how the
     samples were split into shards, nor on which shards are read (``shards``): the places of the samples of URLs
-    the TSV repeats are found over the whole folder (``places``: :meth:`tsv_places`, which a build computes once
-    and hands each shard's task; else found when reading)."""
+    the TSV repeats are found over the whole folder (``places``: :meth:`tsv_places`; else found when reading).
+    This reader holds the TSV in one process; a build's tasks read their shards with :meth:`read_samples`, and the
+    engine joins the TSV to the samples (:mod:`builder.extract.captiontsv`) by the same rule."""
 
     def __init__(
         self,
