@@ -277,3 +277,148 @@ def test_real_img2dataset_output_gives_the_same_pairs_in_every_layout_and_shardi
         assert record["problems"] == []
     assert found["webdataset"] == found["parquet"] == found["parquet_one_shard"] == found["files"]
     assert (TELEFLORA, REAL_CAPTIONS[0], TELEFLORA, REAL_CAPTIONS[3]) in found["webdataset"]
+
+
+# ---- the caption TSV is joined to the samples by URL in the engine, never in a shard's task ----
+
+U = [f"http://u.example/{n}.jpg" for n in range(8)]
+MIXED = [  # repeated URLs across shards, own captions beside TSV ones, skips, an unusable URL, a small image
+    (U[1], "", HARBOUR, "kept"),
+    (U[2], "", BICYCLE, "kept"),
+    (U[3], "its own caption", HARBOUR, "kept"),
+    (U[1], "", HARBOUR, "kept"),
+    (U[4], b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01", HARBOUR, "unreadable_caption"),
+    (U[5], "", None, "not_downloaded"),
+    (U[2], "", BICYCLE, "kept"),
+    ("http://[unusable/x.jpg", "", QUAY, "kept"),
+    (U[1], "", HARBOUR, "kept"),
+    (U[6], " \t ", QUAY, "kept"),
+    (U[7], "", photo((300, 500), 3), "kept"),
+    (U[2], "", BICYCLE, "kept"),
+]
+MIXED_TSV = (
+    f"the first of one\t{U[1]}\nthe only row of two\t{U[2]}\na row of three\t{U[3]}\na row of four\t{U[4]}\n"
+    f"five, never downloaded\t{U[5]}\nthe second of one\t{U[1]}\na caption for an unusable URL\thttp://[unusable/x.jpg\n"
+    f"six from the TSV\t{U[6]}\nseven, too small\t{U[7]}\nno tab here\nnobody downloaded me\thttp://z.example/0.jpg\n"
+)
+
+
+def references_of(folder: Path) -> set[tuple[str, str, str]]:
+    files = sorted((folder / "references").glob("*.parquet"))
+    rows = pa.concat_tables([pq.read_table(file) for file in files]).to_pylist()
+    return {(row["record"], row["text"], row["source"]) for row in rows}
+
+
+def filler_rows(rows: int) -> str:
+    """TSV rows of pictures nobody downloaded, every URL twice."""
+    return "".join(f"caption of a picture nobody downloaded {n}\thttp://x.example/{n // 2}.jpg\n" for n in range(rows))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_the_engines_join_gives_each_sample_the_readers_caption(tmp_path: Path, layout: str) -> None:
+    """Every sample the build keeps has the caption and source the reader gives it, reading the whole folder and
+    the TSV in one process (the rule of ImageDataset), whatever the sharding: a URL's TSV rows in order to its
+    samples in key order, one row to every sample of a URL named once, none past a URL's rows, own captions
+    first, an unreadable caption never replaced; a TSV row counts as matched once per shard it went to."""
+    from builder.sources.img2dataset import ImageDataset
+
+    tsv = tmp_path / "cc.tsv"
+    tsv.write_text(MIXED_TSV, encoding="utf-8")
+    for per_shard, matched in ((12, 9), (4, 11), (3, 11)):
+        folder = tmp_path / f"by{per_shard}"
+        write_img2dataset(folder, layout, MIXED, per_shard=per_shard)
+        out = tmp_path / f"out{per_shard}"
+        extra = ("--captions-tsv", str(tsv), "--workers", "2", "--quiet")
+        assert main(["build", str(folder), "--configs", "references", "--output", str(out), *extra]) == 0
+        kept = [r for r in ImageDataset(folder, tsv) if not isinstance(r.image, str) and r.key is not None]
+        usable = {(r.key, r.caption, r.source) for r in kept if not r.url.startswith("http://[")}
+        assert references_of(out) == usable and len(usable) == 7
+        record = json.loads((out / "references" / "funnel.json").read_text(encoding="utf-8"))
+        dataset = record["dataset"]
+        said = {reason: n for reason, n in dataset["skipped"].items() if n}
+        assert said == dict.fromkeys(
+            ("not_downloaded", "unreadable_caption", "no_caption", "under_400x400", "no_url"), 1
+        )
+        assert (dataset["records"], dataset["images"], dataset["tsv_rows"], dataset["tsv_rows_unreadable"]) == (
+            12,
+            7,
+            10,
+            1,
+        )
+        assert (dataset["tsv_rows_matched"], dataset["tsv_rows_without_an_image"]) == (matched, max(0, 10 - matched))
+        number, place = divmod(7, per_shard)  # MIXED[7]: the unusable URL
+        shard = f"{number:05d}" + {"files": "", "webdataset": ".tar", "parquet": ".parquet"}[layout]
+        assert record["problems"][0] == f"{tsv}:10: expected a caption and a URL separated by a tab, found 1 field(s)"
+        assert f"{folder / shard}: sample {number:05d}{place:04d} has no usable URL; left out" in record["problems"]
+
+
+def test_a_shard_task_holds_and_reads_nothing_of_the_tsv(tmp_path: Path) -> None:
+    """The shards' tasks are the same objects (the same pickled bytes) whatever the TSV's size: none names it, so
+    none reads it; the TSV is read in parts, each a task of its own bytes."""
+    import pickle
+
+    from builder.extract.captiontsv import MAX_PART_BYTES, tsv_part_tasks
+    from builder.extract.datasetrefs import dataset_tasks
+
+    write_img2dataset(tmp_path / "ds", "webdataset", MIXED, per_shard=4)
+    pickled = []
+    for rows in (1_000, 10_000):
+        tsv = tmp_path / f"cc-{rows}.tsv"
+        tsv.write_text(filler_rows(rows), encoding="utf-8")
+        tasks = dataset_tasks(tmp_path / "ds", True, 6, tmp_path / "work")
+        assert all(str(tsv) not in repr(task) for task in tasks)
+        pickled.append([pickle.dumps(task) for task in tasks])
+        parts = tsv_part_tasks(tsv, tmp_path / "work", 2)
+        assert sum(part.end - part.start for part in parts) == tsv.stat().st_size
+        assert all(part.end - part.start <= MAX_PART_BYTES for part in parts)
+    assert pickled[0] == pickled[1]
+
+
+def test_the_local_driver_holds_nothing_per_tsv_row(tmp_path: Path) -> None:
+    """The build's own process peaks the same in Python memory for a TSV of 2,000 rows and one of 40,000 (before,
+    it held the TSV's URLs in a dict to find the ones it repeats: 1.1 → 4.5 MB); the workers read the TSV."""
+    import tracemalloc
+
+    write_img2dataset(tmp_path / "ds", "files", MIXED, per_shard=4)
+    peaks = []
+    for number, rows in enumerate((2_000, 2_000, 40_000)):  # the first build imports and fills caches
+        tsv = tmp_path / f"cc-{rows}.tsv"
+        tsv.write_text(MIXED_TSV + filler_rows(rows), encoding="utf-8")
+        options = {"workers": 2, "show_progress": False, "captions_tsv": str(tsv)}
+        tracemalloc.start()
+        build([str(tmp_path / "ds")], [CAPTIONS], tmp_path / f"out-{number}", **options)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+        assert funnel_of(tmp_path / f"out-{number}")["dataset"]["tsv_rows"] == rows + 10
+    assert peaks[2] < peaks[1] + 1_000_000, peaks
+
+
+def test_what_reaches_the_spark_driver_does_not_grow_with_the_tsv(
+    spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A TSV of 3,000 rows and one of 30,000 (most of them of images never downloaded, every URL twice): the
+    driver receives each task's counters, the join's counts and the first problems, never a TSV row or a
+    sample, and broadcasts nothing of them; the two engines write the same bytes and records."""
+    from test_web_scale import DriverInbox
+
+    from builder.engines.spark import build_spark
+
+    config = CAPTIONS.__class__(**{**CAPTIONS.__dict__, "splits": ()})
+    write_img2dataset(tmp_path / "ds", "webdataset", MIXED, per_shard=4)
+    measured = []
+    for rows in (3_000, 30_000):
+        tsv = tmp_path / f"cc-{rows}.tsv"
+        tsv.write_text(MIXED_TSV + filler_rows(rows), encoding="utf-8")
+        folder, options = [str(tmp_path / "ds")], {"captions_tsv": str(tsv), "show_progress": False, "workers": 2}
+        inbox = DriverInbox(monkeypatch)
+        build_spark(folder, [config], tmp_path / f"spark-{rows}", spark=spark, **options)
+        measured.append((inbox.received, inbox.broadcast))
+        monkeypatch.undo()
+        build(folder, [config], tmp_path / f"local-{rows}", **options)
+        files = [sorted((tmp_path / f"{side}-{rows}" / "captions").glob("*")) for side in ("local", "spark")]
+        assert [file.read_bytes() for file in files[0]] == [file.read_bytes() for file in files[1]]
+        dataset = funnel_of(tmp_path / f"local-{rows}")["dataset"]  # the funnel.json compared above
+        assert (dataset["images"], dataset["tsv_rows"]) == (7, rows + 10)
+    (received_small, sent_small), (received_large, sent_large) = measured
+    assert received_large < 1.2 * received_small + 5_000, measured
+    assert sent_large < 1.2 * sent_small + 5_000, measured

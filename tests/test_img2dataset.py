@@ -513,3 +513,47 @@ def test_real_img2dataset_output_is_read_and_every_sample_counted(folder: str) -
     assert slideserve.image == "under_400x400"  # the caption with tabs did not take the URL's place
     kept = [record for record in records if isinstance(record.image, ImageFacts)]
     assert len({record.image.pixels_md5 for record in kept}) == 2  # the florist twice, the border picture twice
+
+
+# ---- a build reads the TSV in parts, each where the engine runs it ----
+
+PARTED_TSV = (
+    "\ufeffcaption\turl\n".encode()
+    + b"a caption\twith\ttabs\thttp://a.example/1.jpg\n"
+    + b"crlf ends\thttp://b.example/2.jpg\r\n"
+    + b"\n"
+    + b"caf\xe9 in Latin-1\thttp://d.example/4.jpg\n"
+    + "ünïcödé across a cut \u2014 long enough\thttp://e.example/5.jpg\n".encode()
+    + b"no url\t \n"
+    + b"one\rline\thttp://c.example/3.jpg\n"
+    + b"the last row has no line end\thttp://f.example/6.jpg"
+)
+
+
+@pytest.mark.parametrize("tsv_bytes", [PARTED_TSV, PARTED_TSV.split(b"\n", 1)[1], REAL_TSV.read_bytes()])
+def test_a_tsv_read_in_parts_gives_the_rows_and_problems_of_a_whole_read(tmp_path: Path, tsv_bytes: bytes) -> None:
+    """Cut at any size (a part of one line, of several, the whole file), the parts give the whole read's rows in
+    its order and its problems with its line numbers: the cuts fall after a line's \\n, and a part decodes alone."""
+    from builder.extract.captiontsv import TsvPartTask, tsv_totals
+    from builder.sources.img2dataset import caption_tsv_parts, tsv_layout
+
+    tsv = tmp_path / "cc.tsv"
+    tsv.write_bytes(tsv_bytes)
+    problems: list[str] = []
+    whole = [(caption, url) for _, caption, url in read_caption_tsv(tsv, problems)]
+    layout = tsv_layout(tsv)
+    for part_bytes in (1, 7, 40, 100, len(tsv_bytes) + 1):
+        ranges = caption_tsv_parts(tsv, part_bytes)
+        assert ranges[0][0] == 0 and ranges[-1][1] == len(tsv_bytes)
+        assert all(end == start for (_, end), (start, _) in zip(ranges, ranges[1:], strict=False))
+        tasks = [
+            TsvPartTask(n, str(tsv), start, end, layout, "", str(tmp_path)) for n, (start, end) in enumerate(ranges)
+        ]
+        rows, results = [], []
+        for task in tasks:
+            result = task.new_result()
+            rows += [(row["part"], row["line"], row["caption"], row["url"]) for _, row in task.rows(result)]
+            results.append(result)
+        assert [(caption, url) for _, _, caption, url in sorted(rows)] == whole
+        counted, unreadable, named = tsv_totals(tsv, results)
+        assert (counted, unreadable, named) == (len(whole), len(problems), problems)

@@ -542,8 +542,8 @@ def web_tasks(plan: BuildPlan, folder: Path) -> list:
     if plan.settings.dataset:
         from builder.extract.datasetrefs import dataset_tasks
 
-        tsv = plan.options.captions_tsv
-        return dataset_tasks(plan.dumps[0], tsv, plan.settings.hash_size, plan.languages[0], folder, normalize_url)
+        tsv = plan.options.captions_tsv is not None
+        return dataset_tasks(plan.dumps[0], tsv, plan.settings.hash_size, folder, normalize_url)
     from builder.extract.web import web_task
     from builder.extract.webrefs import PixelInspector, WebBuildTask
 
@@ -555,23 +555,45 @@ def web_tasks(plan: BuildPlan, folder: Path) -> list:
 
 
 def web_read(plan: BuildPlan, tasks: list, results: list, index: list[Path], referenced: Path):  # noqa: ANN201
-    """What a web-family extraction read, for the stages after it: a :class:`builder.extract.webrefs.WebCrawl`,
-    or a :class:`builder.extract.datasetrefs.DatasetRead` (the TSV's rows and bad rows counted once here)."""
-    if not plan.settings.dataset:
-        from builder.extract.webrefs import WebCrawl
+    """What a web extraction read, for the stages after it: a :class:`builder.extract.webrefs.WebCrawl`."""
+    from builder.extract.webrefs import WebCrawl
 
-        return WebCrawl(list(plan.dumps), results, index, referenced)
-    from builder.extract.datasetrefs import DatasetRead
-    from builder.sources.img2dataset import MAX_PROBLEMS, dataset_layout, read_caption_tsv
+    return WebCrawl(list(plan.dumps), results, index, referenced)
+
+
+def dataset_parts(plan: BuildPlan, folder: Path) -> list:
+    """A dataset build's caption TSV as tasks (:class:`builder.extract.captiontsv.TsvPartTask`), each a part cut
+    at line ends, read where the engine runs its tasks; none without a TSV."""
+    from builder.extract.captiontsv import tsv_part_tasks
+
+    return tsv_part_tasks(plan.options.captions_tsv, folder, plan.options.workers)
+
+
+def dataset_read(  # noqa: ANN201 - a DatasetRead
+    plan: BuildPlan,
+    tasks: list,
+    results: list,
+    parts: list,
+    join,  # noqa: ANN001 - a CaptionJoin
+    index: list[Path],
+    referenced: Path | None,
+):
+    """What a dataset build's extraction read, for the stages after it: the shards' results, the TSV's parts'
+    (its rows and bad rows, named by their line in the file) and what the engine's join of the two counted
+    (:func:`builder.extract.captiontsv.join_captions`)."""
+    from builder.extract.captiontsv import tsv_totals
+    from builder.extract.datasetrefs import DatasetRead, with_unusable_urls
+    from builder.sources.img2dataset import dataset_layout
 
     tsv = plan.options.captions_tsv
-    problems: list[str] = []
-    rows = sum(1 for _ in read_caption_tsv(tsv, problems)) if tsv is not None else 0
+    rows, unreadable, problems = tsv_totals(tsv, parts) if tsv is not None else (0, 0, [])
+    with_unusable_urls(results, join.unusable)
     folder = str(plan.dumps[0])
     shards = [task.shard_name for task in tasks]
     text = None if tsv is None else str(tsv)
+    layout = dataset_layout(folder)
     return DatasetRead(
-        folder, dataset_layout(folder), text, rows, problems[:MAX_PROBLEMS], shards, results, index, referenced
+        folder, layout, text, rows, unreadable, problems, shards, results, join.counts, index, referenced
     )
 
 

@@ -48,6 +48,8 @@ from builder.engines.core import (
     BuildReport,
     Selected,
     Written,
+    dataset_parts,
+    dataset_read,
     run,
     web_extraction,
     web_read,
@@ -456,6 +458,8 @@ def extract_web(plan: BuildPlan, folder: Path) -> Extraction:
     references, counted by DuckDB, for the image filter of the core."""
     from builder.extract.webrefs import run_build_task
 
+    if plan.settings.dataset:
+        return extract_dataset(plan, folder)
     folder.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     tasks = web_tasks(plan, folder)
@@ -466,7 +470,7 @@ def extract_web(plan: BuildPlan, folder: Path) -> Extraction:
     later = folder / "later-captures.parquet"
     copies = 0
     with duckdb_connection(folder / "duckdb", plan.options.memory_limit) as connection:
-        if shards and not plan.settings.dataset:  # a dataset's samples of one URL are captions of their own
+        if shards:
             copies = later_captures(connection, shards, later)
         counted = f'SELECT image, count(*) AS "references" FROM {_references(shards, later if copies else None)} '
         counted += "GROUP BY image"
@@ -477,6 +481,71 @@ def extract_web(plan: BuildPlan, folder: Path) -> Extraction:
     extraction = web_extraction(plan, crawl, shards, time.perf_counter() - started, copies)
     extraction.later = later if copies else None
     return extraction
+
+
+class DuckDBTables:
+    """:class:`builder.extract.captiontsv.SqlTables` on a DuckDB connection: each table a temporary table, under
+    the connection's memory limit, spilling to its folder."""
+
+    def __init__(self, connection: duckdb.DuckDBPyConnection) -> None:
+        self.connection = connection
+
+    def source(self, name: str, files: Sequence[Path], schema: pa.Schema) -> None:
+        """View ``name`` over parquet files of ``schema`` (none: an empty table)."""
+        if files:
+            self.connection.execute(
+                f"CREATE OR REPLACE TEMP VIEW {name} AS SELECT * FROM read_parquet({sql_list(files)})"
+            )
+        else:
+            self.connection.register(f"{name}_empty", schema.empty_table())
+            self.connection.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS SELECT * FROM {name}_empty")
+
+    def table(self, name: str, query: str) -> None:
+        self.connection.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {query}")
+
+    def rows(self, query: str) -> list[tuple]:
+        return self.connection.execute(query).fetchall()
+
+    def write(self, query: str, out: Path, schema: pa.Schema) -> None:
+        """A query's rows into a parquet file of ``schema``, a batch at a time (no row passes through Python)."""
+        with pq.ParquetWriter(out, schema, compression="zstd") as writer:
+            for batch in self.connection.sql(query).to_arrow_reader(BATCH_ROWS):
+                writer.write_table(pa.Table.from_batches([batch]).select(schema.names).cast(schema))
+
+
+def extract_dataset(plan: BuildPlan, folder: Path) -> Extraction:
+    """A dataset build's extraction: the shards' tasks and the caption TSV's parts in worker processes, each
+    writing its samples (or TSV rows) to parquet; then DuckDB joins the TSV to the samples by URL
+    (:func:`builder.extract.captiontsv.join_captions`) and writes the reference rows and the image index of the
+    samples it kept, and each image URL's references, for the image stage of the core. No TSV row, sample or
+    reference passes through this process."""
+    from builder.extract.captiontsv import TSV_SCHEMA, join_captions, kept_images_query, kept_references_query
+    from builder.extract.datasetrefs import LISTING_SCHEMA, SAMPLE_SCHEMA, run_dataset_task
+    from builder.extract.web import WEB_IMAGE_SCHEMA
+    from builder.extract.webrefs import WEB_ROW_SCHEMA
+
+    folder.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    tasks, parts = web_tasks(plan, folder), dataset_parts(plan, folder)
+    done = run_tasks([*tasks, *parts], plan.options.workers, plan.options.show_progress, run_dataset_task)
+    results, read_parts = done[: len(tasks)], done[len(tasks) :]
+    read = [task for task, result in zip(tasks, results, strict=True) if result.error is None]
+    shards, index = [folder / "dataset-references.parquet"], [folder / "dataset-images.parquet"]
+    referenced = folder / "referenced.parquet"
+    with duckdb_connection(folder / "duckdb", plan.options.memory_limit) as connection:
+        tables = DuckDBTables(connection)
+        tables.source("samples", [task.samples for task in read], SAMPLE_SCHEMA)
+        tables.source("listing", [task.listing for task in read], LISTING_SCHEMA)
+        tables.source("tsv", [part.path for part in parts], TSV_SCHEMA)
+        join = join_captions(tables)
+        tables.write(f"{kept_references_query(plan.languages[0])} ORDER BY task, number", shards[0], WEB_ROW_SCHEMA)
+        tables.write(f"{kept_images_query()} ORDER BY task, number", index[0], WEB_IMAGE_SCHEMA)
+        counted = f'SELECT image, count(*) AS "references" FROM {_references(shards, None)} GROUP BY image'
+        connection.execute(f"COPY ({counted} ORDER BY image) TO {sql_text(referenced)} (FORMAT parquet)")
+    if not read:  # as a crawl none of whose files could be read: nothing for the stages after
+        shards, index = [], []
+    crawl = dataset_read(plan, tasks, results, read_parts, join, index, referenced)
+    return web_extraction(plan, crawl, shards, time.perf_counter() - started)
 
 
 def later_captures(connection: duckdb.DuckDBPyConnection, shards: Sequence[Path], out: Path) -> int:

@@ -61,6 +61,8 @@ from builder.engines.core import (
     BuildReport,
     Selected,
     Written,
+    dataset_parts,
+    dataset_read,
     run,
     web_extraction,
     web_read,
@@ -176,8 +178,9 @@ def _copy_groups(later, dumps: Sequence[str], history: bool) -> list[CopyGroup]:
 
 
 def _web_partition(tasks: Iterable) -> Iterator[tuple[str, object]]:
-    """A web task's (a WARC source's or a dataset shard's) rows on an executor: ``("reference", (task number,
-    row))``, ``("image", ((task number, row number), row))``, then ``("stats", (task number, result))``."""
+    """A web task's (a WARC source's, a dataset shard's or a caption TSV part's) rows on an executor: ``("image",
+    ((task number, row number), row))``, ``(kind, (task number, row))`` for its other kinds (``reference``;
+    ``sample``, ``listing``; ``tsv``), then ``("stats", (task number, result))``."""
     for task in tasks:
         result = task.new_result()
         images = 0
@@ -186,7 +189,7 @@ def _web_partition(tasks: Iterable) -> Iterator[tuple[str, object]]:
                 yield "image", ((task.number, images), row)
                 images += 1
             else:
-                yield "reference", (task.number, row)
+                yield kind, (task.number, row)
         yield "stats", (task.number, result)
 
 
@@ -412,15 +415,32 @@ def spark_session(workers: int, settings: dict[str, str] | None = None):  # noqa
     return builder.getOrCreate()
 
 
+def _spark_schema(schema: pa.Schema):  # noqa: ANN202 - a pyspark StructType
+    """A Spark schema of an arrow schema of strings and 64-bit integers."""
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    return StructType(
+        [StructField(field.name, LongType() if field.type == pa.int64() else StringType()) for field in schema]
+    )
+
+
+def _rows_of(extracted, kind: str, bad: frozenset[int], schema: pa.Schema):  # noqa: ANN001, ANN202 - RDDs
+    """The rows of one kind of the tasks that did not fail, as tuples in ``schema``'s order."""
+    names = schema.names
+    rows = extracted.filter(lambda item: item[0] == kind).values().filter(lambda item: item[0] not in bad)
+    return rows.map(lambda item: tuple(item[1][name] for name in names))
+
+
 class SparkTables:
     """Spark SQL for the SQL both engines run (:class:`builder.filters.web.ImageTables`,
-    :class:`builder.filters.identity.IdentityTables`): each table a cached view on the executors; only the queries'
-    small results reach the driver, and what the build keeps stays a DataFrame the engine's ``select`` joins with."""
+    :class:`builder.filters.identity.IdentityTables`, :class:`builder.extract.captiontsv.SqlTables`): each table a
+    view on the executors, computed when made and cut from its lineage; only the queries' small results reach the
+    driver, and what the build keeps stays a DataFrame the engine's ``select`` joins with."""
 
-    def __init__(self, session, kept: list) -> None:  # noqa: ANN001 - a SparkSession
+    def __init__(self, session, kept: list | None = None) -> None:  # noqa: ANN001 - a SparkSession
         self.session = session
-        self.kept = kept  # the engine's cached datasets, released when the build ends: what is kept goes there
-        self.frames: list = []
+        self.kept = kept if kept is not None else []  # released when the build ends: what is kept goes there
+        self.frames: list[tuple[str, object]] = []
         self.views: list[str] = []
 
     def _view(self, name: str, frame) -> None:  # noqa: ANN001 - a DataFrame
@@ -434,20 +454,32 @@ class SparkTables:
         schema = StructType([StructField(column, StringType()) for column in columns])
         self._view(name, self.session.createDataFrame(rdd, schema))
 
+    def source(self, name: str, rows, schema: pa.Schema) -> None:  # noqa: ANN001 - an RDD of tuples
+        """View ``name`` over an RDD of tuples in ``schema``'s order."""
+        self._view(name, self.session.createDataFrame(rows, _spark_schema(schema)))
+
     def __enter__(self) -> SparkTables:
         return self
 
     def __exit__(self, *exception: object) -> None:
-        for frame in self.frames:
-            frame.unpersist()
+        self.close()
+
+    def close(self, keep: str | None = None, into: list | None = None) -> None:
+        """Drop the views and release the tables, but ``keep`` (handed to ``into``, released with them)."""
+        for name, frame in self.frames:
+            if name == keep and into is not None:
+                into.append(frame)
+            else:
+                frame.unpersist()  # type: ignore[attr-defined]
         for name in self.views:
             self.session.catalog.dropTempView(name)
+        self.frames, self.views = [], []
 
     def table(self, name: str, query: str) -> None:
         # computed now and cut from its lineage: a table made from the one before it (the rounds of the hashes'
         # labels) would otherwise carry every earlier round's plan, three times over per round
         frame = self.session.sql(query).localCheckpoint(eager=True)
-        self.frames.append(frame)
+        self.frames.append((name, frame))
         self._view(name, frame)
 
     def rows(self, query: str) -> list[tuple]:
@@ -676,6 +708,8 @@ class SparkEngine:
         where it is (a URL goes to the executor as it is). The image records and each image URL's count of
         references stay on the executors, for the image tables of the core's image stage (:meth:`image_tables`);
         only each source's counters come to the driver."""
+        if plan.settings.dataset:
+            return self._extract_dataset(plan, work)
         started = time.perf_counter()
         tasks = web_tasks(plan, work)
         context = self.session.sparkContext
@@ -690,12 +724,46 @@ class SparkEngine:
         )
         references = extracted.filter(lambda item: item[0] == "reference").values()
         self.references = references.filter(lambda item: item[0] not in bad).map(lambda item: item[1])
-        copies = 0
-        if not plan.settings.dataset:  # a page captured twice is read once, from its first capture (input order)
-            self.references, copies = _first_captures(self.references)
+        # a page captured twice is read once, from its first capture (input order)
+        self.references, copies = _first_captures(self.references)
         self.web_referenced = self.references.map(lambda row: (row["image"], 1)).reduceByKey(lambda a, b: a + b)
         crawl = web_read(plan, tasks, results, [], None)
         return web_extraction(plan, crawl, [], time.perf_counter() - started, copies)
+
+    def _extract_dataset(self, plan: BuildPlan, work: Path) -> Extraction:
+        """A dataset build's extraction on the executors: one shard per partition, and the caption TSV's parts,
+        one per partition, each read where it is. The TSV is joined to the samples by URL in Spark SQL
+        (:func:`builder.extract.captiontsv.join_captions`); the reference rows and image records of the samples it
+        kept stay on the executors, for the image stage and the grouping. Only each task's counters, the join's
+        counts and the first problems come to the driver."""
+        from builder.extract.captiontsv import TSV_SCHEMA, join_captions, kept_images_query, kept_references_query
+        from builder.extract.datasetrefs import LISTING_SCHEMA, SAMPLE_SCHEMA
+
+        started = time.perf_counter()
+        tasks, parts = web_tasks(plan, work), dataset_parts(plan, work)
+        context = self.session.sparkContext
+        read = []
+        for units in (tasks, parts):
+            rows = context.parallelize(units, max(1, len(units))).mapPartitions(_web_partition).persist(_spill())
+            stats = dict(rows.filter(lambda item: item[0] == "stats").values().collect())
+            read.append((rows, [stats[number] for number in range(len(units))]))
+        (extracted, results), (lines, read_parts) = read
+        bad = frozenset(number for number, result in enumerate(results) if result.error is not None)
+        tables = SparkTables(self.session)
+        tables.source("samples", _rows_of(extracted, "sample", bad, SAMPLE_SCHEMA), SAMPLE_SCHEMA)
+        tables.source("listing", _rows_of(extracted, "listing", bad, LISTING_SCHEMA), LISTING_SCHEMA)
+        tables.source("tsv", _rows_of(lines, "tsv", frozenset(), TSV_SCHEMA), TSV_SCHEMA)
+        join = join_captions(tables)
+        references = self.session.sql(kept_references_query(plan.languages[0]))
+        records = self.session.sql(kept_images_query())
+        tables.close(keep="joined", into=self.cached)  # the join's result, checkpointed, holds what the rows need
+        for rdd in (extracted, lines):
+            rdd.unpersist()
+        self.references = references.rdd.map(lambda row: row.asDict())
+        self.web_records = records.rdd.map(lambda row: (row["image"], row["facts"], None, row["task"], row["number"]))
+        self.web_referenced = self.references.map(lambda row: (row["image"], 1)).reduceByKey(lambda a, b: a + b)
+        crawl = dataset_read(plan, tasks, results, read_parts, join, [], None)
+        return web_extraction(plan, crawl, [], time.perf_counter() - started)
 
     def image_tables(self, plan: BuildPlan, extraction: Extraction, work: Path) -> SparkImageTables:
         """Spark SQL over the image records and the referenced counts the extraction left on the executors."""

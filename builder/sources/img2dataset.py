@@ -52,8 +52,15 @@ __all__ = [
     "DatasetRecord",
     "ImageDataset",
     "dataset_layout",
+    "SampleRead",
+    "TsvLayout",
+    "caption_tsv_parts",
+    "in_place_order",
     "read_caption_tsv",
+    "read_caption_tsv_part",
     "sample_caption",
+    "tsv_layout",
+    "tsv_row",
 ]
 
 LAYOUTS = ("files", "webdataset", "parquet")
@@ -120,6 +127,54 @@ def sample_caption(value: bytes | str | None) -> str | None:
     return preprocess_caption(text)
 
 
+class TsvLayout(NamedTuple):
+    """Where a caption TSV's columns are: Conceptual Captions' own (caption, URL; no header), or as its first line
+    names them (``header``: that line is no row)."""
+
+    caption: int = 0
+    url: int = 1
+    width: int = 2
+    header: bool = False
+
+
+def tsv_layout(path: str | Path) -> TsvLayout:
+    """The layout of a caption TSV, from its first line: a header when it names ``caption`` and ``url`` among its
+    fields (img2dataset's ``--input_format tsv``), else Conceptual Captions' own."""
+    with Path(path).open("rb") as stream:
+        first = stream.readline().decode("utf-8-sig", "replace").rstrip("\r\n")
+    names = [field.strip().lower() for field in first.split("\t")]
+    if first.strip() and {"caption", "url"} <= set(names):
+        return TsvLayout(names.index("caption"), names.index("url"), len(names), True)
+    return TsvLayout()
+
+
+def tsv_row(text: str, layout: TsvLayout) -> tuple[str, str] | str | None:
+    """One line of a caption TSV (its ``\\n`` included or not): ``(caption, url)``, the caption cleaned as
+    :func:`sample_caption` says; why it is no row (a string); or None for a blank line.
+
+    A row is split on its LAST tab (with a header, the other columns are counted from either end): a tab inside a
+    caption is the caption's."""
+    text = text.rstrip("\r\n")
+    if not text.strip():
+        return None
+    fields = text.split("\t")
+    if len(fields) < layout.width:
+        return f"expected a caption and a URL separated by a tab, found {len(fields)} field(s)"
+    extra = len(fields) - layout.width  # tabs of the caption's own
+    caption = "\t".join(fields[layout.caption : layout.caption + extra + 1])
+    url = fields[layout.url if layout.url < layout.caption else layout.url + extra].strip()
+    if not url:
+        return "expected a caption and a URL separated by a tab, found no URL"
+    try:
+        if "\ufffd" in url:
+            raise _Unreadable("not text (a NUL or U+FFFD character)")
+        if caption.isprintable() and "\ufffd" not in caption:  # the common case, as sample_caption cleans it
+            return " ".join(caption.split()), url
+        return sample_caption(caption) or "", url
+    except ValueError as error:
+        return str(error)
+
+
 def read_caption_tsv(path: str | Path, problems: list[str] | None = None) -> Iterator[tuple[int, str, str]]:
     """``(line, caption, url)`` for each row of a caption TSV, the caption cleaned as :func:`sample_caption` says.
 
@@ -128,48 +183,62 @@ def read_caption_tsv(path: str | Path, problems: list[str] | None = None) -> Ite
     its fields is a header (img2dataset's ``--input_format tsv``); a row with more fields than the header has
     its extra tabs in the caption, the other columns counted from either end. Rows end at ``\\n`` alone (a
     ``\\r`` inside a caption is whitespace). A row without a URL, or that is not UTF-8 text, is left out and
-    named in ``problems`` (``path:line: …``) when a list is given, else it stops the read as ValueError."""
+    named in ``problems`` (``path:line: …``) when a list is given, else it stops the read as ValueError.
+    A build reads its TSV in parts instead (:func:`read_caption_tsv_part`), each where the engine runs it."""
     path = Path(path)
-
-    def bad(line: int, why: str) -> None:
-        message = f"{path}:{line}: {why}"
-        if problems is None:
-            raise ValueError(message)
-        if len(problems) < MAX_PROBLEMS:
-            problems.append(message)
-
-    caption_column, url_column, width = 0, 1, 2
+    layout = tsv_layout(path)
     with path.open(encoding="utf-8-sig", errors="replace", newline="\n") as stream:
         for line, text in enumerate(stream, start=1):
-            text = text.rstrip("\r\n")
-            if not text.strip():
+            if line == 1 and layout.header:
                 continue
-            fields = text.split("\t")
-            if line == 1:
-                names = [field.strip().lower() for field in fields]
-                if {"caption", "url"} <= set(names):
-                    caption_column, url_column, width = names.index("caption"), names.index("url"), len(names)
-                    continue
-            if len(fields) < width:
-                bad(line, f"expected a caption and a URL separated by a tab, found {len(fields)} field(s)")
+            row = tsv_row(text, layout)
+            if isinstance(row, str):
+                message = f"{path}:{line}: {row}"
+                if problems is None:
+                    raise ValueError(message)
+                if len(problems) < MAX_PROBLEMS:
+                    problems.append(message)
+            elif row is not None:
+                yield line, row[0], row[1]
+
+
+def caption_tsv_parts(path: str | Path, part_bytes: int) -> list[tuple[int, int]]:
+    """The byte ranges of a caption TSV cut into parts of about ``part_bytes``, each cut just after a line's
+    ``\\n`` (a byte no UTF-8 character holds), so that each part decodes alone as the whole file does."""
+    path = Path(path)
+    size = path.stat().st_size
+    cuts = [0]
+    with path.open("rb") as stream:
+        while cuts[-1] + part_bytes < size:
+            stream.seek(cuts[-1] + part_bytes)
+            stream.readline()  # to the end of the line the cut fell in
+            if stream.tell() >= size:
+                break
+            cuts.append(stream.tell())
+    return list(zip(cuts, [*cuts[1:], size], strict=True))
+
+
+def read_caption_tsv_part(
+    path: str | Path, start: int, end: int, layout: TsvLayout
+) -> Iterator[tuple[int, tuple[str, str] | str | None]]:
+    """Each line of the bytes ``start`` to ``end`` of a caption TSV (a range of :func:`caption_tsv_parts`) with
+    its number in the part (from 1) and what :func:`tsv_row` makes of it: the file's line is the lines of the
+    parts before it plus this number. The first part's first line loses its byte-order mark, and is no row (None)
+    when it is the header."""
+    with Path(path).open("rb") as stream:
+        stream.seek(start)
+        position, line = start, 0
+        while position < end:
+            raw = stream.readline(end - position)
+            if not raw:
+                break
+            position += len(raw)
+            line += 1
+            first = start == 0 and line == 1
+            if first and layout.header:
+                yield line, None  # no row
                 continue
-            extra = len(fields) - width  # tabs of the caption's own
-            caption = "\t".join(fields[caption_column : caption_column + extra + 1])
-            url = fields[url_column if url_column < caption_column else url_column + extra].strip()
-            if not url:
-                bad(line, "expected a caption and a URL separated by a tab, found no URL")
-                continue
-            try:
-                if "\ufffd" in url:
-                    raise _Unreadable("not text (a NUL or U+FFFD character)")
-                if caption.isprintable() and "\ufffd" not in caption:  # the common case, as sample_caption cleans it
-                    cleaned = " ".join(caption.split())
-                else:
-                    cleaned = sample_caption(caption) or ""
-            except ValueError as error:
-                bad(line, str(error))
-                continue
-            yield line, cleaned, url
+            yield line, tsv_row(raw.decode("utf-8-sig" if first else "utf-8", "replace"), layout)
 
 
 def _shard_dirs(folder: Path) -> list[Path]:
@@ -215,6 +284,30 @@ class _Sample(NamedTuple):
     problem: str | None = None  # where and why, for ``problems``
 
 
+class SampleRead(NamedTuple):
+    """A sample as its shard holds it, before any caption TSV: its key, URL ("" when it has none), own caption
+    (cleaned; None when it has none), the reason known before its image is read (``DATASET_SKIPS``), and its
+    image's facts or the reason a check refused it (None: not checked)."""
+
+    key: str
+    url: str
+    caption: str | None
+    skip: str | None
+    image: ImageFacts | str | None
+
+
+def _place_order(key: str, place: int) -> tuple[int, int, int]:
+    """Where a listed sample comes among its shard's samples of a URL: img2dataset's keys by their number (the
+    TSV row it was downloaded for), other keys in the shard's order (``place``)."""
+    return (0, int(key), 0) if key.isdigit() else (1, 0, place)
+
+
+def in_place_order(listed: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """A shard's listing (``(key, url)`` rows) in the order a URL's samples take its TSV rows (:func:`_place_order`)."""
+    order = sorted(range(len(listed)), key=lambda place: _place_order(listed[place][0], place))
+    return [listed[place] for place in order]
+
+
 class _Listed(NamedTuple):
     """A sample's row in its shard's metadata parquet (files and webdataset layouts)."""
 
@@ -252,8 +345,9 @@ class ImageDataset:
     sample the first row, the second the second, and so on; a sample past its URL's rows takes none, and a URL
     the TSV names once gives its caption to each of its samples. So a URL's captions do not depend on how the
     samples were split into shards, nor on which shards are read (``shards``): the places of the samples of URLs
-    the TSV repeats are found over the whole folder (``places``: :meth:`tsv_places`, which a build computes once
-    and hands each shard's task; else found when reading)."""
+    the TSV repeats are found over the whole folder (``places``: :meth:`tsv_places`; else found when reading).
+    This reader holds the TSV in one process; a build's tasks read their shards with :meth:`read_samples`, and the
+    engine joins the TSV to the samples (:mod:`builder.extract.captiontsv`) by the same rule."""
 
     def __init__(
         self,
@@ -455,9 +549,9 @@ class ImageDataset:
     def _samples(self, shards: list[Path]) -> Iterator[_Sample]:
         return {"files": self._files, "webdataset": self._webdataset, "parquet": self._parquet}[self.layout](shards)
 
-    def _listing(self, shard: Path) -> Iterator[tuple[str, str]]:
-        """``(key, url)`` of every sample a shard lists: the rows of its metadata parquet (the shard itself in the
-        parquet layout), else the samples found in it."""
+    def _metadata_listing(self, shard: Path) -> Iterator[tuple[str, str]] | None:
+        """``(key, url)`` of every sample a shard's metadata parquet lists (the shard itself in the parquet layout),
+        or None when there is no such listing (no parquet, or one without the keys and URLs)."""
         import pyarrow.parquet as pq
 
         parquet = shard if self.layout == "parquet" else self._metadata_parquet(shard)
@@ -466,7 +560,10 @@ class ImageDataset:
         except (OSError, ValueError):
             source = None
         names = source.schema_arrow.names if source is not None else []
-        if source is not None and "url" in names and ("key" in names or self.layout == "parquet"):
+        if source is None or "url" not in names or ("key" not in names and self.layout != "parquet"):
+            return None
+
+        def rows() -> Iterator[tuple[str, str]]:
             number = 0
             columns = [name for name in ("key", "url") if name in names]
             for batch in source.iter_batches(batch_size=_LISTING_ROWS, columns=columns):
@@ -474,9 +571,29 @@ class ImageDataset:
                     key = str(row["key"]) if row.get("key") is not None else f"{shard.stem}:{number}"
                     number += 1
                     yield key, _text(row.get("url")) or ""
+
+        return rows()
+
+    def _listing(self, shard: Path) -> Iterator[tuple[str, str]]:
+        """``(key, url)`` of every sample a shard lists: the rows of its metadata parquet (the shard itself in the
+        parquet layout), else the samples found in it."""
+        listed = self._metadata_listing(shard)
+        if listed is not None:
+            yield from listed
             return
         for sample in self._samples([shard]):
             yield sample.key, sample.url or ""
+
+    def listing(self) -> list[tuple[str, str]] | None:
+        """``(key, url)`` of every sample the shards read list in their metadata, shard by shard in the shard's
+        order, or None when a shard has no metadata listing (its samples as read are then its listing)."""
+        found: list[tuple[str, str]] = []
+        for shard in self._shard_paths():
+            listed = self._metadata_listing(shard)
+            if listed is None:
+                return None
+            found += listed
+        return found
 
     def tsv_places(self, urls: set[str] | None = None) -> dict[str, dict[str, int]]:
         """Shard name → key → the sample's place among the samples of its URL (0 for the first), for the ``urls``
@@ -497,9 +614,7 @@ class ImageDataset:
         for number, shard in enumerate(self._all_shard_paths()):
             for place, (key, url) in enumerate(self._listing(shard)):
                 if url in urls:  # img2dataset's keys are numbers of one width; others keep the shard's order
-                    found.append(
-                        ((number, 0, int(key), 0) if key.isdigit() else (number, 1, 0, place), shard, key, url)
-                    )
+                    found.append(((number, *_place_order(key, place)), shard, key, url))
         self.counts, self.problems = counts, problems
         seen: Counter[str] = Counter()
         places: dict[str, dict[str, int]] = {}
@@ -520,6 +635,23 @@ class ImageDataset:
         if min(facts.width, facts.height) < self.min_side:
             return "under_400x400"
         return facts
+
+    def read_samples(self, check_uncaptioned: bool = False) -> Iterator[SampleRead]:
+        """Every sample of the shards read, as its shard holds it (a build's task: the caption TSV is joined to the
+        samples by the engine). Its image is checked when nothing before says why it has none (``skip``) and it has
+        a caption of its own, or ``check_uncaptioned`` (a TSV may give it one). ``counts`` then holds ``samples``
+        and the shards' problems (``unreadable_shard``, ``unreadable_metadata``), ``problems`` their places and
+        the samples'."""
+        self.counts.clear()
+        self.problems.clear()
+        for sample in self._samples(self._shard_paths()):
+            self.counts["samples"] += 1
+            if sample.problem is not None:
+                self._problem(sample.problem)
+            image = None
+            if sample.skip is None and (sample.caption or check_uncaptioned):
+                image = self._check(sample.data)  # type: ignore[arg-type]
+            yield SampleRead(sample.key, sample.url or "", sample.caption, sample.skip, image)
 
     def _record(
         self, key: str | None, url: str, caption: str | None, image: ImageFacts | str, source: str = "sample"
