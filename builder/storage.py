@@ -9,6 +9,7 @@ instance role; ``AWS_ENDPOINT_URL`` for an S3-compatible server), set where the 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,8 @@ from typing import IO, Any
 __all__ = [
     "LOCAL_SCHEMES",
     "StorageError",
+    "as_path",
+    "readable",
     "check_file",
     "store_errors",
     "exists",
@@ -29,6 +32,7 @@ __all__ = [
     "resolved",
     "sibling",
     "size",
+    "version",
 ]
 
 LOCAL_SCHEMES = ("file",)
@@ -38,9 +42,20 @@ class StorageError(OSError):
     """An object store that cannot be used: its fsspec implementation is not installed, or it refused."""
 
 
+def _text(location: object) -> str:
+    """A name as text: a string, a local path, or a store's path object (universal-pathlib's has no fspath)."""
+    return (
+        location
+        if isinstance(location, str)
+        else os.fspath(location)
+        if isinstance(location, os.PathLike)
+        else str(location)
+    )
+
+
 def is_url(location: str | os.PathLike) -> bool:
     """Whether a name is a URL of a remote file system (``file://`` is local)."""
-    text = os.fspath(location)
+    text = _text(location)
     scheme, separator, _ = text.partition("://")
     return bool(separator) and scheme.isidentifier() and scheme.lower() not in LOCAL_SCHEMES
 
@@ -72,37 +87,39 @@ def join(location: str | Path, *parts: str) -> str | Path:
 
 def name_of(location: str | os.PathLike) -> str:
     """The last part of a path or URL."""
-    return os.fspath(location).rstrip("/").rsplit("/", 1)[-1]
+    return _text(location).rstrip("/").rsplit("/", 1)[-1]
 
 
 def open_file(location: str | os.PathLike, mode: str = "rb") -> IO:
     """A local file, or a URL's object opened by fsspec (seekable where the store allows ranged reads)."""
     if not is_url(location):
         return open(location, mode)  # noqa: SIM115 - closed by the caller
-    fs, path = filesystem(os.fspath(location))
-    return fs.open(path, mode)
+    fs, path = filesystem(_text(location))
+    opened = fs.open(path, mode)
+    # the io module's buffering over the store's file: every reader's calls (``readline(limit)``, ``peek``) work
+    return io.BufferedReader(opened) if mode == "rb" else opened
 
 
 def location(path: str | os.PathLike) -> Path | str:
     """A local path as a :class:`Path`, a URL as it is (``Path`` would fold its ``//``)."""
-    return os.fspath(path) if is_url(path) else Path(path)
+    return _text(path) if is_url(path) else Path(path)
 
 
 def resolved(path: str | os.PathLike) -> str:
     """A name that is the same for every spelling of one file: the absolute local path, or the URL."""
-    return os.fspath(path) if is_url(path) else str(Path(path).resolve())
+    return _text(path) if is_url(path) else str(Path(path).resolve())
 
 
 def sibling(path: str | os.PathLike, name: str) -> Path | str:
     """The file of another name in the same folder."""
     if is_url(path):
-        return os.fspath(path).rstrip("/").rsplit("/", 1)[0] + "/" + name
+        return _text(path).rstrip("/").rsplit("/", 1)[0] + "/" + name
     return Path(path).with_name(name)
 
 
 def exists(path: str | os.PathLike) -> bool:
     if is_url(path):
-        fs, inside = filesystem(os.fspath(path))
+        fs, inside = filesystem(_text(path))
         return bool(fs.exists(inside))
     return Path(path).exists()
 
@@ -110,7 +127,7 @@ def exists(path: str | os.PathLike) -> bool:
 def size(path: str | os.PathLike) -> int:
     """A file's size in bytes."""
     if is_url(path):
-        fs, inside = filesystem(os.fspath(path))
+        fs, inside = filesystem(_text(path))
         return int(fs.size(inside))
     return Path(path).stat().st_size
 
@@ -119,10 +136,10 @@ def check_file(path: str | os.PathLike, what: str, article: str = "a") -> Path |
     """The file (a URL stays a string), or a clear error naming ``what`` it should be if it is missing or a
     folder."""
     if is_url(path):
-        with store_errors(os.fspath(path)):
-            fs, inside = filesystem(os.fspath(path))
+        with store_errors(_text(path)):
+            fs, inside = filesystem(_text(path))
             folder, found = fs.isdir(inside), fs.isfile(inside)
-        path = os.fspath(path)
+        path = _text(path)
     else:
         path = Path(path)
         folder, found = path.is_dir(), path.exists()
@@ -143,3 +160,35 @@ def store_errors(url: str) -> Iterator[None]:
         raise
     except Exception as error:  # noqa: BLE001 - every backend has its own exception classes
         raise StorageError(f"{url}: the object store could not be used ({type(error).__name__}: {error})") from None
+
+
+def as_path(location: str | os.PathLike) -> Path:
+    """A pathlib path of a local name, or of a URL through universal-pathlib (listing, ``open``, ``stat`` on the
+    store): readers of folders (img2dataset's) then walk a bucket as they walk a disk."""
+    if not is_url(location):
+        return Path(location)
+    try:
+        from upath import UPath
+    except ImportError:
+        raise StorageError(
+            f"{location}: folders on object stores need universal-pathlib (pip install 'wikipedia-ipc[s3]')"
+        ) from None
+    with store_errors(_text(location)):
+        return UPath(_text(location))
+
+
+def readable(path: Path) -> Path | IO:
+    """What pyarrow and tarfile open: a local file by its name, a store's object opened for reading."""
+    return path.open("rb") if is_url(str(path)) else path
+
+
+def version(path: str | os.PathLike) -> tuple[int, str]:
+    """A file's size and a mark of its version: the modification time in ns on a disk, the store's tag (S3's
+    ETag) or time for an object; a file rewritten in place gets another."""
+    if is_url(path):
+        with store_errors(_text(path)):
+            fs, inside = filesystem(_text(path))
+            info = fs.info(inside)
+        return int(info["size"]), str(info.get("ETag") or info.get("LastModified") or info.get("mtime"))
+    status = Path(path).stat()
+    return status.st_size, str(status.st_mtime_ns)

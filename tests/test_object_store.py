@@ -337,3 +337,51 @@ def test_dumps_in_a_bucket_build_as_the_local_files_do(
         spark_options = {"tagger": "perceptron", "workers": 2, "spark": spark, "image_tables": [url[table]]}
         build_spark([url[multistream]], merged, f"s3://{bucket}/spark", **spark_options)
     assert bucket_snapshot(fs, f"s3://{bucket}/spark") == snapshot(tmp_path / "local-1")
+
+
+def test_an_image_caption_dataset_in_a_bucket_builds_as_the_local_folder_does(
+    s3_server, tmp_path: Path, perceptron_available: None, spark
+) -> None:
+    """img2dataset's real output in its layouts and the caption TSV, read from the bucket (the folders walked,
+    the shards and the TSV's parts read there by the workers): the local folder's rows, byte for byte; a bare
+    build of the bucket folder is told a dataset."""
+    from test_captions_build import REAL, REAL_TSV
+
+    from builder.config import CAPTIONS
+    from builder.engines.spark import build_spark
+
+    fs, bucket = s3_server.fs(), s3_server.bucket()
+    fs.put(str(REAL), f"{bucket}/captions", recursive=True)
+    assert input_kind(f"s3://{bucket}/captions/img2dataset/files") == "dataset"
+    configs = [replace(CAPTIONS, splits=())]
+    options = {"tagger": "perceptron", "workers": 2, "show_progress": False}
+    for layout in ("webdataset", "parquet", "files"):
+        tsv = {} if layout == "files" else {"captions_tsv": str(REAL_TSV)}
+        remote_tsv = {} if layout == "files" else {"captions_tsv": f"s3://{bucket}/captions/{REAL_TSV.name}"}
+        local = build([REAL / "img2dataset" / layout], configs, tmp_path / layout, **options, **tsv)
+        assert local.rows["captions"] > 0
+        remote = f"s3://{bucket}/out-{layout}"
+        build([f"s3://{bucket}/captions/img2dataset/{layout}"], configs, remote, **options, **remote_tsv)
+        files, expected = bucket_snapshot(fs, remote), snapshot(tmp_path / layout)
+        assert set(files) == set(expected)
+        for name, data in files.items():  # the records name the folder where it was read
+            if name.endswith("funnel.json"):
+                assert json.loads(data)["funnel"] == json.loads(expected[name])["funnel"]
+            elif name != "README.md":
+                assert data == expected[name], (layout, name)
+    with workers_see_the_server(spark):
+        remote_tsv = {"captions_tsv": f"s3://{bucket}/captions/{REAL_TSV.name}"}
+        build_spark(
+            [f"s3://{bucket}/captions/img2dataset/parquet"],
+            configs,
+            f"s3://{bucket}/spark",
+            spark=spark,
+            tagger="perceptron",
+            workers=2,
+            **remote_tsv,
+        )
+    spark_files = bucket_snapshot(fs, f"s3://{bucket}/spark")
+    local_files = bucket_snapshot(fs, f"s3://{bucket}/out-parquet")
+    assert {name: data for name, data in spark_files.items() if name.endswith(".parquet")} == {
+        name: data for name, data in local_files.items() if name.endswith(".parquet")
+    }

@@ -30,6 +30,7 @@ import pyarrow as pa
 
 from builder.extract.web import write_task_files
 from builder.sources.img2dataset import MAX_PROBLEMS, TsvLayout, caption_tsv_parts, read_caption_tsv_part, tsv_layout
+from builder.storage import as_path, version
 
 __all__ = [
     "TSV_SCHEMA",
@@ -123,11 +124,11 @@ def tsv_part_tasks(tsv: str | Path | None, work: Path, workers: int) -> list[Tsv
     TSV."""
     if tsv is None:
         return []
-    path = Path(tsv)
-    status = path.stat()
-    size = max(MIN_PART_BYTES, min(MAX_PART_BYTES, math.ceil(status.st_size / max(1, workers))))
+    path = as_path(tsv)  # on a disk or an object store
+    total, mark = version(tsv)
+    size = max(MIN_PART_BYTES, min(MAX_PART_BYTES, math.ceil(total / max(1, workers))))
     layout = tsv_layout(path)
-    stamp = f"{status.st_size}-{status.st_mtime_ns}"
+    stamp = f"{total}-{mark}"
     return [
         TsvPartTask(number, str(path), start, end, layout, stamp, str(work))
         for number, (start, end) in enumerate(caption_tsv_parts(path, size))
@@ -141,7 +142,7 @@ def tsv_totals(tsv: str | Path, results: Sequence[TsvPartResult]) -> tuple[int, 
     for result in results:
         for line, why in result.bad:
             if len(problems) < MAX_PROBLEMS:
-                problems.append(f"{Path(tsv)}:{before + line}: {why}")
+                problems.append(f"{tsv}:{before + line}: {why}")
         before += result.lines
     return sum(result.rows for result in results), sum(result.unreadable for result in results), problems
 

@@ -37,6 +37,7 @@ import pyarrow as pa
 from builder.extract.web import write_task_files
 from builder.extract.webrefs import PAGE_STRIDE
 from builder.sources.img2dataset import DATASET_SKIPS, MAX_PROBLEMS, ImageDataset, in_place_order
+from builder.storage import join, name_of
 
 __all__ = [
     "LISTING_SCHEMA",
@@ -143,7 +144,7 @@ class DatasetBuildTask:
     def rows(self, result: DatasetBuildResult) -> Iterator[tuple[str, dict[str, Any]]]:
         """``("sample", row)`` per sample in the shard's order, then (with a TSV) ``("listing", row)`` per sample
         the shard lists, in place order."""
-        place = str(Path(self.folder) / self.shard_name)
+        place = str(join(self.folder, self.shard_name))
         dataset: ImageDataset | None = None
         read: list[tuple[str, str]] = []
         try:
@@ -252,7 +253,7 @@ class DatasetRead:
         """The input as funnel.json and the card name it: the dataset folder, its layout and shards, the TSV."""
         return [
             {
-                "name": Path(self.folder).name,
+                "name": name_of(self.folder),
                 "source": self.folder,
                 "kind": "dataset",
                 "layout": self.layout,

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import BinaryIO, Literal
 
 from builder.config import DumpKind
-from builder.storage import check_file, filesystem, is_url, open_file
+from builder.storage import check_file, open_file, version
 
 __all__ = [
     "CHUNK_SIZE",
@@ -135,19 +135,13 @@ def fingerprint(path: str | os.PathLike[str]) -> str:
     finished parts of an earlier build are not taken for parts of this one. An object's version is its store's
     tag (S3's ETag) where there is no modification time in nanoseconds.
     """
-    if is_url(path):
-        fs, inside = filesystem(os.fspath(path))
-        info = fs.info(inside)
-        size, version = int(info["size"]), str(info.get("ETag") or info.get("LastModified") or info.get("mtime"))
-    else:
-        status = Path(path).stat()
-        size, version = status.st_size, str(status.st_mtime_ns)
+    size, stamp = version(path)
     digest = hashlib.sha1()
     with open_file(path, "rb") as handle:
         digest.update(handle.read(FINGERPRINT_BYTES))
         handle.seek(max(0, size - FINGERPRINT_BYTES))
         digest.update(handle.read(FINGERPRINT_BYTES))
-    return f"{size}|{version}|{digest.hexdigest()}"
+    return f"{size}|{stamp}|{digest.hexdigest()}"
 
 
 def byte_place(compression: Compression, stream: int | None, offset: int) -> str:

@@ -44,6 +44,7 @@ from typing import NamedTuple
 
 from builder.lang.text import preprocess_caption  # web captions' §4.5.1 cleaning; needs no HTML parser
 from builder.sources.images import DEFAULT_HASH_SIZE, DEFAULT_MAX_PIXELS, ImageFacts, ImageSkip, inspect_image
+from builder.storage import as_path, is_url, open_file, readable
 
 __all__ = [
     "DATASET_SKIPS",
@@ -140,7 +141,7 @@ class TsvLayout(NamedTuple):
 def tsv_layout(path: str | Path) -> TsvLayout:
     """The layout of a caption TSV, from its first line: a header when it names ``caption`` and ``url`` among its
     fields (img2dataset's ``--input_format tsv``), else Conceptual Captions' own."""
-    with Path(path).open("rb") as stream:
+    with open_file(path) as stream:
         first = stream.readline().decode("utf-8-sig", "replace").rstrip("\r\n")
     names = [field.strip().lower() for field in first.split("\t")]
     if first.strip() and {"caption", "url"} <= set(names):
@@ -185,7 +186,7 @@ def read_caption_tsv(path: str | Path, problems: list[str] | None = None) -> Ite
     ``\\r`` inside a caption is whitespace). A row without a URL, or that is not UTF-8 text, is left out and
     named in ``problems`` (``path:line: …``) when a list is given, else it stops the read as ValueError.
     A build reads its TSV in parts instead (:func:`read_caption_tsv_part`), each where the engine runs it."""
-    path = Path(path)
+    path = as_path(path)
     layout = tsv_layout(path)
     with path.open(encoding="utf-8-sig", errors="replace", newline="\n") as stream:
         for line, text in enumerate(stream, start=1):
@@ -205,10 +206,10 @@ def read_caption_tsv(path: str | Path, problems: list[str] | None = None) -> Ite
 def caption_tsv_parts(path: str | Path, part_bytes: int) -> list[tuple[int, int]]:
     """The byte ranges of a caption TSV cut into parts of about ``part_bytes``, each cut just after a line's
     ``\\n`` (a byte no UTF-8 character holds), so that each part decodes alone as the whole file does."""
-    path = Path(path)
+    path = as_path(path)
     size = path.stat().st_size
     cuts = [0]
-    with path.open("rb") as stream:
+    with open_file(path) as stream:
         while cuts[-1] + part_bytes < size:
             stream.seek(cuts[-1] + part_bytes)
             stream.readline()  # to the end of the line the cut fell in
@@ -225,7 +226,7 @@ def read_caption_tsv_part(
     its number in the part (from 1) and what :func:`tsv_row` makes of it: the file's line is the lines of the
     parts before it plus this number. The first part's first line loses its byte-order mark, and is no row (None)
     when it is the header."""
-    with Path(path).open("rb") as stream:
+    with open_file(path) as stream:
         stream.seek(start)
         position, line = start, 0
         while position < end:
@@ -241,6 +242,13 @@ def read_caption_tsv_part(
             yield line, tsv_row(raw.decode("utf-8-sig" if first else "utf-8", "replace"), layout)
 
 
+def _open_tar(path: Path) -> tarfile.TarFile:
+    """A webdataset shard, on a disk or in a store (there read as one stream)."""
+    if is_url(str(path)):
+        return tarfile.open(fileobj=readable(path), mode="r:*")  # type: ignore[arg-type]
+    return tarfile.open(path, "r:*")
+
+
 def _shard_dirs(folder: Path) -> list[Path]:
     return sorted(path for path in folder.iterdir() if path.is_dir() and path.name.isdigit())
 
@@ -251,7 +259,7 @@ def _image_parquets(folder: Path) -> list[Path]:
     found = []
     for path in sorted(folder.glob("*.parquet")):
         try:
-            names = pq.read_schema(path).names
+            names = pq.read_schema(readable(path)).names
         except (OSError, ValueError) as error:
             raise ValueError(f"{path}: not a readable parquet file ({error})") from None
         if "jpg" in names:
@@ -261,7 +269,7 @@ def _image_parquets(folder: Path) -> list[Path]:
 
 def dataset_layout(folder: str | Path) -> str:
     """Which of img2dataset's layouts ``folder`` holds (``LAYOUTS``); ValueError names the folder if none."""
-    folder = Path(folder)
+    folder = as_path(folder)
     if not folder.is_dir():
         raise ValueError(f"{folder}: not a folder (an img2dataset output folder is expected)")
     if any(folder.glob("*.tar")):
@@ -361,7 +369,7 @@ class ImageDataset:
         shards: Sequence[str] | None = None,
         places: Mapping[str, int] | None = None,
     ) -> None:
-        self.folder = Path(folder)
+        self.folder = as_path(folder)
         self.layout = dataset_layout(self.folder)
         # a build's unit of work: only these shards (names from shard_names()); TSV rows left over are then
         # not records here (another shard may hold their images): ``counts["tsv_matched"]`` says how many matched
@@ -369,7 +377,7 @@ class ImageDataset:
         if self.only is not None and not self.only <= set(self.shard_names()):
             unknown = sorted(self.only - set(self.shard_names()))
             raise ValueError(f"{self.folder}: no shard {', '.join(unknown)} ({self.layout} layout)")
-        self.tsv = Path(tsv) if tsv is not None else None
+        self.tsv = as_path(tsv) if tsv is not None else None
         if self.tsv is not None and not self.tsv.is_file():
             raise ValueError(f"{self.tsv}: no such caption TSV")
         # key → the sample's place among the samples of its URL, for the URLs the TSV repeats (None: found on reading)
@@ -418,7 +426,7 @@ class ImageDataset:
         if not parquet.is_file():
             return {}
         try:
-            source = pq.ParquetFile(parquet)
+            source = pq.ParquetFile(readable(parquet))
             names = source.schema_arrow.names
             if "key" not in names:
                 return {}
@@ -502,7 +510,7 @@ class ImageDataset:
         current: str | None = None
         parts: dict[str, bytes] = {}
         try:
-            with tarfile.open(path, "r:*") as archive:
+            with _open_tar(path) as archive:
                 for member in archive:
                     if not member.isfile():
                         continue
@@ -529,7 +537,7 @@ class ImageDataset:
         import pyarrow.parquet as pq
 
         for path in shards:
-            source = pq.ParquetFile(path)
+            source = pq.ParquetFile(readable(path))
             names = source.schema_arrow.names
             wanted = [name for name in ("key", "url", "caption", "txt", "status", "jpg") if name in names]
             number = 0
@@ -556,7 +564,7 @@ class ImageDataset:
 
         parquet = shard if self.layout == "parquet" else self._metadata_parquet(shard)
         try:
-            source = pq.ParquetFile(parquet) if parquet.is_file() else None
+            source = pq.ParquetFile(readable(parquet)) if parquet.is_file() else None
         except (OSError, ValueError):
             source = None
         names = source.schema_arrow.names if source is not None else []

@@ -50,7 +50,12 @@ def _stored_kind(url: str) -> str:
             return _file_kind(url)
         if fs.isdir(inside):
             names = [entry["name"] for entry in fs.ls(inside, detail=True) if entry["type"] == "file"]
-            return "web" if any(name.endswith(ARCHIVE_SUFFIXES) for name in names) else "unknown"
+            if any(name.endswith(ARCHIVE_SUFFIXES) for name in names):
+                return "web"
+            from builder.sources.img2dataset import dataset_layout
+
+            dataset_layout(url)  # a ValueError if it is none: the dump reader then says what it is not
+            return "dataset"
     except Exception:  # noqa: BLE001 - a store's own exceptions: told by the reader, with the URL
         return "unknown"
     return "unknown"
