@@ -28,18 +28,14 @@ import argparse
 import io
 import json
 import shutil
-import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from pathlib import Path
-
-import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.scale import Sampler  # noqa: E402
+from benchmarks.scale import DRIVER_INBOX, ratio, sampled_child  # noqa: E402
 from benchmarks.web_crawl import WORDS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,28 +107,11 @@ def write_cc_dataset(folder: Path, rows: int, seed: int, downloaded: float, per_
     return {"rows": rows, "samples": samples, "shards": (rows + per_shard - 1) // per_shard}
 
 
-_CHILD = """
-import json, pickle, sys
+_CHILD = """  # run after DRIVER_INBOX
+import json, sys
 sys.path.insert(0, {root!r})
-received = {{"items": 0, "bytes": 0}}
 if {engine!r} == "spark":
-    from pyspark import RDD
-    from pyspark.sql import DataFrame
-    def counted(method):
-        def collect(self, *arguments, **options):
-            rows = method(self, *arguments, **options)
-            received["items"] += len(rows)
-            received["bytes"] += len(pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL))
-            return rows
-        return collect
-    local_iterator = RDD.toLocalIterator
-    def counted_iterator(self, *arguments, **options):
-        for row in local_iterator(self, *arguments, **options):
-            received["items"] += 1
-            received["bytes"] += len(pickle.dumps(row, protocol=pickle.HIGHEST_PROTOCOL))
-            yield row
-    RDD.collect, DataFrame.collect = counted(RDD.collect), counted(DataFrame.collect)
-    RDD.toLocalIterator = counted_iterator
+    count_what_the_driver_receives()
 from builder.config import CAPTIONS
 from builder.engines.local import build
 if {engine!r} == "spark":
@@ -144,43 +123,10 @@ print(json.dumps({{"seconds": report.clock.seconds(), "spans": report.clock.span
 """
 
 
-class WorkerSampler(Sampler):
-    """:class:`benchmarks.scale.Sampler` that also keeps the largest PSS of any one process under the child."""
-
-    def __init__(self, pid: int, folder: Path) -> None:
-        super().__init__(pid, folder)
-        self.worker_peak = 0
-
-    def _tree_rss(self) -> int:
-        try:
-            for process in self.process.children(recursive=True):
-                try:
-                    self.worker_peak = max(self.worker_peak, process.memory_full_info().pss)
-                except (psutil.NoSuchProcess, psutil.AccessDenied):
-                    continue
-        except psutil.NoSuchProcess:
-            pass
-        return super()._tree_rss()
-
-
-def sampled_child(code: str, cwd: str) -> tuple[int, str, str, float, WorkerSampler]:
-    """:func:`benchmarks.scale.sampled_child` with a :class:`WorkerSampler`."""
-    started = time.time()
-    child = subprocess.Popen(
-        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd
-    )
-    sampler = WorkerSampler(child.pid, Path(cwd))
-    sampler.start()
-    stdout, stderr = child.communicate()
-    sampler.done.set()
-    sampler.join()
-    return child.returncode, stdout, stderr, time.time() - started, sampler
-
-
 def run_build(dataset: Path, engine: str, workers: int) -> dict:
     """One captions build in a child process, its memory sampled here."""
     with tempfile.TemporaryDirectory(prefix="wikipedia-ipc-captions-scale-") as scratch:
-        code = _CHILD.format(
+        code = DRIVER_INBOX + _CHILD.format(
             root=str(ROOT),
             engine=engine,
             images=str(dataset / "images"),
@@ -188,7 +134,7 @@ def run_build(dataset: Path, engine: str, workers: int) -> dict:
             output=str(Path(scratch) / "out"),
             workers=workers,
         )
-        returned, stdout, stderr, wall, sampler = sampled_child(code, scratch)
+        returned, stdout, stderr, wall, sampler = sampled_child(code, scratch, Path(scratch))
     if returned != 0:
         raise RuntimeError(f"the {engine} build of {dataset.name} failed ({returned}): {stderr[-2000:]}")
     result = json.loads(stdout.strip().splitlines()[-1])
@@ -218,10 +164,6 @@ def dataset_of(rows: int, arguments: argparse.Namespace) -> tuple[Path, dict]:
     held["tsv_bytes"] = (folder / "cc.tsv").stat().st_size
     held["bytes"] = held["tsv_bytes"] + sum(file.stat().st_size for file in (folder / "images").iterdir())
     return folder, held
-
-
-def _ratio(large: float, small: float) -> str:
-    return f"×{large / small:.2f}" if small else "–"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -269,13 +211,13 @@ def main(argv: list[str] | None = None) -> int:
     for engine in arguments.engines:
         small, large = results[engine, sizes[0]], results[engine, sizes[1]]
         line = (
-            f"- {engine}: driver peak {_ratio(large['driver_peak'], small['driver_peak'])}, "
-            f"worker peak {_ratio(large['worker_peak'], small['worker_peak'])}, "
-            f"tree peak {_ratio(large['tree_peak'], small['tree_peak'])}, "
-            f"extraction time {_ratio(large['seconds']['extraction'], small['seconds']['extraction'])}"
+            f"- {engine}: driver peak {ratio(large['driver_peak'], small['driver_peak'])}, "
+            f"worker peak {ratio(large['worker_peak'], small['worker_peak'])}, "
+            f"tree peak {ratio(large['tree_peak'], small['tree_peak'])}, "
+            f"extraction time {ratio(large['seconds']['extraction'], small['seconds']['extraction'])}"
         )
         if engine == "spark":
-            line += f", to the driver {_ratio(large['received']['bytes'], small['received']['bytes'])} in bytes"
+            line += f", to the driver {ratio(large['received']['bytes'], small['received']['bytes'])} in bytes"
         print(line)
     for engine in arguments.engines:
         large = results[engine, sizes[1]]

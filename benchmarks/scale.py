@@ -80,6 +80,7 @@ class Sampler(threading.Thread):
         self.folder = folder
         self.samples: list[tuple[float, int]] = []
         self.own_peak = 0  # the root process alone (a build's driver), beside the tree's sum
+        self.worker_peak = 0  # the largest of any one process under it (a worker)
         self.own: list[tuple[float, int]] = []
         self.peak_disk = 0
         self.done = threading.Event()
@@ -108,12 +109,45 @@ class Sampler(threading.Thread):
             if process.pid == self.process.pid:
                 self.own_peak = max(self.own_peak, pss)
                 self.own.append((time.time(), pss))
+            else:
+                self.worker_peak = max(self.worker_peak, pss)
         return total
 
     def peak_between(self, start: float, end: float, own: bool = False) -> int:
         """The peak between two instants, of the tree or (``own``) of the root process alone."""
         inside = [rss for moment, rss in (self.own if own else self.samples) if start <= moment <= end]
         return max(inside, default=0)
+
+
+# The start of a child's code that counts what a Spark driver receives from the executors: the methods that bring
+# rows to it (RDD and DataFrame collect, RDD.toLocalIterator) wrapped, each row's pickled size added up.
+DRIVER_INBOX = """
+import pickle
+received = {"items": 0, "bytes": 0}
+def count_what_the_driver_receives():
+    from pyspark import RDD
+    from pyspark.sql import DataFrame
+    def counted(method):
+        def collect(self, *arguments, **options):
+            rows = method(self, *arguments, **options)
+            received["items"] += len(rows)
+            received["bytes"] += len(pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL))
+            return rows
+        return collect
+    local_iterator = RDD.toLocalIterator
+    def counted_iterator(self, *arguments, **options):
+        for row in local_iterator(self, *arguments, **options):
+            received["items"] += 1
+            received["bytes"] += len(pickle.dumps(row, protocol=pickle.HIGHEST_PROTOCOL))
+            yield row
+    RDD.collect, DataFrame.collect = counted(RDD.collect), counted(DataFrame.collect)
+    RDD.toLocalIterator = counted_iterator
+"""
+
+
+def ratio(large: float, small: float, digits: int = 1) -> str:
+    """How many times the larger size's figure is the smaller's."""
+    return f"×{large / small:.{digits}f}" if small else "–"
 
 
 def _folder_bytes(folder: Path) -> int:

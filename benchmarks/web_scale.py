@@ -38,7 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.scale import sampled_child  # noqa: E402
+from benchmarks.scale import DRIVER_INBOX, ratio, sampled_child  # noqa: E402
 from benchmarks.web_crawl import WORDS, Response, image_payload, write_records  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -154,24 +154,11 @@ def write_cc_crawl(
 
 # The child: one build, its stage times and counts as JSON on the last line of stdout; on Spark, what the driver
 # received from the executors, counted by wrapping the two RDD methods that bring rows to it.
-_CHILD = """
-import json, pickle, sys
+_CHILD = """  # run after DRIVER_INBOX
+import json, sys
 sys.path.insert(0, {root!r})
-received = {{"items": 0, "bytes": 0}}
 if {engine!r} == "spark":
-    from pyspark import RDD
-    collect, local_iterator = RDD.collect, RDD.toLocalIterator
-    def counted_collect(self):
-        rows = collect(self)
-        received["items"] += len(rows)
-        received["bytes"] += len(pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL))
-        return rows
-    def counted_iterator(self, *arguments, **options):
-        for row in local_iterator(self, *arguments, **options):
-            received["items"] += 1
-            received["bytes"] += len(pickle.dumps(row, protocol=pickle.HIGHEST_PROTOCOL))
-            yield row
-    RDD.collect, RDD.toLocalIterator = counted_collect, counted_iterator
+    count_what_the_driver_receives()
 from builder.config import WEB
 from builder.engines.local import build
 if {engine!r} == "spark":
@@ -185,7 +172,7 @@ print(json.dumps({{"seconds": report.clock.seconds(), "spans": report.clock.span
 def run_build(crawl: list[Path], engine: str, workers: int) -> dict:
     """One web build in a child process, its memory sampled here."""
     with tempfile.TemporaryDirectory(prefix="wikipedia-ipc-web-scale-") as scratch:
-        code = _CHILD.format(
+        code = DRIVER_INBOX + _CHILD.format(
             root=str(ROOT),
             engine=engine,
             crawl=[str(file) for file in crawl],
@@ -235,10 +222,6 @@ def crawl_of(pages: int, arguments: argparse.Namespace) -> tuple[list[Path], dic
     return files, held
 
 
-def _ratio(large: float, small: float) -> str:
-    return f"×{large / small:.1f}" if small else "–"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pages", type=int, default=2000, help="pages of the smaller crawl")
@@ -281,12 +264,12 @@ def main(argv: list[str] | None = None) -> int:
     for engine in arguments.engines:
         small, large = results[engine, sizes[0]], results[engine, sizes[1]]
         line = (
-            f"- {engine}: driver peak {_ratio(large['driver_peak'], small['driver_peak'])}, "
-            f"tree peak {_ratio(large['tree_peak'], small['tree_peak'])}, "
-            f"extraction time {_ratio(large['seconds']['extraction'], small['seconds']['extraction'])}"
+            f"- {engine}: driver peak {ratio(large['driver_peak'], small['driver_peak'])}, "
+            f"tree peak {ratio(large['tree_peak'], small['tree_peak'])}, "
+            f"extraction time {ratio(large['seconds']['extraction'], small['seconds']['extraction'])}"
         )
         if engine == "spark":
-            line += f", to the driver {_ratio(large['received']['bytes'], small['received']['bytes'])} in bytes"
+            line += f", to the driver {ratio(large['received']['bytes'], small['received']['bytes'])} in bytes"
         print(line)
         stages = ", ".join(
             f"{name} {small['driver_stages'][name] / MB:.0f} → {large['driver_stages'].get(name, 0) / MB:.0f} MB"

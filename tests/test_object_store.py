@@ -18,7 +18,8 @@ from pathlib import Path
 
 import datasets
 import pytest
-from test_output import OLD_CAPTIONS, captions_dump, snapshot
+from test_output import NEW_CAPTIONS, OLD_CAPTIONS, snapshot
+from test_output import dumps as dumps  # the fixture: the sample captions dump, then a newer one
 
 import builder.publish.bucket
 from builder.common import OutputError
@@ -30,14 +31,6 @@ from builder.sources.kinds import input_kind
 from builder.sources.warc import expand_warc_inputs
 
 DATA = Path(__file__).parent / "data"
-NEW_CAPTIONS = [*OLD_CAPTIONS[:2], "A vintage card from 1907 shows a bunny that carries a basket."]
-
-
-@pytest.fixture
-def dumps(tmp_path: Path) -> tuple[Path, Path]:
-    old = captions_dump(tmp_path / "enwiki-20240101-pages-articles.xml", OLD_CAPTIONS)
-    new = captions_dump(tmp_path / "enwiki-20240201-pages-articles.xml", NEW_CAPTIONS)
-    return old, new
 
 
 def bucket_snapshot(fs, url: str) -> dict[str, bytes]:  # noqa: ANN001 - an s3fs.S3FileSystem
