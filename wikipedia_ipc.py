@@ -76,6 +76,7 @@ from builder.sources.download import (
 )
 from builder.sources.files import DumpError
 from builder.sources.sqldump import SqlDumpError
+from builder.storage import local_path
 from metrics.profiles import PROFILES
 
 if TYPE_CHECKING:
@@ -367,7 +368,7 @@ def command_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--quiet", action="store_true", help="no progress bars")
     push = commands.add_parser("push", help="upload a built dataset folder to the Hugging Face Hub")
-    push.add_argument("folder", help="a dataset folder written by build")
+    push.add_argument("folder", type=local_path, help="a dataset folder written by build")
     push.add_argument("repo_id", help="dataset repository on the Hub, e.g. USER/wikipedia-ipc (created if missing)")
     push.add_argument("--private", action="store_true", help="create the repository as private")
     push.add_argument("--revision", help="branch to commit to (created if missing; default: main)")

@@ -5,6 +5,7 @@ from its own package or from one above it in the list, never from one below):
 
 ==================  ==========================================================================
 :mod:`.common`      generic helpers: atomic writes, the folder lock, plurals, the data folder
+:mod:`.storage`     where a file lives: a local path, or an object store's URL (fsspec)
 :mod:`.config`      the paper's parameters (:class:`~builder.config.PipelineConfig`, the presets)
                     and the settings of a build as a whole (:class:`~builder.config.BuildOptions`)
 :mod:`.lang`        what the toolkit knows of each language: namespace names and magic words,
@@ -25,7 +26,8 @@ Where a change goes: a new dump format or compression → :mod:`builder.sources`
 vocabulary → ``builder/data/languages.json`` (generated, see ``docs/languages.md``) and
 :mod:`builder.lang`; a template whose text a caption needs → :mod:`builder.extract.templates`;
 a filter step → :mod:`builder.filters` and :class:`~builder.filters.chain.FilterChain`;
-a tagger → :mod:`builder.filters.tagging`; a file of the output → :mod:`builder.publish`;
+a tagger → :mod:`builder.filters.tagging`; a file of the output → :mod:`builder.publish`; another
+object store → :mod:`builder.storage`;
 an engine → :mod:`builder.engines` (it implements :class:`~builder.engines.core.Engine`).
 See ``docs/pipeline.md`` for the map.
 """

@@ -23,8 +23,11 @@ __all__ = [
     "check_file",
     "store_errors",
     "exists",
+    "folder_files",
+    "has_scheme",
     "filesystem",
     "is_url",
+    "local_path",
     "join",
     "location",
     "name_of",
@@ -51,6 +54,12 @@ def _text(location: object) -> str:
         if isinstance(location, os.PathLike)
         else str(location)
     )
+
+
+def has_scheme(text: str) -> bool:
+    """Whether a name is a URL of any scheme (``file://``, ``http://`` and object stores' alike)."""
+    scheme, separator, _ = text.partition("://")
+    return bool(separator) and scheme.isalnum() and len(scheme) > 1
 
 
 def is_url(location: str | os.PathLike) -> bool:
@@ -93,7 +102,8 @@ def name_of(location: str | os.PathLike) -> str:
 def open_file(location: str | os.PathLike, mode: str = "rb") -> IO:
     """A local file, or a URL's object opened by fsspec (seekable where the store allows ranged reads)."""
     if not is_url(location):
-        return open(location, mode)  # noqa: SIM115 - closed by the caller
+        local = _text(location)
+        return open(local.removeprefix("file://") if local.startswith("file://") else location, mode)  # noqa: SIM115
     fs, path = filesystem(_text(location))
     opened = fs.open(path, mode)
     # the io module's buffering over the store's file: every reader's calls (``readline(limit)``, ``peek``) work
@@ -192,3 +202,27 @@ def version(path: str | os.PathLike) -> tuple[int, str]:
         return int(info["size"]), str(info.get("ETag") or info.get("LastModified") or info.get("mtime"))
     status = Path(path).stat()
     return status.st_size, str(status.st_mtime_ns)
+
+
+def local_path(text: str) -> Path:
+    """A command's argument that must be on this machine's disk: a URL of an object store is refused by name,
+    not folded into a local name that does not exist."""
+    if is_url(text):
+        import argparse
+
+        raise argparse.ArgumentTypeError(
+            f"{text}: this command reads and writes local files and folders; copy a build from an object store "
+            "first (docs/building.md, Data and output on an object store)"
+        )
+    return Path(text)
+
+
+def folder_files(url: str) -> list[str] | None:
+    """The files directly in a folder of an object store, as URLs in name order; None if the URL is no folder."""
+    with store_errors(url):
+        fs, inside = filesystem(url)
+        if not fs.isdir(inside):
+            return None
+        listed = fs.ls(inside, detail=True)
+    scheme = url.partition("://")[0]
+    return sorted(f"{scheme}://{entry['name']}" for entry in listed if entry["type"] == "file")

@@ -40,6 +40,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from builder.storage import local_path
 from metrics.paraphrase import META, RULE_LEVELS, Classifier, caption_rule_of, features, load_classifier, pair_key
 from metrics.profiles import PROFILES, ModelUnavailable
 from metrics.scoring import score_pairs
@@ -496,9 +497,11 @@ def parser() -> argparse.ArgumentParser:
         description=__doc__.split("\n\n", 2)[2],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    score.add_argument("input", type=Path, help="a .tsv or .jsonl file, or a folder built by wikipedia_ipc.py")
+    score.add_argument("input", type=local_path, help="a .tsv or .jsonl file, or a folder built by wikipedia_ipc.py")
     score.add_argument(
-        "--output", type=Path, help="where to write (default: beside the input, '.scored' file or '-scored' folder)"
+        "--output",
+        type=local_path,
+        help="where to write (default: beside the input, '.scored' file or '-scored' folder)",
     )
     score.add_argument(
         "--overwrite",

@@ -378,3 +378,22 @@ def test_an_image_caption_dataset_in_a_bucket_builds_as_the_local_folder_does(
     assert {name: data for name, data in spark_files.items() if name.endswith(".parquet")} == {
         name: data for name, data in local_files.items() if name.endswith(".parquet")
     }
+
+
+def test_commands_of_local_folders_refuse_a_bucket_by_name(capsys: pytest.CaptureFixture[str]) -> None:
+    """Scoring and pushing read local folders: a bucket's URL is refused as such, not read as a missing local
+    folder ``s3:/…``; a scored build is not written into a bucket either."""
+    from metrics.cli import main as score
+    from wikipedia_ipc import main
+
+    for command, run in (
+        (["score", "s3://bucket/wikipedia_ipc"], score),
+        (["push", "s3://bucket/wikipedia_ipc", "me/wikipedia-ipc", "--dry-run"], main),
+    ):
+        with pytest.raises(SystemExit):
+            run(command)
+        assert "s3://bucket/wikipedia_ipc: this command reads and writes local files and folders" in (
+            capsys.readouterr().err
+        )
+    assert main(["build", "--score", "minilm", "--output", "s3://bucket/scored", "--quiet"]) == 2
+    assert "--score writes a local folder, and s3://bucket/scored is on an object store" in capsys.readouterr().err

@@ -12,7 +12,7 @@ import os
 import zlib
 from pathlib import Path
 
-from builder.storage import filesystem, is_url, open_file
+from builder.storage import folder_files, has_scheme, is_url, open_file
 
 __all__ = ["ARCHIVE_SUFFIXES", "CONFIG_OF_KIND", "KINDS", "LISTING_SUFFIX", "configs_for_inputs", "input_kind"]
 
@@ -45,20 +45,17 @@ def _stored_kind(url: str) -> str:
     """An object store's file by its first bytes, its folder by the archives in it; ``unknown`` if it cannot
     be asked (the reader of the build's kind says why)."""
     try:
-        fs, inside = filesystem(url)
-        if fs.isfile(inside):
+        names = folder_files(url)
+        if names is None:
             return _file_kind(url)
-        if fs.isdir(inside):
-            names = [entry["name"] for entry in fs.ls(inside, detail=True) if entry["type"] == "file"]
-            if any(name.endswith(ARCHIVE_SUFFIXES) for name in names):
-                return "web"
-            from builder.sources.img2dataset import dataset_layout
+        if any(name.endswith(ARCHIVE_SUFFIXES) for name in names):
+            return "web"
+        from builder.sources.img2dataset import dataset_layout
 
-            dataset_layout(url)  # a ValueError if it is none: the dump reader then says what it is not
-            return "dataset"
-    except Exception:  # noqa: BLE001 - a store's own exceptions: told by the reader, with the URL
+        dataset_layout(url)  # a ValueError if it is none: the dump reader then says what it is not
+        return "dataset"
+    except Exception:  # noqa: BLE001 - a store's own exceptions, a missing object: told by the reader, with the URL
         return "unknown"
-    return "unknown"
 
 
 def _folder_kind(path: Path) -> str:
@@ -80,11 +77,10 @@ def input_kind(given: str | os.PathLike[str]) -> str:
     ``*.paths.gz`` listing, an archive's URL), ``dataset`` (an img2dataset output folder), or ``unknown`` (a path
     that does not exist, a folder of none of these): the reader of the build's kind names what is wrong with it."""
     text = os.fspath(given)
-    scheme, separator, _ = text.partition("://")
-    if separator and scheme.isalnum() and len(scheme) > 1:
+    if has_scheme(text):
         if text.endswith((*ARCHIVE_SUFFIXES, LISTING_SUFFIX)):
             return "web"
-        return _stored_kind(text) if is_url(text) and scheme.lower() not in ("http", "https") else "unknown"
+        return _stored_kind(text) if is_url(text) and not text.lower().startswith(("http:", "https:")) else "unknown"
     path = Path(text)
     if path.name.endswith(LISTING_SUFFIX):
         return "web"

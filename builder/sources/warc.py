@@ -45,7 +45,7 @@ from builder.sources.mirror import (
     open_url,
     read_some,
 )
-from builder.storage import filesystem, is_url, store_errors
+from builder.storage import StorageError, folder_files, has_scheme, is_url, open_file
 
 __all__ = [
     "COMMON_CRAWL",
@@ -165,11 +165,14 @@ def expand_warc_inputs(
     for given in inputs:
         text = os.fspath(given)
         if is_url(text) and not text.startswith(("http://", "https://")) and not text.endswith(PATHS_SUFFIX):
-            found = _store_folder(text)  # a folder on an object store gives its archives, as a local one does
+            found = folder_files(text)  # a folder on an object store gives its archives, as a local one does
             if found is not None:
-                sources.extend(found)
+                archives = [name for name in found if name.endswith(WARC_SUFFIXES)]
+                if not archives:
+                    raise WarcError(f"{text}: the folder holds no .warc or .warc.gz file")
+                sources.extend(archives)
                 continue
-        if _is_url(text):
+        if has_scheme(text):
             sources.extend(_listing(text, base_url, listing_schemes) if text.endswith(PATHS_SUFFIX) else [text])
             continue
         path = Path(text)
@@ -186,31 +189,11 @@ def expand_warc_inputs(
             sources.append(text)
     seen: set[str] = set()
     for source in sources:
-        key = source if _is_url(source) else str(Path(source).resolve())
+        key = source if has_scheme(source) else str(Path(source).resolve())
         if key in seen:
             raise WarcError(f"a WARC file is given twice: {source}")
         seen.add(key)
     return sources
-
-
-def _store_folder(url: str) -> list[str] | None:
-    """The archives in a folder of an object store, sorted; None if the URL is no folder there."""
-    with store_errors(url):
-        fs, inside = filesystem(url)
-        if not fs.isdir(inside):
-            return None
-        listed = fs.ls(inside, detail=True)
-        files = [entry["name"] for entry in listed if entry["type"] == "file"]
-        names = sorted(name for name in files if name.endswith(WARC_SUFFIXES))
-    if not names:
-        raise WarcError(f"{url}: the folder holds no .warc or .warc.gz file")
-    scheme = url.partition("://")[0]
-    return [f"{scheme}://{name}" for name in names]
-
-
-def _is_url(text: str) -> bool:
-    scheme, separator, _ = text.partition("://")
-    return bool(separator) and scheme.isalnum() and len(scheme) > 1
 
 
 def _listing(where: str, base_url: str, schemes: Sequence[str] = LISTING_SCHEMES) -> list[str]:
@@ -226,7 +209,7 @@ def _listing(where: str, base_url: str, schemes: Sequence[str] = LISTING_SCHEMES
                 if not line:
                     continue
                 scheme, colon, _ = line.partition(":")
-                if _is_url(line) or (colon and scheme.isalpha() and len(scheme) > 1):
+                if has_scheme(line) or (colon and scheme.isalpha() and len(scheme) > 1):
                     if scheme.lower() not in allowed:
                         raise WarcError(
                             f"{where}, line {number}: {line!r} is a {scheme.lower()}: URL; a listing may name paths "
@@ -366,14 +349,10 @@ def open_warc(source: str, network: Network | None = None) -> Iterator[_Counted]
     """A source's raw bytes as a counted stream: a local file, an ``http(s)`` URL, or a URL fsspec opens."""
     if source.startswith(("http://", "https://")):
         inner: BinaryIO = _HttpStream(source, network or Network())  # type: ignore[assignment]
-    elif _is_url(source):
+    elif has_scheme(source):
         try:
-            import fsspec
-        except ImportError:  # pragma: no cover - fsspec comes with datasets
-            raise WarcError(f"{source}: reading URLs needs fsspec (pip install fsspec)") from None
-        try:
-            inner = fsspec.open(source, "rb").open()
-        except (ImportError, ValueError) as error:
+            inner = open_file(source)  # an object store's object (or a file:// URL), read where it is
+        except (StorageError, ValueError) as error:
             raise WarcError(f"{source}: {error}") from None
     else:
         try:
