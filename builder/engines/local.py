@@ -667,8 +667,9 @@ class LocalEngine:
             apart = excluded.get(name)
             later = self.extraction.later
             out = self.candidates[name]
-            mapping = identity.map if identity.table is None else identity.table  # a web build's map: a file
-            assert isinstance(mapping, IdentityMap | Path)
+            mapping = identity.table  # a web build's map is a file of the image stage, None when it changes no URL
+            if mapping is None and isinstance(identity.map, IdentityMap):
+                mapping = identity.map
             kept_apart = select_candidates(connection, shards, chain, out, mapping, apart, later, schema)
             titles = count_titles(connection, shards, chain, later) if identity.map.changed_titles() else None
             selected[name] = Selected(titles, kept_apart)
