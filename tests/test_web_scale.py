@@ -126,7 +126,9 @@ def test_what_reaches_the_spark_driver_does_not_grow_with_the_images(
     (images_small, pairs_small, received_small, sent_small), (images_large, pairs_large, received_large, sent_large) = (
         measured
     )
-    assert images_large > 6 * images_small and pairs_large > 6 * pairs_small > 0, measured
+    assert images_large > 6 * images_small, measured
+    if equivalence == "url":  # the crawl holds no image records: under pixels every reference is left out
+        assert pairs_large > 6 * pairs_small > 0, measured
     assert received_large < 1.5 * received_small + 20_000, measured
     assert sent_large < 1.5 * sent_small + 20_000, measured
     print(f"driver bytes ({equivalence}): {measured}")
