@@ -18,6 +18,7 @@ import threading
 import types
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Protocol
 
 __all__ = [
     "DATA",
@@ -31,6 +32,7 @@ __all__ = [
     "plural",
     "process_memory",
     "read_language_table",
+    "smallest_labels",
     "sql_list",
     "sql_text",
     "write_atomic",
@@ -312,6 +314,45 @@ def sql_text(value: str | os.PathLike) -> str:
 def sql_list(values: Iterable[str | os.PathLike]) -> str:
     """A SQL list of string literals (the files of a ``read_parquet``)."""
     return "[" + ", ".join(sql_text(value) for value in values) + "]"
+
+
+class SqlTables(Protocol):
+    """Tables of an engine that one SQL text makes on DuckDB and on Spark (the subset both dialects read)."""
+
+    def table(self, name: str, query: str) -> None:
+        """Make table ``name`` from ``query``."""
+
+    def rows(self, query: str) -> list[tuple]:
+        """A small result (counts), brought to Python."""
+
+
+def smallest_labels(tables: SqlTables, links: str, name: str) -> str:
+    """The components of the graph whose edges are the rows ``(a, b)`` of table ``links``, in the engine: every
+    node is given its own label, then each round gives a node the smallest label of itself and its neighbours
+    until no label changes. Returns the last round's table, ``(node, label)``: each linked node with the smallest
+    node of its component. One table per round; the rounds grow with the longest path from a component's smallest
+    node, not with the number of nodes, and only a count per round leaves the engine. (A shortcut through a label's
+    own label would take fewer rounds, but a table joined with itself squares Spark's size estimate every round.)"""
+    tables.table(
+        f"{name}_0",
+        f"SELECT DISTINCT node, node AS label FROM (SELECT a AS node FROM {links} UNION ALL "
+        f"SELECT b AS node FROM {links}) linked",
+    )
+    rounds = 0
+    while True:
+        last, rounds = f"{name}_{rounds}", rounds + 1
+        tables.table(
+            f"{name}_{rounds}",
+            "SELECT node, min(label) AS label FROM ("
+            f"SELECT node, label FROM {last} UNION ALL "
+            f"SELECT k.a AS node, l.label FROM {links} k JOIN {last} l ON k.b = l.node UNION ALL "
+            f"SELECT k.b AS node, l.label FROM {links} k JOIN {last} l ON k.a = l.node) passed GROUP BY node",
+        )
+        ((changed,),) = tables.rows(
+            f"SELECT count(*) FROM {name}_{rounds} n JOIN {last} o ON n.node = o.node WHERE n.label <> o.label"
+        )
+        if not changed:
+            return f"{name}_{rounds}"
 
 
 def duckdb_connection(spill: Path, memory_limit: str, threads: int | None = None):  # noqa: ANN201

@@ -355,6 +355,38 @@ def test_spark_computes_the_identity_map_as_the_process_does(spark) -> None:
             assert in_tables(tables) == in_process(redirects, names), case
 
 
+def test_spark_assigns_the_splits_as_the_union_find_does(spark) -> None:
+    """The split assignment in Spark SQL over pairs as the engine holds them: assign_nodes' statistics and each
+    image's split, on random graphs of shared texts and on one long chain."""
+    import random
+
+    from test_splits import WORDS, chain_of_pairs
+
+    from builder.engines.spark import SparkTables
+    from builder.publish.splits import assign, assign_in_tables, image_key, node_hex
+
+    generator = random.Random(7)
+    texts = WORDS + [f"caption {n}" for n in range(40)]
+    graphs = [
+        [
+            {"image": f"File:{generator.randrange(30)}.jpg", "sentence1": generator.choice(texts),
+             "sentence2": generator.choice(texts)}
+            for _ in range(60)
+        ]
+        for _ in range(2)
+    ]  # fmt: skip
+    for rows in [*graphs, chain_of_pairs(8)]:
+        fractions = (1 / 3, 1 / 3, 1 / 3)
+        expected = assign(rows, fractions)
+        with SparkTables(spark, []) as tables:
+            pairs = spark.sparkContext.parallelize([node_hex(row) for row in rows], 3)
+            tables.strings("split_pairs", pairs, ("image", "a", "b", "c"))
+            stats, check = assign_in_tables(tables, fractions)
+            routes = dict(tables.rows("SELECT image, split FROM split_routes"))
+        assert stats == expected.stats and (check.shared_images, check.shared_texts) == (0, 0)
+        assert routes == {row["image"]: expected.by_image[image_key(row["image"])] for row in rows}
+
+
 def identity_input(folder: Path, chains: int) -> tuple[Path, Path]:
     """A dump of six articles and ``chains`` chains of two File redirects, and an image table in which each chain's
     end is uploaded again under two other names: the articles use the first chain and a copy of its end."""

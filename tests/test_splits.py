@@ -21,7 +21,7 @@ from builder.engines.local import build
 from builder.filters.pairs import skeleton
 from builder.publish.card import SAMPLE_DUMP
 from builder.publish.layout import split_of_file
-from builder.publish.splits import assign, shared_nodes
+from builder.publish.splits import assign, assign_in_tables, image_key, node_hex, shared_nodes
 
 WORDS = ["Harbour", "harbour", "HARBOUR", "Harbour.", "harbour (1907)", "ＨＡＲＢＯＵＲ", "bridge", "Bridge", "tower"]
 WORDS += ["castle", "river", "old", "new", "Straße", "STRASSE"]
@@ -120,6 +120,51 @@ def test_the_assignment_is_a_function_of_the_content(rows: list[dict], seed: int
     assert assignment.stats.components == len(groups)
     assert assignment.stats.largest_component == max(len(group) for group in groups)
     assert sum(assignment.stats.pairs.values()) == len(rows)
+
+
+def assigned_in_duckdb(rows: list[dict], fractions: tuple[float, ...]) -> tuple[object, object, dict[str, int]]:
+    """:func:`assign_in_tables` on DuckDB: the statistics, the overlap check and each image's split index."""
+    import tempfile
+
+    import pyarrow as pa
+
+    from builder.filters.web import DuckDBImageTables
+
+    columns = ("image", "a", "b", "c")
+    nodes = [node_hex(row) for row in rows]
+    with tempfile.TemporaryDirectory() as work, DuckDBImageTables([], None, Path(work)) as tables:
+        tables.register("split_pairs", pa.table({name: [row[n] for row in nodes] for n, name in enumerate(columns)}))
+        stats, check = assign_in_tables(tables, fractions)
+        routes = dict(tables.rows("SELECT image, split FROM split_routes"))
+    return stats, check, routes
+
+
+def chain_of_pairs(length: int) -> list[dict]:
+    """Images linked in one long chain by the captions they share: the most rounds of labels for its size."""
+    return [
+        {"id": str(n), "image": f"File:{n}.jpg", "sentence1": f"caption {n}", "sentence2": f"caption {n + 1}"}
+        for n in range(length)
+    ]
+
+
+@settings(max_examples=80, deadline=None, derandomize=True, database=None)
+@given(rows=pair_graphs(), fractions=st.sampled_from([DEFAULT_FRACTIONS, (1 / 3, 1 / 3, 1 / 3), (0.2, 0.3, 0.5), ()]))
+def test_the_engine_assigns_as_the_union_find_does(rows: list[dict], fractions: tuple[float, ...]) -> None:
+    """The SQL assignment (rounds of smallest labels) gives every image the union-find's split, and its statistics."""
+    expected = assign(rows, fractions)
+    stats, check, routes = assigned_in_duckdb(rows, fractions)
+    assert stats == expected.stats and (check.shared_images, check.shared_texts) == (0, 0)
+    assert routes == {row["image"]: expected.by_image[image_key(row["image"])] for row in rows}
+
+
+def test_the_engine_follows_a_long_chain_and_counts_nothing_for_no_pairs() -> None:
+    rows = chain_of_pairs(40)
+    stats, _, routes = assigned_in_duckdb(rows, (1 / 3, 1 / 3, 1 / 3))
+    expected = assign(rows, (1 / 3, 1 / 3, 1 / 3))
+    assert stats == expected.stats and stats.components == 1 and stats.largest_component == 40
+    assert len(set(routes.values())) == 1
+    stats, check, routes = assigned_in_duckdb([], DEFAULT_FRACTIONS)
+    assert stats == assign([], DEFAULT_FRACTIONS).stats and routes == {} and check.shared_images == 0
 
 
 def test_the_overlap_check_finds_a_shared_image_and_text() -> None:

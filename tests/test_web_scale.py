@@ -45,7 +45,8 @@ def test_the_crawl_has_table_4_1_s_shape_and_the_build_reads_all_of_it(
 
 class DriverInbox:
     """Counts what the driver receives from the executors (``collect``, ``toLocalIterator`` of RDDs and
-    DataFrames) and what it broadcasts to them, in pickled bytes."""
+    DataFrames), what it broadcasts to them and what it ships them as data (``parallelize``, under
+    ``createDataFrame`` of a list too), in pickled bytes."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         from pyspark import RDD, SparkContext
@@ -53,6 +54,7 @@ class DriverInbox:
 
         self.received = 0
         self.broadcast = 0
+        self.shipped = 0
 
         def counted(method):  # noqa: ANN001, ANN202
             def collect(frame, *arguments, **options):  # noqa: ANN001, ANN202
@@ -76,6 +78,14 @@ class DriverInbox:
             self.broadcast += len(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
             return broadcast(context, value)
 
+        parallelize = SparkContext.parallelize
+
+        def shipped(context, data, *arguments, **options):  # noqa: ANN001, ANN202
+            data = list(data) if not isinstance(data, range) else data
+            self.shipped += len(pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
+            return parallelize(context, data, *arguments, **options)
+
+        monkeypatch.setattr(SparkContext, "parallelize", shipped)
         monkeypatch.setattr(RDD, "collect", counted(RDD.collect))
         monkeypatch.setattr(RDD, "toLocalIterator", streamed(RDD.toLocalIterator))
         monkeypatch.setattr(DataFrame, "collect", counted(DataFrame.collect))
@@ -86,12 +96,13 @@ class DriverInbox:
 def test_what_reaches_the_spark_driver_does_not_grow_with_the_images(
     spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, perceptron_available: None, equivalence: str
 ) -> None:
-    """Two crawls of two WARC files each, the second with 10 times the pages and images: the driver receives
-    each source's counters and the stages' funnels, never the image records or each image URL's count, and
-    broadcasts no per-image table (the exclusions of ``pixels``, every URL without a record, are joined)."""
+    """Two crawls of two WARC files each, the second with 10 times the pages, images and pairs: the driver receives
+    each source's counters and the stages' funnels, never the image records, each image URL's count, the identity
+    map of equal images or the pairs' split assignment (computed in Spark SQL: totals only), and broadcasts or
+    ships no per-image table (the exclusions of ``pixels``, every URL without a record, are joined)."""
     from builder.engines.spark import build_spark
 
-    config = dataclasses.replace(WEB, equivalence=equivalence, splits=())  # split assignment streams pair digests
+    config = dataclasses.replace(WEB, equivalence=equivalence)  # with the default splits
     measured = []
     for pages in (40, 400):
         folder = tmp_path / f"crawl-{pages}"
@@ -99,16 +110,40 @@ def test_what_reaches_the_spark_driver_does_not_grow_with_the_images(
         files = sorted(str(path) for path in folder.glob("*.warc.gz"))
         inbox = DriverInbox(monkeypatch)
         build_spark(files, [config], tmp_path / f"out-{pages}", tagger="perceptron", workers=2, spark=spark)
-        measured.append((held["images"], inbox.received, inbox.broadcast))
+        monkeypatch.undo()
         build(files, [config], tmp_path / f"local-{pages}", tagger="perceptron", workers=2, show_progress=False)
         local = sorted((tmp_path / f"local-{pages}" / "web").glob("*.parquet"))
         remote = sorted((tmp_path / f"out-{pages}" / "web").glob("*.parquet"))
+        assert [file.name for file in local] == [file.name for file in remote]
         assert [file.read_bytes() for file in local] == [file.read_bytes() for file in remote]
-        monkeypatch.undo()
-    (images_small, received_small, sent_small), (images_large, received_large, sent_large) = measured
-    assert images_large > 6 * images_small
+        records = [
+            json.loads((tmp_path / side / "web" / "funnel.json").read_text())
+            for side in (f"local-{pages}", f"out-{pages}")
+        ]
+        assert records[0]["splits"] == records[1]["splits"] and records[0]["identity"] == records[1]["identity"]
+        pairs = sum(records[1]["splits"]["pairs"].values())
+        measured.append((held["images"], pairs, inbox.received, inbox.broadcast + inbox.shipped))
+    (images_small, pairs_small, received_small, sent_small), (images_large, pairs_large, received_large, sent_large) = (
+        measured
+    )
+    assert images_large > 6 * images_small, measured
+    if equivalence == "url":  # the crawl holds no image records: under pixels every reference is left out
+        assert pairs_large > 6 * pairs_small > 0, measured
     assert received_large < 1.5 * received_small + 20_000, measured
     assert sent_large < 1.5 * sent_small + 20_000, measured
+    print(f"driver bytes ({equivalence}): {measured}")
+
+
+def merged_images(web) -> dict[str, str]:  # noqa: ANN001 - a WebImages
+    """The engine's identity map of a web build: each merged URL → the smallest URL of its set (a DuckDB build's
+    parquet file, or Spark's DataFrame); every URL its own redirect."""
+    table = web.identity.table
+    if table is None:
+        return {}
+    rows = pq.read_table(table).to_pylist() if isinstance(table, Path) else [row.asDict() for row in table.collect()]
+    assert all(row["redirect"] == row["file"] for row in rows)
+    assert web.identity.map.changed_titles() == len(rows)
+    return {row["file"]: row["image"] for row in rows}
 
 
 def _index_of(folder: Path, hashes: dict[str, list[int]], bits: int) -> tuple[Path, Path, dict[str, object]]:
@@ -168,7 +203,7 @@ def test_the_engine_links_hashes_as_group_by_hash_does(
         with DuckDBImageTables([index], referenced, folder) as tables:
             web = web_images(config, tables)
         expected = equivalence_groups(facts, config)
-        assert sorted(web.identity.map.image.items()) == sorted(
+        assert sorted(merged_images(web).items()) == sorted(
             (image, group[0]) for group in expected for image in group[1:]
         )
         assert web.record["images_merged"] == sum(len(group) - 1 for group in expected)
@@ -184,6 +219,7 @@ def test_spark_links_hashes_as_duckdb_does(spark, tmp_path: Path) -> None:
     config = dataclasses.replace(WEB, equivalence="phash-rotation", hash_threshold=4)
     with DuckDBImageTables([index], referenced, tmp_path) as tables:
         local = web_images(config, tables)
+        local_map = merged_images(local)
     records = [
         (row["image"], row["facts"], row["skip"], 0, number)
         for number, row in enumerate(pq.read_table(index).to_pylist())
@@ -193,5 +229,7 @@ def test_spark_links_hashes_as_duckdb_does(spark, tmp_path: Path) -> None:
     kept: list = []
     with SparkImageTables(spark, context.parallelize(records, 3), context.parallelize(counted, 2), kept) as tables:
         remote = web_images(config, tables)
-    assert remote.identity.map.image == local.identity.map.image and local.identity.map.image
+        remote_map = merged_images(remote)
+    assert remote_map == local_map and local_map
+    assert remote.identity.map == local.identity.map  # the counts funnel.json reads
     assert remote.record == local.record

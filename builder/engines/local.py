@@ -280,14 +280,15 @@ def select_candidates(
     shards: Sequence[Path],
     chain: FilterChain,
     out: Path,
-    identity: IdentityMap | None = None,
+    identity: IdentityMap | Path | None = None,
     local: Path | None = None,
     later: Path | None = None,
     schema: pa.Schema = CANDIDATE_SCHEMA,
 ) -> int:
     """Steps 0–4 for one config over the image-sorted references; survivors go to ``out``.
 
-    The identity map is joined before the sort: a reference's cluster is its title's canonical image.
+    The identity map (in this process, or a web build's parquet file of ``file, redirect, image`` rows) is joined
+    before the sort: a reference's cluster is its title's canonical image.
     ``local`` lists images whose references the config leaves out (``language``, ``image``; a null language
     stands for every language): the files uploaded locally to a wiki (:func:`builder.filters.identity.local_files`),
     which a cross-lingual config keeps apart from the Commons file of the same name, or a web config's images
@@ -295,7 +296,10 @@ def select_candidates(
     later copies of pages, left out (:attr:`Extraction.later`). ``schema``: the candidates' columns (a web
     build's rows carry their page records).
     """
-    connection.register("identity_map", (identity or IdentityMap()).table())
+    if isinstance(identity, Path):
+        connection.execute(f"CREATE TEMP VIEW identity_map AS SELECT * FROM read_parquet({sql_list([identity])})")
+    else:
+        connection.register("identity_map", (identity or IdentityMap()).table())
     condition = _selection(chain, "r")
     references = _references(shards, later)
     kept_apart = 0
@@ -324,7 +328,10 @@ def select_candidates(
                 writer.write_table(pa.Table.from_pylist(rows, schema=schema))
                 rows.clear()
         writer.write_table(pa.Table.from_pylist(rows, schema=schema))
-    connection.unregister("identity_map")
+    if isinstance(identity, Path):
+        connection.execute("DROP VIEW identity_map")
+    else:
+        connection.unregister("identity_map")
     return kept_apart
 
 
@@ -442,7 +449,7 @@ def write_splits(
         writer.finish()  # rows are counted when written
     used = [writer for writer in writers.values() if writer.rows] or [writers["train"]]
     files = [file for writer in used for file in writer.close()]
-    return used, split_record(assignment, fractions, check_files(files))
+    return used, split_record(assignment.stats, fractions, check_files(files))
 
 
 def web_candidate_schema() -> pa.Schema:
@@ -660,8 +667,10 @@ class LocalEngine:
             apart = excluded.get(name)
             later = self.extraction.later
             out = self.candidates[name]
-            assert isinstance(identity.map, IdentityMap)  # this engine's maps are in this process
-            kept_apart = select_candidates(connection, shards, chain, out, identity.map, apart, later, schema)
+            mapping = identity.table  # a web build's map is a file of the image stage, None when it changes no URL
+            if mapping is None and isinstance(identity.map, IdentityMap):
+                mapping = identity.map
+            kept_apart = select_candidates(connection, shards, chain, out, mapping, apart, later, schema)
             titles = count_titles(connection, shards, chain, later) if identity.map.changed_titles() else None
             selected[name] = Selected(titles, kept_apart)
         return selected

@@ -23,12 +23,11 @@ history dumps cut inside pages) with the local engine's rows:
   cluster's pairs), and a shuffle by the pair's digest keeps the smallest key, which is
   the pair the local engine keeps (the first in image order);
 * steps 8–9 – per cluster on the executors, counted per image as the local engine counts;
-* splits – the executors reduce each pair to its three 16-byte node digests
-  (:func:`builder.publish.splits.node_keys`); the driver streams them in, a partition at a time,
-  into the local engine's :func:`builder.publish.splits.assign_nodes`, then broadcasts the
-  image → split map it returns. Driver memory: the union-find (a peak of at most about
-  730 bytes per pair, see :mod:`builder.publish.splits`); after the write, the driver reads the
-  written files' image and text columns in batches for the overlap check;
+* splits – in Spark SQL on the executors (:func:`builder.publish.splits.assign_in_tables`): each
+  pair's three node digests, the components by rounds of smallest labels, each component's split
+  by the local engine's function of its smallest digest, each row routed to its image's split by a
+  join (never a broadcast: the routes grow with the images); the driver gets the splits' totals and
+  the overlap check, counted over the rows as routed;
 * output – each split's pairs are range-partitioned by their order key, and each executor
   writes its partition as parquet shards into the config's staging folder; the driver
   only names the shards (content hashes, in partition order) and publishes them. No
@@ -85,7 +84,6 @@ from builder.filters.clusters import Cluster, Pair, build_pairs, cluster_from_ro
 from builder.filters.funnel import Funnel
 from builder.filters.identity import (
     Identity,
-    IdentityMap,
     ImageTableStats,
     MapCounts,
     map_in_tables,
@@ -95,7 +93,7 @@ from builder.filters.identity import (
 from builder.filters.pairs import candidate_key
 from builder.filters.tagging import get_tagger
 from builder.publish.publisher import Publisher
-from builder.publish.splits import SplitAssignment, assign_nodes, check_files, node_keys, split_record
+from builder.publish.splits import assign_in_tables, node_hex, split_names, split_record
 from builder.publish.workdir import temporary_work_folder
 from builder.publish.writer import PairWriter, finalize_parts, pair_row, reference_rows
 from builder.sources.files import DumpError, ReadStats
@@ -337,12 +335,12 @@ def _write_split(  # noqa: ANN001 - rows: an RDD
     return sum(count for count, _ in written), [part for _, parts in written for part in parts]
 
 
-def _write_pairs(  # noqa: ANN001 - clusters: an RDD of (image, Cluster)
-    clusters, config: PipelineConfig, chain: FilterChain, folder: str | Path, rows_per_shard: int
-) -> tuple[int, dict[str, list[tuple[str, str]]], SplitAssignment | None]:
+def _write_pairs(  # noqa: ANN001 - session: a SparkSession, clusters: an RDD of (image, Cluster)
+    session, clusters, config: PipelineConfig, chain: FilterChain, folder: str | Path, rows_per_shard: int
+) -> tuple[int, dict[str, list[tuple[str, str]]], dict[str, object] | None]:
     """Steps 7–9 and the output on the executors.
 
-    The driver gets the funnels, the row count, each split's part names and (with splits) the assignment.
+    The driver gets the funnels, the row count, each split's part names and (with splits) the splits' record.
     """
     across = config.crosslingual
     web = config.identity_label if config.web else ""
@@ -355,25 +353,28 @@ def _write_pairs(  # noqa: ANN001 - clusters: an RDD of (image, Cluster)
         written, parts = _write_split(rows, folder, rows_per_shard, "train", across, web)
         pairs.unpersist()
         return written, {"train": parts}, None
-    # streamed to the driver partition by partition: the driver holds the union-find, not a list of all digests
-    assignment = assign_nodes(rows.map(lambda item: node_keys(item[1])).toLocalIterator(), config.splits)
-    routes = rows.context.broadcast(assignment)
+    # the assignment in Spark SQL: each row gets its image's split by a join, and only totals reach the driver
     written, parts_of = 0, {}
-    for split in assignment.names:
-        chosen = rows.filter(lambda item, r=routes, s=split: r.value.split_of(item[1]) == s)
-        count, parts_of[split] = _write_split(chosen, folder, rows_per_shard, split, across, web)
-        written += count
-    routes.unpersist()
+    with SparkTables(session) as tables:
+        tables.strings("split_pairs", rows.map(lambda item: node_hex(item[1])), ("image", "a", "b", "c"))
+        stats, check = assign_in_tables(tables, config.splits)
+        routes = session.sql("SELECT image, split FROM split_routes").rdd.map(lambda row: (row[0], row[1]))
+        routed = rows.keyBy(lambda item: item[1]["image"]).join(routes).values().persist(_spill())
+        for index, split in enumerate(split_names(config.splits)):
+            chosen = routed.filter(lambda item, s=index: item[1] == s).keys()
+            count, parts_of[split] = _write_split(chosen, folder, rows_per_shard, split, across, web)
+            written += count
+        routed.unpersist()
     pairs.unpersist()
-    return written, parts_of, assignment
+    return written, parts_of, split_record(stats, config.splits, check)
 
 
 # What a local session is given unless the user set it (a cluster's settings are its administrator's):
 # * ``spark.default.parallelism``: unset, PySpark gives a shuffle as many partitions as its input has and a join
 #   the sum of both sides', so the engine's chain of joins doubles the partitions at each step (16 extraction tasks
-#   of a small history became 104 partitions per stage, and the split assignment's ``toLocalIterator`` runs one
-#   job per partition). Set, every shuffle gets the master's core count; ``spark.sql.shuffle.partitions`` the same
-#   for the SQL of a web build's image stage (Spark's default is 200 partitions per shuffle, whatever the data).
+#   of a small history became 104 partitions per stage). Set, every shuffle gets the master's core count;
+#   ``spark.sql.shuffle.partitions`` the same for the SQL of a web build's image stage and of the split assignment
+#   (Spark's default is 200 partitions per shuffle, whatever the data).
 # * ``spark.python.worker.memory``: PySpark's aggregation limit, measured on the whole Python worker. A worker
 #   that loaded a spaCy or stanza model for tagging is over the default 512 MB before any data, and then spills
 #   every shuffle to disk in small batches; the limit is set above the models' size.
@@ -518,6 +519,9 @@ class SparkImageTables(SparkTables):
         self._view("referenced", session.createDataFrame(referenced, schema))
 
     def exclusions(self, query: str):  # noqa: ANN201 - a DataFrame of (image, reason), kept for the build
+        return self.keep(query)
+
+    def identity(self, query: str):  # noqa: ANN201 - a DataFrame of (file, redirect, image), kept for the build
         return self.keep(query)
 
 
@@ -797,16 +801,12 @@ class SparkEngine:
         return selected
 
     def _identity_map(self, identity: Identity):  # noqa: ANN202 - an RDD of (title, (redirect, image)), or None
-        """The titles the map changes: the engine's table, or a map made in this process (a web build's sets of
-        equal images) sent to the executors as data; None when it changes no title."""
+        """The titles the map changes, from the engine's table (a Wikipedia build's map, a web build's sets of
+        equal images); None when it changes no title."""
         if not identity.map.changed_titles():
             return None
-        if identity.table is not None:
-            return identity.table.rdd.map(lambda row: (row["file"], (row["redirect"], row["image"])))
-        assert isinstance(identity.map, IdentityMap)
-        table = identity.map.table()
-        rows = zip(*(table.column(column).to_pylist() for column in ("file", "redirect", "image")), strict=True)
-        return self.session.sparkContext.parallelize([(title, (redirect, image)) for title, redirect, image in rows])
+        assert identity.table is not None  # this engine's maps are DataFrames on the executors
+        return identity.table.rdd.map(lambda row: (row["file"], (row["redirect"], row["image"])))
 
     def tag(self, plan: BuildPlan, chains: Mapping[str, FilterChain]) -> None:
         ruled = [self.survivors[name] for name, chain in chains.items() if chain.config.caption_rule != "none"]
@@ -855,7 +855,9 @@ class SparkEngine:
             chain.funnel.add(Funnel.from_list(funnel))
         clusters = after.filter(lambda item: item[0] == "cluster").values()
         folder = publisher.shard_folder(config.name)
-        written, parts, assignment = _write_pairs(clusters, config, chain, folder, plan.options.rows_per_shard)
+        written, parts, record = _write_pairs(
+            self.session, clusters, config, chain, folder, plan.options.rows_per_shard
+        )
         files: list[Path | str] = []
         for split, names in parts.items():
             files += finalize_parts(folder, names, split) if names else []
@@ -863,7 +865,6 @@ class SparkEngine:
             web = config.identity_label if config.web else ""
             files = publisher.writer(config.name, languages=config.crosslingual, web=web).close()
         after.unpersist()
-        record = split_record(assignment, config.splits, check_files(files)) if assignment is not None else None
         return Written(written, files, record)
 
 

@@ -9,9 +9,9 @@ From the crawl's image index (§4.2) and the number of references each image URL
    no pixels);
 3. computes every kept image's key under the config's equivalence (§4.6) — the normalized URL, the MD5 of
    the decoded pixels, or a perceptual hash linked within the Hamming threshold (the sets ``group_by_hash``
-   finds, found by a join on band keys in the engine, :func:`_linked_groups`) — and expresses it as the
-   :class:`~builder.filters.identity.IdentityMap` both engines already apply before grouping: image URL → the
-   smallest URL of its set;
+   finds, found by a join on band keys in the engine, :func:`_linked_groups`) — and expresses it as an identity
+   map, a table of the engine both engines join the references with before grouping: image URL → the smallest
+   URL of its set (the rows :class:`~builder.filters.identity.IdentityMap` would give);
 4. derives §5.1.2's bound on the size of an equivalence set (distinct images per set, z-score over the
    sets that can yield pairs), which the chain applies as a named step (``max_equal_images``).
 
@@ -20,11 +20,11 @@ config's local files (:func:`builder.filters.identity.local_files`).
 
 Where the state lives: a crawl's image URLs are counted in billions (Common Crawl 2020-16: 8.4 billion distinct
 URLs, Table 4.1), so every per-URL table (the index's first records and their verdicts, each referenced URL's
-count and verdict, the sets and their sizes) is a table of the engine (:class:`ImageTables`), made by one SQL
-text both engines run: DuckDB under the build's memory limit, spilling to the work folder, for the local engine;
-Spark SQL on the executors for the Spark engine. Python holds the counters, the histogram of set sizes (from which
-μ and σ are computed exactly, as ``statistics`` computes them over the sizes) and the image records whose pixels
-an equivalence compares.
+count and verdict, the sets, their sizes and the identity map of the merged URLs) is a table of the engine
+(:class:`ImageTables`), made by one SQL text both engines run: DuckDB under the build's memory limit, spilling to
+the work folder, for the local engine (the map then a parquet file its grouping joins); Spark SQL on the executors
+for the Spark engine (the map a DataFrame). Python holds the counters and the histogram of set sizes (from which
+μ and σ are computed exactly, as ``statistics`` computes them over the sizes).
 """
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ from typing import Protocol
 
 import pyarrow as pa
 
-from builder.common import duckdb_connection, sql_list, sql_text
+from builder.common import duckdb_connection, smallest_labels, sql_list, sql_text
 from builder.config import DEFAULT_MEMORY_LIMIT, PERCEPTUAL_EQUIVALENCES, PipelineConfig
-from builder.filters.identity import Identity, IdentityMap, ImageTableStats
+from builder.filters.identity import Identity, ImageTableStats, MapCounts
 
 __all__ = ["EXCLUSION_SCHEMA", "LEFT_OUT", "DuckDBImageTables", "ImageTables", "WebImages", "web_images"]
 
@@ -121,15 +121,16 @@ class ImageTables(Protocol):
     def rows(self, query: str) -> list[tuple]:
         """A small result (counters, a histogram), brought to Python."""
 
-    def register(self, name: str, table: pa.Table) -> None:
-        """A table from Python (the identity map of the images compared by pixels)."""
-
     def function(self, name: str, function: Callable[[str | None, str | None], str | None]) -> None:
         """A Python function of two strings that gives a string or null, callable from SQL."""
 
     def exclusions(self, query: str) -> object:
         """Keep ``query``'s ``(image, reason)`` rows as what the engine's ``select`` leaves out, and return what
         it reads them from (for the local engine, a parquet file of :data:`EXCLUSION_SCHEMA`)."""
+
+    def identity(self, query: str) -> object:
+        """Keep ``query``'s ``(file, redirect, image)`` rows as the identity map the engine's ``select`` joins the
+        references with, and return what it reads them from (for the local engine, a parquet file)."""
 
 
 class DuckDBImageTables:
@@ -186,6 +187,14 @@ class DuckDBImageTables:
         path = self.work / "web-excluded.parquet"
         self.connection.execute(
             f"COPY (SELECT NULL::VARCHAR AS language, image, reason FROM ({query}) ORDER BY image) "
+            f"TO {sql_text(path)} (FORMAT parquet, COMPRESSION zstd)"
+        )
+        return path
+
+    def identity(self, query: str) -> Path:
+        path = self.work / "web-identity.parquet"
+        self.connection.execute(
+            f"COPY (SELECT file, redirect, image FROM ({query}) ORDER BY file) "
             f"TO {sql_text(path)} (FORMAT parquet, COMPRESSION zstd)"
         )
         return path
@@ -286,13 +295,13 @@ def _distance(first: str | None, second: str | None) -> str | None:
     return None if first is None or second is None else str((int(first) ^ int(second)).bit_count())
 
 
-def _linked_groups(tables: ImageTables, config: PipelineConfig, kept: str) -> list[list[str]]:
+def _linked_groups(tables: ImageTables, config: PipelineConfig, kept: str) -> str:
     """The sets of image URLs whose hashes a chain of links within ``config.hash_threshold`` bits joins, as
     :func:`builder.filters.images.group_by_hash` finds them, in the engine's tables: each hash is cut into
     threshold + 1 bands (two hashes within the threshold agree on one band at least, pigeonhole), hashes that
     share a band are compared (a join on band keys), and the links' components are found by passing each URL the
-    smallest URL of its neighbours until nothing changes (one query per round; the rounds are the longest chain's
-    length). Only the URLs of sets of two or more reach Python."""
+    smallest URL of its neighbours until nothing changes (:func:`builder.common.smallest_labels`). Returns the
+    table of each linked URL (``node``) and the smallest URL of its set (``label``); no URL reaches Python."""
     bits, threshold = config.hash_size**2, config.hash_threshold
     orientations = 8 if config.equivalence == "phash-rotation" else 1
     tables.function("image_hash", _hash)
@@ -323,27 +332,7 @@ def _linked_groups(tables: ImageTables, config: PipelineConfig, kept: str) -> li
             "JOIN bands y ON x.band = y.band AND x.value = y.value AND x.image < y.image) near "
             f"WHERE CAST(hash_distance(first, second) AS INTEGER) <= {threshold}",
         )
-    tables.table("labels_0", "SELECT DISTINCT image, image AS label FROM (SELECT a AS image FROM links UNION ALL "
-                 "SELECT b AS image FROM links) linked")  # fmt: skip
-    rounds = 0
-    while True:
-        last, rounds = f"labels_{rounds}", rounds + 1
-        tables.table(
-            f"labels_{rounds}",
-            "SELECT image, min(label) AS label FROM ("
-            f"SELECT image, label FROM {last} UNION ALL "
-            f"SELECT k.a AS image, l.label FROM links k JOIN {last} l ON k.b = l.image UNION ALL "
-            f"SELECT k.b AS image, l.label FROM links k JOIN {last} l ON k.a = l.image) passed GROUP BY image",
-        )
-        ((changed,),) = tables.rows(
-            f"SELECT count(*) FROM labels_{rounds} n JOIN {last} o ON n.image = o.image WHERE n.label <> o.label"
-        )
-        if not changed:
-            break
-    members: dict[str, list[str]] = {}
-    for image, label in tables.rows(f"SELECT image, label FROM labels_{rounds}"):
-        members.setdefault(label, []).append(image)
-    return sorted(sorted(group) for group in members.values() if len(group) > 1)
+    return smallest_labels(tables, "links", "labels")
 
 
 def web_images(config: PipelineConfig, tables: ImageTables, rules: bool = True) -> WebImages:
@@ -352,8 +341,8 @@ def web_images(config: PipelineConfig, tables: ImageTables, rules: bool = True) 
 
     The per-image state (every record's verdict, every referenced URL's count and verdict, the sets and their
     sizes) lives in the engine's ``tables``: what reaches Python is the counters, the histogram of set sizes and,
-    for the pixel and hash equivalences, the images with pixels (one per image record, of which a crawl holds
-    few: Common Crawl 2020-16 one per 2,000 image URLs)."""
+    never an image URL: the identity map of the merged URLs stays the engine's (:meth:`ImageTables.identity`), and
+    funnel.json counts it in SQL."""
     tables.function("image_verdict", lambda facts, skip: _verdict(facts, skip, rules))
     tables.table(
         "firsts",
@@ -383,24 +372,24 @@ def web_images(config: PipelineConfig, tables: ImageTables, rules: bool = True) 
     excluded = None
     if any(counts["references"] for counts in dropped.values()):
         excluded = tables.exclusions("SELECT image, reason FROM verdicts WHERE reason IS NOT NULL")
-    groups: list[list[str]] = []
     kept = "FROM verdicts WHERE reason IS NULL AND facts IS NOT NULL"
+    # each merged URL with the smallest URL of its set: no redirects, so a URL's redirect is itself
+    merged = "SELECT file, file AS redirect, image FROM ({}) m WHERE image <> file"
     if config.equivalence in PERCEPTUAL_EQUIVALENCES:  # hashes linked within a distance, grouped by the engine
-        groups = _linked_groups(tables, config, kept)
-    elif config.equivalence != "url":  # an exact key (the pixels' MD5): the engine groups, only merged URLs come
+        labels = _linked_groups(tables, config, kept)
+        tables.table("identity_map", merged.format(f"SELECT node AS file, label AS image FROM {labels}"))
+    elif config.equivalence != "url":  # an exact key (the pixels' MD5): the engine groups
         tables.function("image_key", _key)
         tables.table(
-            "keyed",
-            "SELECT image, min(image) OVER (PARTITION BY key) AS canonical, count(*) OVER (PARTITION BY key) AS n "
-            f"FROM (SELECT image, image_key(facts, '{config.equivalence}') AS key {kept}) images",
+            "identity_map",
+            merged.format(
+                "SELECT image AS file, min(image) OVER (PARTITION BY key) AS image "
+                f"FROM (SELECT image, image_key(facts, '{config.equivalence}') AS key {kept}) images"
+            ),
         )
-        members: dict[str, list[str]] = {}
-        for image, canonical in tables.rows("SELECT image, canonical FROM keyed WHERE n > 1"):
-            members.setdefault(canonical, []).append(image)
-        groups = sorted(sorted(group) for group in members.values())
-    # the url equivalence merges nothing: URLs were normalized when read
-    mapping = IdentityMap([], groups)
-    tables.register("identity_map", mapping.table())
+    else:  # the url equivalence merges nothing: URLs were normalized when read
+        tables.table("identity_map", merged.format("SELECT image AS file, image FROM verdicts WHERE false"))
+    ((changed,),) = tables.rows("SELECT count(*) FROM identity_map")
     tables.table(
         "sets",
         "SELECT coalesce(m.image, v.image) AS image, count(*) AS size, sum(v.refs) AS refs FROM verdicts v "
@@ -432,5 +421,6 @@ def web_images(config: PipelineConfig, tables: ImageTables, rules: bool = True) 
         "images_merged": images_kept - sets,
         "set_bound": statistics_of_sets,
     }
-    identity = Identity((config.equivalence,), mapping, ImageTableStats())
+    table = tables.identity("SELECT file, redirect, image FROM identity_map") if changed else None
+    identity = Identity((config.equivalence,), MapCounts(changed=changed), ImageTableStats(), table=table)
     return WebImages(identity, excluded, bound, record)

@@ -20,7 +20,10 @@ size, pairs per image) and, per component, its smallest digest and pair count. M
 with tracemalloc on 200,000 pairs: a peak of about 730 bytes per pair in the worst case
 (every pair its own image and two texts of its own), about 160 bytes when an image's
 four captions make six pairs; afterwards only the image → split map is kept (about 100
-bytes per image). The engines hold this once per config, on one machine (the Spark driver).
+bytes per image). The local engine holds this once per config. The Spark engine computes the same
+assignment in its tables (:func:`assign_in_tables`): the components by rounds of smallest labels, each
+component's split from its smallest digest by the same :func:`choose_split`, the statistics and the overlap
+check as aggregates; nothing of it grows on the driver.
 
 A caveat: one giant component (a text reused under many images, or images linked
 by shared captions) goes whole to one split; the statistics name the largest
@@ -32,17 +35,27 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 import pyarrow.parquet as pq
 
+from builder.common import SqlTables, smallest_labels
 from builder.config import SPLIT_NAMES, check_fractions
 from builder.filters.pairs import DIGEST_BYTES, skeleton
 from builder.publish.layout import split_of_file
 from builder.storage import open_file
 
-__all__ = ["SplitAssignment", "assign_files", "assign_nodes", "check_files", "node_keys", "split_record"]
+__all__ = [
+    "SplitAssignment",
+    "assign_files",
+    "assign_in_tables",
+    "assign_nodes",
+    "check_files",
+    "node_keys",
+    "split_record",
+]
 
 _READ_BATCH = 65_536
 
@@ -99,7 +112,7 @@ class SplitStats:
 class SplitAssignment:
     """Each image's split (every pair of an image is in the image's component), plus statistics.
 
-    Only this mapping is kept after the union-find: it is what executors need to route a row.
+    Only this mapping is kept after the union-find: the local engine routes its rows by it.
     """
 
     names: tuple[str, ...]
@@ -241,9 +254,75 @@ def check_files(files: Sequence[Path | str]) -> OverlapCheck:
     return shared_nodes((split_of_file(file), row) for file in files for row in _file_rows([file]))
 
 
-def split_record(assignment: SplitAssignment, fractions: Sequence[float], check: OverlapCheck) -> dict[str, object]:
+class SplitTables(SqlTables, Protocol):
+    """Where an engine assigns the splits in SQL (:func:`assign_in_tables`): a view ``split_pairs(image, a, b,
+    c)``, each pair's image and the hex digests of its three nodes (:func:`node_hex`)."""
+
+    def function(self, name: str, function: Callable[[str | None, str | None], str | None]) -> None:
+        """A Python function of two strings that gives a string or null, callable from SQL."""
+
+
+def node_hex(row: Mapping[str, object]) -> tuple[str, str, str, str]:
+    """A pair row as :func:`assign_in_tables` reads it: its image and its three node digests in hex (whose order
+    is the digests' order)."""
+    image, first, second = node_keys(row)
+    return str(row["image"]), image.hex(), first.hex(), second.hex()
+
+
+def _split_of_label(label: str | None, fractions: str | None) -> str | None:
+    """:func:`choose_split` of a component's smallest digest (hex), the fractions given as ``a:b:c``."""
+    if label is None or fractions is None:
+        return None
+    return str(choose_split(bytes.fromhex(label), [float(value) for value in fractions.split(":")]))
+
+
+def assign_in_tables(tables: SplitTables, fractions: Sequence[float]) -> tuple[SplitStats, OverlapCheck]:
+    """:func:`assign_nodes` in the engine's tables, over ``split_pairs``: the components of the graph of images
+    and texts by rounds of smallest labels (:func:`builder.common.smallest_labels`), each component's split from
+    its smallest digest, leaving ``split_routes(image, split)`` (the split's index) for the engine to route the
+    rows by. Only the statistics and the overlap check (:func:`shared_nodes` over the rows as routed) come back."""
+    fractions = check_fractions(fractions)
+    names = split_names(fractions)
+    tables.function("split_of_label", _split_of_label)
+    spec = ":".join(repr(value) for value in fractions) if fractions else "1.0"
+    tables.table(
+        "split_links",
+        "SELECT DISTINCT a, b FROM (SELECT a, b FROM split_pairs UNION ALL SELECT a, c AS b FROM split_pairs) edges",
+    )
+    labels = smallest_labels(tables, "split_links", "split_labels")
+    tables.table(
+        "split_components",
+        f"SELECT l.label, count(*) AS pairs, CAST(split_of_label(l.label, '{spec}') AS INTEGER) AS split "
+        f"FROM split_pairs p JOIN {labels} l ON p.a = l.node GROUP BY l.label",
+    )
+    tables.table(
+        "split_rows",
+        f"SELECT p.image, p.a, p.b, p.c, c.split FROM split_pairs p JOIN {labels} l ON p.a = l.node "
+        "JOIN split_components c ON l.label = c.label",
+    )
+    tables.table("split_routes", "SELECT DISTINCT image, split FROM split_rows")
+    tables.table(
+        "split_texts", "SELECT b AS text, split FROM split_rows UNION ALL SELECT c AS text, split FROM split_rows"
+    )
+    counts = {kind: dict.fromkeys(names, 0) for kind in ("pairs", "images", "texts")}
+    for kind, query in (
+        ("pairs", "SELECT split, sum(pairs) FROM split_components GROUP BY split"),
+        ("images", "SELECT split, count(DISTINCT a) FROM split_rows GROUP BY split"),
+        ("texts", "SELECT split, count(DISTINCT text) FROM split_texts GROUP BY split"),
+    ):
+        for split, count in tables.rows(query):
+            counts[kind][names[int(split)]] = int(count)
+    ((components, largest),) = tables.rows("SELECT count(*), coalesce(max(pairs), 0) FROM split_components")
+    ((images, texts),) = tables.rows(
+        "SELECT (SELECT count(*) FROM (SELECT a FROM split_rows GROUP BY a HAVING count(DISTINCT split) > 1) i), "
+        "(SELECT count(*) FROM (SELECT text FROM split_texts GROUP BY text HAVING count(DISTINCT split) > 1) t)"
+    )
+    stats = SplitStats(counts["pairs"], counts["images"], counts["texts"], int(components), int(largest))
+    return stats, OverlapCheck(int(images), int(texts))
+
+
+def split_record(stats: SplitStats, fractions: Sequence[float], check: OverlapCheck) -> dict[str, object]:
     """The splits as funnel.json records them: fractions, sizes per split, components and the overlap check."""
-    stats = assignment.stats
     return {
         "fractions": list(fractions),
         "pairs": stats.pairs,
