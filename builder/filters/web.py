@@ -183,21 +183,20 @@ class DuckDBImageTables:
             name, function, ["VARCHAR", "VARCHAR"], "VARCHAR", null_handling="special", side_effects=False
         )
 
-    def exclusions(self, query: str) -> Path:
-        path = self.work / "web-excluded.parquet"
-        self.connection.execute(
-            f"COPY (SELECT NULL::VARCHAR AS language, image, reason FROM ({query}) ORDER BY image) "
-            f"TO {sql_text(path)} (FORMAT parquet, COMPRESSION zstd)"
-        )
+    def _kept(self, name: str, select: str) -> Path:
+        """A table the build keeps past this stage (the connection's tables end with it), as parquet in the work
+        folder."""
+        path = self.work / f"{name}.parquet"
+        self.connection.execute(f"COPY ({select}) TO {sql_text(path)} (FORMAT parquet, COMPRESSION zstd)")
         return path
 
-    def identity(self, query: str) -> Path:
-        path = self.work / "web-identity.parquet"
-        self.connection.execute(
-            f"COPY (SELECT file, redirect, image FROM ({query}) ORDER BY file) "
-            f"TO {sql_text(path)} (FORMAT parquet, COMPRESSION zstd)"
+    def exclusions(self, query: str) -> Path:
+        return self._kept(
+            "web-excluded", f"SELECT NULL::VARCHAR AS language, image, reason FROM ({query}) ORDER BY image"
         )
-        return path
+
+    def identity(self, query: str) -> Path:
+        return self._kept("web-identity", f"SELECT file, redirect, image FROM ({query}) ORDER BY file")
 
 
 def _groups(keys: dict[str, str]) -> list[list[str]]:
