@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import BinaryIO, Literal
 
 from builder.config import DumpKind
-from builder.storage import check_file, open_file, version
+from builder.storage import check_file, is_url, open_file, version
 
 __all__ = [
     "CHUNK_SIZE",
@@ -154,5 +154,8 @@ def byte_place(compression: Compression, stream: int | None, offset: int) -> str
 
 
 def open_binary(path: str | os.PathLike[str]) -> BinaryIO:
-    """A dump's bytes, from a local disk or an object store (ranged reads: a task reads its part only)."""
-    return open_file(check_dump_path(path), "rb")  # type: ignore[return-value] - closed by the caller
+    """A dump's bytes, from a local disk or an object store (ranged reads: a task reads its part only). An object
+    is not asked twice per open: the build checked it before the work, and the store says if it is gone."""
+    if is_url(path):
+        return open_file(path, "rb")  # type: ignore[return-value] - closed by the caller
+    return open(check_dump_path(path), "rb")  # noqa: SIM115 - closed by the caller
