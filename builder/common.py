@@ -143,7 +143,7 @@ def worker_pool(
     methods = multiprocessing.get_all_start_methods()
     if fork_safe and "fork" in methods and sys.platform != "darwin":
         context = multiprocessing.get_context("fork")
-    elif "forkserver" in methods:
+    elif "forkserver" in methods and _forkserver_fits():
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["builder.engines.local"])  # the toolkit, not the default "__main__"
     else:
@@ -161,6 +161,19 @@ def worker_pool(
                 sys.modules["__main__"] = main
         concurrent.futures.wait(started)
     return executor
+
+
+# the longest path of a Unix socket (sun_path, with its NUL) on Linux; the fork server listens on one, made in
+# multiprocessing's own temporary folder under TMPDIR
+UNIX_SOCKET_PATH = 108
+
+
+def _forkserver_fits() -> bool:
+    """Whether the fork server's socket (``<TMPDIR>/pymp-XXXXXXXX/listener-XXXXXXXX``) has a path the system takes:
+    under a long ``TMPDIR`` it has not, and the pool would fail to start; spawn needs no socket."""
+    from multiprocessing import util
+
+    return len(os.fsencode(util.get_temp_dir())) + len("/listener-XXXXXXXX") < UNIX_SOCKET_PATH
 
 
 def refuse_in_bootstrap() -> None:

@@ -148,3 +148,17 @@ def test_zero_workers_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture)
     with pytest.raises(ValueError, match="workers must be 1 or more, not 0"):
         build([SAMPLE_DUMP], [GOLD], tmp_path / "out", workers=0)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_long_temporary_folder_does_not_stop_the_workers(tmp_path: Path, perceptron_available: None) -> None:
+    """The fork server listens on a Unix socket under ``TMPDIR``, whose path Linux bounds (108 bytes): under a
+    longer ``TMPDIR`` the tagging workers are spawned instead, and the build ends as any other."""
+    deep = tmp_path / ("t" * 40) / ("m" * 40)
+    deep.mkdir(parents=True)
+    environment = {**os.environ, "TMPDIR": str(deep), "PYTHONPATH": str(REPO)}
+    assert len(str(deep)) + len("/pymp-XXXXXXXX/listener-XXXXXXXX") >= 108
+    command = [sys.executable, str(REPO / "wikipedia_ipc.py"), "build", "--quiet", "--tagger", "perceptron"]
+    command += ["--workers", "2", "--configs", "gold", "--output", str(tmp_path / "out")]
+    done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=HANG_GUARD)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out" / "README.md").exists()
