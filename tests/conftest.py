@@ -17,6 +17,39 @@ import pytest
 
 from builder.data.make_sample import dump_xml
 
+# Each test process gives the thread pools of its libraries (OpenMP, BLAS, PyTorch; read when they load) its share
+# of the cores: two processes with a pool as wide as the machine each spin against each other (scikit-learn's
+# cross-validation took 8 times longer beside the other process). A value the user set is kept.
+if "PYTEST_XDIST_WORKER_COUNT" in os.environ:
+    SHARE = str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, SHARE)
+
+# Every JVM of the run (the Spark session, spark-submit, the standalone cluster's daemons and executors) compiles
+# with the JIT's first tier only: its second tier spent half the CPU of a small Spark build compiling code that
+# the tests' small data never run long enough to repay (a user's long builds keep the JVM's default).
+os.environ.setdefault("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1")
+
+# The suite runs in two processes (pytest-xdist, ``-n 2 --dist loadfile`` in pyproject.toml: each test file in one
+# of them, its module fixtures made once). The longest files are handed out first, so that neither process is left
+# with a long one at the end while the other waits (docs/testing.md lists what each takes).
+LONGEST_FIRST = (
+    "test_spark.py",
+    "test_spark_cluster.py",
+    "test_object_store.py",
+    "test_output.py",
+    "test_paraphrase.py",
+    "test_captions_build.py",
+    "test_web_scale.py",
+    "test_metrics_cli.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest files first, the others in their usual order (a stable sort)."""
+    rank = {name: index for index, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
 
 @pytest.fixture
 def write_dump(tmp_path: Path) -> Callable[..., Path]:

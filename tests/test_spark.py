@@ -166,6 +166,28 @@ def test_executors_write_range_partitioned_shards(
     assert not list(out.glob(".wikipedia_ipc-staging-*"))
 
 
+def test_a_python_worker_loads_its_tagger_once_and_settles(spark, perceptron_available: None) -> None:
+    """Tagging tasks on one Python worker share its model (built on the first, not per partition), and a worker
+    that ran the toolkit's first task has its loaded objects out of the collector's view (PySpark collects after
+    every task: tens of milliseconds each, with the toolkit loaded)."""
+
+    def worker_state(part):  # noqa: ANN001, ANN202 - shipped by value: the workers do not import the tests
+        import gc
+
+        from builder.engines import spark as engine
+
+        list(engine._tag_partition("perceptron", "en", ["A dog runs on the beach."]))
+        yield os.getpid(), id(engine._worker_tagger("perceptron", "en")), gc.get_freeze_count() > 0
+
+    seen = spark.sparkContext.parallelize(range(12), 12).mapPartitions(worker_state).collect()
+    taggers: dict[int, set[int]] = {}
+    for pid, tagger, frozen in seen:
+        taggers.setdefault(pid, set()).add(tagger)
+        assert frozen
+    assert len(seen) == 12 and all(len(ids) == 1 for ids in taggers.values()), seen
+    assert len(taggers) < 12  # the workers were reused: some worker tagged several partitions
+
+
 def test_no_pair_survives(spark, tmp_path: Path, perceptron_available: None) -> None:
     """A config without pairs gets the local engine's one shard with no rows."""
     dump = tmp_path / "enwiki-20240101-pages-articles.xml"
@@ -343,7 +365,7 @@ def test_spark_computes_the_identity_map_as_the_process_does(spark) -> None:
     and redirects into SHA-1 groups."""
     from test_identity import IDENTITY_CASES, file_titles, in_process, in_tables
 
-    from builder.engines.spark import SparkTables
+    from builder.engines.sparksql import SparkTables
 
     context = spark.sparkContext
     for case in ("cycles, and a chain into one", "a long tail into a long cycle", "a redirect into a SHA-1 group",
@@ -362,7 +384,7 @@ def test_spark_assigns_the_splits_as_the_union_find_does(spark) -> None:
 
     from test_splits import WORDS, chain_of_pairs
 
-    from builder.engines.spark import SparkTables
+    from builder.engines.sparksql import SparkTables
     from builder.publish.splits import assign, assign_in_tables, image_key, node_hex
 
     generator = random.Random(7)

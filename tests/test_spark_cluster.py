@@ -1,7 +1,8 @@
 """A real Spark standalone cluster on 127.0.0.1: a master and a worker started from pyspark's own ``spark-class``,
 each a process of its own with its own Python workers, and builds submitted to ``spark://127.0.0.1:…`` that must
-give the local engine's rows byte for byte (Wikipedia gold, silver and bronze from ``spark-submit``, the
-cross-lingual config and a web crawl from a session a program opens on the cluster).
+give the local engine's rows byte for byte (Wikipedia gold and silver from ``spark-submit`` with the dump and the
+output in an S3 bucket; bronze, the cross-lingual config and a web crawl from a session a program opens on the
+cluster).
 
 Java is what the cluster needs beyond the test extras: without it the tests are skipped, except under CI, where
 its absence is a failure. Every start and every build is bounded in time; the processes are stopped at the end.
@@ -145,39 +146,13 @@ def on_cluster(cluster: str) -> Iterator[object]:
         session.stop()
 
 
-def test_spark_submit_to_the_cluster_gives_the_local_rows(
-    cluster: str, tmp_path: Path, perceptron_available: None
-) -> None:
-    """The cluster command of docs/building.md, with no dump named: the sample's gold, silver and bronze."""
-    import pyspark
-    from test_spark import same_output
-
-    submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    command = [str(submit), "--master", cluster, "--total-executor-cores", "2", "--executor-memory", "2g"]
-    for key, value in CLUSTER_SETTINGS.items():
-        command += ["--conf", f"{key}={value}"]
-    command += ["wikipedia_ipc.py", "build", "--engine", "spark", "--tagger", "perceptron", "--quiet"]
-    command += ["--output", str(tmp_path / "cluster")]
-    done = subprocess.run(
-        command, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=BUILD_SECONDS, check=False
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    history = wikipedia_ipc.SAMPLE_DUMP.with_name("enwiki-20240101-sample-pages-meta-history.xml.bz2")
-    local = tmp_path / "local"
-    build([wikipedia_ipc.SAMPLE_DUMP], [wikipedia_ipc.GOLD, SILVER], local, tagger="perceptron", show_progress=False)
-    build([history], [BRONZE], local, tagger="perceptron", show_progress=False)
-    for config in ("gold", "silver", "bronze"):
-        same_output(local, tmp_path / "cluster", config)
-
-
 def test_crosslingual_and_web_builds_on_the_cluster_give_the_local_rows(
     on_cluster,
     tmp_path: Path,
     perceptron_available: None,  # noqa: ANN001
 ) -> None:
-    """Four editions with the cross-lingual config, and a crawl under the perceptual equivalence, on the cluster's
-    executors: the local engine's files byte for byte, and the same funnels."""
+    """Four editions with the cross-lingual config, the sample's history (bronze), and a crawl under the perceptual
+    equivalence, on the cluster's executors: the local engine's files byte for byte, and the same funnels."""
     from test_crosslingual import CROSSLINGUAL, berlin_dumps
     from test_spark import same_output
 
@@ -191,6 +166,11 @@ def test_crosslingual_and_web_builds_on_the_cluster_give_the_local_rows(
     assert remote.rows == local.rows and remote.rows["crosslingual"] > 0
     for config in remote.rows:
         same_output(tmp_path / "local", tmp_path / "cluster", config)
+
+    history = wikipedia_ipc.SAMPLE_DUMP.with_name("enwiki-20240101-sample-pages-meta-history.xml.bz2")
+    build([history], [BRONZE], tmp_path / "local", tagger="perceptron", show_progress=False)
+    build_spark([history], [BRONZE], tmp_path / "cluster", tagger="perceptron", workers=2, spark=on_cluster)
+    same_output(tmp_path / "local", tmp_path / "cluster", "bronze")
 
     crawl = write_shared_images_crawl(tmp_path / "shared.warc.gz")
     web = replace(WEB, equivalence="phash", splits=(), set_size_z=0.05)

@@ -211,7 +211,7 @@ def test_the_engine_links_hashes_as_group_by_hash_does(
 
 def test_spark_links_hashes_as_duckdb_does(spark, tmp_path: Path) -> None:
     """The same SQL on Spark: the same sets, the same record."""
-    from builder.engines.spark import SparkImageTables
+    from builder.engines.sparksql import SparkImageTables
     from builder.filters.web import DuckDBImageTables, web_images
 
     bits = 36

@@ -17,8 +17,8 @@ history dumps cut inside pages) with the local engine's rows:
   sorts them;
 * steps 0–4 and 5–6 – :class:`builder.filters.chain.FilterChain` per cluster; each
   partition's funnel is collected and added up on the driver;
-* tagging – each unique text of every config once per language, one tagger per partition,
-  joined back by (language, text);
+* tagging – each unique text of every config once per language, one tagger per Python worker
+  (built by its first partition with texts, kept for the next), joined back by (language, text);
 * step 7 – build-wide: every candidate pair gets its order key (image, index in the
   cluster's pairs), and a shuffle by the pair's digest keeps the smallest key, which is
   the pair the local engine keeps (the first in image order);
@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import math
 import os
 import sys
@@ -67,6 +68,7 @@ from builder.engines.core import (
     web_read,
     web_tasks,
 )
+from builder.engines.sparksql import SparkImageTables, SparkTables, spill
 from builder.extract.copies import CopyGroup, copy_key, copy_kind, copy_unit, merge_examples, note_copies
 from builder.extract.tasks import (
     Extraction,
@@ -103,17 +105,45 @@ from builder.storage import filesystem, is_url, join
 __all__ = ["build_spark"]
 
 
-def _spill():  # noqa: ANN202 - a pyspark.StorageLevel
-    """Cached RDDs that do not fit the executors' memory go to their disks, not recomputed."""
-    from pyspark import StorageLevel
+def _settled() -> None:
+    """In a Python worker of Spark's, take what is loaded out of the garbage collector's view, once per process.
 
-    return StorageLevel.MEMORY_AND_DISK
+    PySpark runs a full ``gc.collect()`` after every task of a reused worker; with the toolkit's modules loaded that
+    took tens of milliseconds per task, most of the executors' time in a small build (13 of 15 CPU seconds of the
+    sample's Python workers). What is loaded when the toolkit's first task starts lives as long as the worker."""
+    global _SETTLED
+    if _SETTLED:
+        return
+    from pyspark import TaskContext
+
+    if TaskContext.get() is not None:  # a task on an executor, not the driver
+        gc.collect()
+        gc.freeze()
+        _SETTLED = True
+
+
+_SETTLED = False
+# the tagger of a Python worker's last tagging task: the next partition in the same language reuses its model
+_WORKER_TAGGER: dict[tuple[str, str], object] = {}
+
+
+def _worker_tagger(name: str, language: str):  # noqa: ANN202 - a Tagger
+    """The worker's tagger for ``language``, built once per worker (a model loads in seconds) and kept out of the
+    garbage collector's view; a tagger of another language replaces it."""
+    key = (name, language)
+    if key not in _WORKER_TAGGER:
+        _WORKER_TAGGER.clear()
+        _WORKER_TAGGER[key] = get_tagger(name, language)
+        if _SETTLED:
+            gc.freeze()  # the model's objects join what the collector no longer walks
+    return _WORKER_TAGGER[key]
 
 
 def _extract_partition(tasks: Iterable[tuple[int, ExtractTask]]) -> Iterator[tuple[str, object]]:
     """Rows tagged ``("row", ((task number, row number), row))``, page records ``("page", (task number,
     record))`` and File redirects ``("redirect", (task number, (source, target)))``, then one ``("stats", (task
     number, result))`` per task."""
+    _settled()
     for number, task in tasks:
         result = ExtractResult(ReadStats(), ExtractStats())
         try:
@@ -179,6 +209,7 @@ def _web_partition(tasks: Iterable) -> Iterator[tuple[str, object]]:
     """A web task's (a WARC source's, a dataset shard's or a caption TSV part's) rows on an executor: ``("image",
     ((task number, row number), row))``, ``(kind, (task number, row))`` for its other kinds (``reference``;
     ``sample``, ``listing``; ``tsv``), then ``("stats", (task number, result))``."""
+    _settled()
     for task in tasks:
         result = task.new_result()
         images = 0
@@ -205,6 +236,7 @@ def _first_captures(references):  # noqa: ANN001, ANN202 - an RDD of reference r
 
 
 def _before_rule(config: PipelineConfig, groups: Iterable[tuple[str, Iterable[dict]]]) -> Iterator[tuple[str, object]]:
+    _settled()
     chain = FilterChain(config)
     for image, rows in groups:
         survivor = chain.before_rule(cluster_from_rows(image, sorted(rows, key=sort_key)))
@@ -215,11 +247,12 @@ def _before_rule(config: PipelineConfig, groups: Iterable[tuple[str, Iterable[di
 
 
 def _tag_partition(tagger_name: str, language: str, texts: Iterable[str]) -> Iterator[tuple[str, list]]:
-    """One tagger per partition that has texts (a model loads in seconds), texts tagged in batches."""
+    """Texts tagged in batches by the worker's tagger, built on the first partition that has texts."""
+    _settled()
     tagger = None
     for batch in text_batches(texts):
         if tagger is None:
-            tagger = get_tagger(tagger_name, language)
+            tagger = _worker_tagger(tagger_name, language)
         yield from zip(batch, tag_batch(batch, tagger), strict=True)
 
 
@@ -227,6 +260,7 @@ def _apply_rule(
     config: PipelineConfig, tagsets: dict[str, str], groups: Iterable[tuple[str, Iterable[dict]]]
 ) -> Iterator[tuple[str, object]]:
     """Steps 5–6 per cluster; the surviving clusters go on to steps 7–9, keyed by image."""
+    _settled()
     chain = FilterChain(config)
     for image, rows in groups:
         ordered = sorted(rows, key=sort_key)
@@ -258,6 +292,7 @@ def _filter_pairs(
     config: PipelineConfig, groups: Iterable[tuple[str, tuple[Cluster, Iterable[int]]]]
 ) -> Iterator[tuple[str, object]]:
     """Steps 7–9 per cluster, step 7 from the build-wide firsts; pair rows keyed by (image, rank), then the funnel."""
+    _settled()
     chain = FilterChain(config)
     for image, (cluster, firsts) in groups:
         pairs = chain.filter_pairs(cluster, _first_in_build(frozenset(firsts)))
@@ -285,6 +320,7 @@ def _write_partition(
     name the driver will read. A folder on an object store gets each part uploaded from the executor's own
     disk, under its final part name, once it is complete (an object appears whole or not at all).
     """
+    _settled()
     from pyspark import TaskContext
 
     from builder.publish.writer import file_digest
@@ -359,7 +395,7 @@ def _write_pairs(  # noqa: ANN001 - session: a SparkSession, clusters: an RDD of
         tables.strings("split_pairs", rows.map(lambda item: node_hex(item[1])), ("image", "a", "b", "c"))
         stats, check = assign_in_tables(tables, config.splits)
         routes = session.sql("SELECT image, split FROM split_routes").rdd.map(lambda row: (row[0], row[1]))
-        routed = rows.keyBy(lambda item: item[1]["image"]).join(routes).values().persist(_spill())
+        routed = rows.keyBy(lambda item: item[1]["image"]).join(routes).values().persist(spill())
         for index, split in enumerate(split_names(config.splits)):
             chosen = routed.filter(lambda item, s=index: item[1] == s).keys()
             count, parts_of[split] = _write_split(chosen, folder, rows_per_shard, split, across, web)
@@ -416,15 +452,6 @@ def spark_session(workers: int, settings: dict[str, str] | None = None):  # noqa
     return builder.getOrCreate()
 
 
-def _spark_schema(schema: pa.Schema):  # noqa: ANN202 - a pyspark StructType
-    """A Spark schema of an arrow schema of strings and 64-bit integers."""
-    from pyspark.sql.types import LongType, StringType, StructField, StructType
-
-    return StructType(
-        [StructField(field.name, LongType() if field.type == pa.int64() else StringType()) for field in schema]
-    )
-
-
 def _rows_of(extracted, kind: str, bad: frozenset[int], schema: pa.Schema):  # noqa: ANN001, ANN202 - RDDs
     """The rows of one kind of the tasks that did not fail, as tuples in ``schema``'s order."""
     names = schema.names
@@ -432,102 +459,10 @@ def _rows_of(extracted, kind: str, bad: frozenset[int], schema: pa.Schema):  # n
     return rows.map(lambda item: tuple(item[1][name] for name in names))
 
 
-class SparkTables:
-    """Spark SQL for the SQL both engines run (:class:`builder.filters.web.ImageTables`,
-    :class:`builder.filters.identity.IdentityTables`, :class:`builder.extract.captiontsv.SqlTables`): each table a
-    view on the executors, computed when made and cut from its lineage; only the queries' small results reach the
-    driver, and what the build keeps stays a DataFrame the engine's ``select`` joins with."""
-
-    def __init__(self, session, kept: list | None = None) -> None:  # noqa: ANN001 - a SparkSession
-        self.session = session
-        self.kept = kept if kept is not None else []  # released when the build ends: what is kept goes there
-        self.frames: list[tuple[str, object]] = []
-        self.views: list[str] = []
-
-    def _view(self, name: str, frame) -> None:  # noqa: ANN001 - a DataFrame
-        frame.createOrReplaceTempView(name)
-        self.views.append(name)
-
-    def strings(self, name: str, rdd, columns: Sequence[str]) -> None:  # noqa: ANN001 - an RDD of tuples
-        """A view of string columns over an RDD of the engine's."""
-        from pyspark.sql.types import StringType, StructField, StructType
-
-        schema = StructType([StructField(column, StringType()) for column in columns])
-        self._view(name, self.session.createDataFrame(rdd, schema))
-
-    def source(self, name: str, rows, schema: pa.Schema) -> None:  # noqa: ANN001 - an RDD of tuples
-        """View ``name`` over an RDD of tuples in ``schema``'s order."""
-        self._view(name, self.session.createDataFrame(rows, _spark_schema(schema)))
-
-    def __enter__(self) -> SparkTables:
-        return self
-
-    def __exit__(self, *exception: object) -> None:
-        self.close()
-
-    def close(self, keep: str | None = None, into: list | None = None) -> None:
-        """Drop the views and release the tables, but ``keep`` (handed to ``into``, released with them)."""
-        for name, frame in self.frames:
-            if name == keep and into is not None:
-                into.append(frame)
-            else:
-                frame.unpersist()  # type: ignore[attr-defined]
-        for name in self.views:
-            self.session.catalog.dropTempView(name)
-        self.frames, self.views = [], []
-
-    def table(self, name: str, query: str) -> None:
-        # computed now and cut from its lineage: a table made from the one before it (the rounds of the hashes'
-        # labels) would otherwise carry every earlier round's plan, three times over per round
-        frame = self.session.sql(query).localCheckpoint(eager=True)
-        self.frames.append((name, frame))
-        self._view(name, frame)
-
-    def rows(self, query: str) -> list[tuple]:
-        return [tuple(row) for row in self.session.sql(query).collect()]
-
-    def register(self, name: str, table: pa.Table) -> None:
-        from pyspark.sql.types import StringType, StructField, StructType
-
-        schema = StructType([StructField(column, StringType()) for column in table.column_names])
-        self._view(name, self.session.createDataFrame(table.to_pylist(), schema))
-
-    def function(self, name: str, function: Callable[[str | None, str | None], str | None]) -> None:
-        from pyspark.sql.types import StringType
-
-        self.session.udf.register(name, function, StringType())
-
-    def keep(self, query: str):  # noqa: ANN201 - a DataFrame, kept for the build
-        frame = self.session.sql(query).persist(_spill())
-        frame.count()  # computed now, while the stage's tables are there
-        self.kept.append(frame)
-        return frame
-
-
-class SparkImageTables(SparkTables):
-    """:class:`builder.filters.web.ImageTables` in Spark SQL over the image records and the referenced counts as
-    DataFrames on the executors; the exclusions stay a DataFrame."""
-
-    def __init__(self, session, records, referenced, kept: list) -> None:  # noqa: ANN001 - a SparkSession, two RDDs
-        from pyspark.sql.types import LongType, StringType, StructField, StructType
-
-        super().__init__(session, kept)
-        text, number = StringType(), LongType()
-        columns = [("image", text), ("facts", text), ("skip", text), ("position", number), ("record", number)]
-        self._view("records", session.createDataFrame(records, StructType([StructField(*c) for c in columns])))
-        schema = StructType([StructField("image", text), StructField("refs", number)])
-        self._view("referenced", session.createDataFrame(referenced, schema))
-
-    def exclusions(self, query: str):  # noqa: ANN201 - a DataFrame of (image, reason), kept for the build
-        return self.keep(query)
-
-    def identity(self, query: str):  # noqa: ANN201 - a DataFrame of (file, redirect, image), kept for the build
-        return self.keep(query)
-
-
 def _image_table_partition(sha1: bool, tables: Iterable[tuple[int, str]]) -> Iterator[tuple[str, object]]:
     """Image tables read on an executor: each usable title as ``("title", (table number, title, SHA-1 or None))``,
     then ``("stats", (table number, (counters, titles)))``, or ``("error", (table number, error))``."""
+    _settled()
     for number, path in tables:
         stats, titles = ImageTableStats(), 0
         try:
@@ -566,7 +501,7 @@ class SparkIdentity:
             return
         context = engine.session.sparkContext
         read = context.parallelize(list(enumerate(self.paths)), len(self.paths))
-        read = read.mapPartitions(lambda part, s=sha1: _image_table_partition(s, part)).persist(_spill())
+        read = read.mapPartitions(lambda part, s=sha1: _image_table_partition(s, part)).persist(spill())
         engine.cached.append(read)
         reports = {
             number: (kind, report) for kind, (number, report) in read.filter(lambda x: x[0] != "title").collect()
@@ -695,7 +630,7 @@ class SparkEngine:
         rows_of = extracted.filter(lambda item: item[0] == "row").values().filter(lambda item: item[0][0] not in bad)
         pages = extracted.filter(lambda item: item[0] == "page").values().filter(lambda item: item[0] not in bad)
         languages, dumps = [task.language for task in tasks], [task.dump for task in tasks]
-        later = _later_copies(pages, languages, settings.history).persist(_spill())
+        later = _later_copies(pages, languages, settings.history).persist(spill())
         self.cached.append(later)
         groups = _copy_groups(later, dumps, settings.history)
         extraction.later_copies, extraction.reused_revision_ids = note_copies(groups, extraction.problems)
@@ -748,7 +683,7 @@ class SparkEngine:
         context = self.session.sparkContext
         read = []
         for units in (tasks, parts):
-            rows = context.parallelize(units, max(1, len(units))).mapPartitions(_web_partition).persist(_spill())
+            rows = context.parallelize(units, max(1, len(units))).mapPartitions(_web_partition).persist(spill())
             stats = dict(rows.filter(lambda item: item[0] == "stats").values().collect())
             read.append((rows, [stats[number] for number in range(len(units))]))
         (extracted, results), (lines, read_parts) = read
@@ -787,12 +722,12 @@ class SparkEngine:
             if apart is not None:  # joins, never broadcasts: what is left out grows with the input
                 if not isinstance(apart, _Apart):  # a web build's images left out in every language
                     apart = _Apart(everywhere=apart.rdd.map(lambda row: row["image"]))
-                kept = _kept(used, apart).persist(_spill())
+                kept = _kept(used, apart).persist(spill())
                 self.cached.append(kept)
                 kept_apart = used.count() - kept.count()
                 used = kept
             grouped = _canonical(used, mapping).groupBy(lambda row: row["image"])
-            before = grouped.mapPartitions(lambda part, c=config: _before_rule(c, part)).persist(_spill())
+            before = grouped.mapPartitions(lambda part, c=config: _before_rule(c, part)).persist(spill())
             self.cached.append(before)
             for funnel in before.filter(lambda item: item[0] == "funnel").values().collect():
                 chain.funnel.add(Funnel.from_list(funnel))
@@ -825,7 +760,7 @@ class SparkEngine:
             own = texts.filter(lambda item, code=language: item[0] == code).values().coalesce(plan.options.workers)
             tags = own.mapPartitions(lambda part, n=name, code=language: _tag_partition(n, code, part))
             tagged.append(tags.map(lambda item, code=language: ((code, item[0]), item[1])))
-        self.tags = context.union(tagged).persist(_spill())
+        self.tags = context.union(tagged).persist(spill())
         self.cached.append(self.tags)
         self.tags.count()  # tag here, in the tagging stage, not lazily inside the next one
 

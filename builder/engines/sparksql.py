@@ -1,0 +1,121 @@
+"""Spark SQL for the SQL both engines run: the tables of a web build's image stage
+(:class:`builder.filters.web.ImageTables`), of the identity map (:class:`builder.filters.identity.IdentityTables`),
+of the caption TSV's join (:class:`builder.extract.captiontsv.SqlTables`) and of the split assignment, as views on
+the executors, of which only the queries' small results reach the driver."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import pyarrow as pa
+
+__all__ = ["SparkImageTables", "SparkTables", "spark_schema", "spill"]
+
+
+def spill():  # noqa: ANN202 - a pyspark.StorageLevel
+    """Cached RDDs that do not fit the executors' memory go to their disks, not recomputed."""
+    from pyspark import StorageLevel
+
+    return StorageLevel.MEMORY_AND_DISK
+
+
+def spark_schema(schema: pa.Schema):  # noqa: ANN202 - a pyspark StructType
+    """A Spark schema of an arrow schema of strings and 64-bit integers."""
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    return StructType(
+        [StructField(field.name, LongType() if field.type == pa.int64() else StringType()) for field in schema]
+    )
+
+
+class SparkTables:
+    """Spark SQL for the SQL both engines run (:class:`builder.filters.web.ImageTables`,
+    :class:`builder.filters.identity.IdentityTables`, :class:`builder.extract.captiontsv.SqlTables`): each table a
+    view on the executors, computed when made and cut from its lineage; only the queries' small results reach the
+    driver, and what the build keeps stays a DataFrame the engine's ``select`` joins with."""
+
+    def __init__(self, session, kept: list | None = None) -> None:  # noqa: ANN001 - a SparkSession
+        self.session = session
+        self.kept = kept if kept is not None else []  # released when the build ends: what is kept goes there
+        self.frames: list[tuple[str, object]] = []
+        self.views: list[str] = []
+
+    def _view(self, name: str, frame) -> None:  # noqa: ANN001 - a DataFrame
+        frame.createOrReplaceTempView(name)
+        self.views.append(name)
+
+    def strings(self, name: str, rdd, columns: Sequence[str]) -> None:  # noqa: ANN001 - an RDD of tuples
+        """A view of string columns over an RDD of the engine's."""
+        from pyspark.sql.types import StringType, StructField, StructType
+
+        schema = StructType([StructField(column, StringType()) for column in columns])
+        self._view(name, self.session.createDataFrame(rdd, schema))
+
+    def source(self, name: str, rows, schema: pa.Schema) -> None:  # noqa: ANN001 - an RDD of tuples
+        """View ``name`` over an RDD of tuples in ``schema``'s order."""
+        self._view(name, self.session.createDataFrame(rows, spark_schema(schema)))
+
+    def __enter__(self) -> SparkTables:
+        return self
+
+    def __exit__(self, *exception: object) -> None:
+        self.close()
+
+    def close(self, keep: str | None = None, into: list | None = None) -> None:
+        """Drop the views and release the tables, but ``keep`` (handed to ``into``, released with them)."""
+        for name, frame in self.frames:
+            if name == keep and into is not None:
+                into.append(frame)
+            else:
+                frame.unpersist()  # type: ignore[attr-defined]
+        for name in self.views:
+            self.session.catalog.dropTempView(name)
+        self.frames, self.views = [], []
+
+    def table(self, name: str, query: str) -> None:
+        # computed now and cut from its lineage: a table made from the one before it (the rounds of the hashes'
+        # labels) would otherwise carry every earlier round's plan, three times over per round
+        frame = self.session.sql(query).localCheckpoint(eager=True)
+        self.frames.append((name, frame))
+        self._view(name, frame)
+
+    def rows(self, query: str) -> list[tuple]:
+        return [tuple(row) for row in self.session.sql(query).collect()]
+
+    def register(self, name: str, table: pa.Table) -> None:
+        from pyspark.sql.types import StringType, StructField, StructType
+
+        schema = StructType([StructField(column, StringType()) for column in table.column_names])
+        self._view(name, self.session.createDataFrame(table.to_pylist(), schema))
+
+    def function(self, name: str, function: Callable[[str | None, str | None], str | None]) -> None:
+        from pyspark.sql.types import StringType
+
+        self.session.udf.register(name, function, StringType())
+
+    def keep(self, query: str):  # noqa: ANN201 - a DataFrame, kept for the build
+        frame = self.session.sql(query).persist(spill())
+        frame.count()  # computed now, while the stage's tables are there
+        self.kept.append(frame)
+        return frame
+
+
+class SparkImageTables(SparkTables):
+    """:class:`builder.filters.web.ImageTables` in Spark SQL over the image records and the referenced counts as
+    DataFrames on the executors; the exclusions stay a DataFrame."""
+
+    def __init__(self, session, records, referenced, kept: list) -> None:  # noqa: ANN001 - a SparkSession, two RDDs
+        from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+        super().__init__(session, kept)
+        text, number = StringType(), LongType()
+        columns = [("image", text), ("facts", text), ("skip", text), ("position", number), ("record", number)]
+        self._view("records", session.createDataFrame(records, StructType([StructField(*c) for c in columns])))
+        schema = StructType([StructField("image", text), StructField("refs", number)])
+        self._view("referenced", session.createDataFrame(referenced, schema))
+
+    def exclusions(self, query: str):  # noqa: ANN201 - a DataFrame of (image, reason), kept for the build
+        return self.keep(query)
+
+    def identity(self, query: str):  # noqa: ANN201 - a DataFrame of (file, redirect, image), kept for the build
+        return self.keep(query)
