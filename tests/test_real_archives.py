@@ -102,12 +102,25 @@ def test_wget_target_uris_lose_their_angle_brackets() -> None:
     assert all(row["image"].startswith("https://wiki.archiveteam.org/") for row in rows)
 
 
+def _warcio_counts(path: Path) -> tuple[int, int]:
+    """HTML and image responses as warcio, another reader, counts them (an ARC file converted on the fly)."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    kinds = []
+    with path.open("rb") as stream:
+        for record in ArchiveIterator(stream, arc2warc=True):
+            if record.rec_type == "response" and record.http_headers is not None:
+                kinds.append((record.http_headers.get_header("Content-Type") or "").split(";")[0].strip())
+    return kinds.count("text/html"), sum(kind.startswith("image/") for kind in kinds)
+
+
 def test_an_arc_file_gives_what_its_warc_conversion_gives() -> None:
     arc_rows, arc = references(DATA / "aut-example.arc.gz")
     warc_rows, warc = references(DATA / "aut-example.warc.gz")
-    assert (arc.read.html, arc.read.images) == (warc.read.html, warc.read.images) == (140, 55)
+    assert (arc.read.html, arc.read.images) == (warc.read.html, warc.read.images) == (11, 15)
+    assert _warcio_counts(DATA / "aut-example.arc.gz") == _warcio_counts(DATA / "aut-example.warc.gz") == (11, 15)
     key = lambda row: (row["page"], row["image"], row["position"], row["kind"], row["caption"])  # noqa: E731
-    assert sorted(map(key, arc_rows)) == sorted(map(key, warc_rows)) and len(arc_rows) == 666
+    assert sorted(map(key, arc_rows)) == sorted(map(key, warc_rows)) and len(arc_rows) == 311
     assert arc_rows[0]["record_id"].startswith("<arc:") and arc_rows[0]["date"].startswith("2008-04-30T")
     plain, stats = read(DATA / "warcio-example.arc")
     assert [r.uri for r in plain] == ["http://example.com/"] and stats.html == 1
