@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import wikipedia_ipc
-from builder.common import OutputError
+from builder.common import UNIX_SOCKET_PATH, OutputError
 from builder.config import GOLD
 from builder.engines.local import build
 from builder.publish.card import SAMPLE_DUMP
@@ -156,7 +156,7 @@ def test_a_long_temporary_folder_does_not_stop_the_workers(tmp_path: Path, perce
     deep = tmp_path / ("t" * 40) / ("m" * 40)
     deep.mkdir(parents=True)
     environment = {**os.environ, "TMPDIR": str(deep), "PYTHONPATH": str(REPO)}
-    assert len(str(deep)) + len("/pymp-XXXXXXXX/listener-XXXXXXXX") >= 108
+    assert len(str(deep)) + len("/pymp-XXXXXXXX/listener-XXXXXXXX") >= UNIX_SOCKET_PATH
     command = [sys.executable, str(REPO / "wikipedia_ipc.py"), "build", "--quiet", "--tagger", "perceptron"]
     command += ["--workers", "2", "--configs", "gold", "--output", str(tmp_path / "out")]
     done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=HANG_GUARD)

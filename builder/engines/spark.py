@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import gc
 import math
 import os
@@ -105,45 +106,35 @@ from builder.storage import filesystem, is_url, join
 __all__ = ["build_spark"]
 
 
-def _settled() -> None:
-    """In a Python worker of Spark's, take what is loaded out of the garbage collector's view, once per process.
+def _settle_in_a_worker() -> None:
+    """In a Python worker of Spark's, take what is loaded out of the garbage collector's view.
 
     PySpark runs a full ``gc.collect()`` after every task of a reused worker; with the toolkit's modules loaded that
     took tens of milliseconds per task, most of the executors' time in a small build (13 of 15 CPU seconds of the
-    sample's Python workers). What is loaded when the toolkit's first task starts lives as long as the worker."""
-    global _SETTLED
-    if _SETTLED:
+    sample's Python workers). A worker imports this module with the toolkit's first task it runs (its functions
+    come by reference), and what is loaded then lives as long as the worker. On the driver: nothing."""
+    try:
+        from pyspark import TaskContext
+    except ImportError:  # the module imported without PySpark (a build needs it, and says so)
         return
-    from pyspark import TaskContext
-
-    if TaskContext.get() is not None:  # a task on an executor, not the driver
+    if TaskContext.get() is not None:
         gc.collect()
         gc.freeze()
-        _SETTLED = True
 
 
-_SETTLED = False
-# the tagger of a Python worker's last tagging task: the next partition in the same language reuses its model
-_WORKER_TAGGER: dict[tuple[str, str], object] = {}
-
-
+@functools.lru_cache(maxsize=1)
 def _worker_tagger(name: str, language: str):  # noqa: ANN202 - a Tagger
-    """The worker's tagger for ``language``, built once per worker (a model loads in seconds) and kept out of the
-    garbage collector's view; a tagger of another language replaces it."""
-    key = (name, language)
-    if key not in _WORKER_TAGGER:
-        _WORKER_TAGGER.clear()
-        _WORKER_TAGGER[key] = get_tagger(name, language)
-        if _SETTLED:
-            gc.freeze()  # the model's objects join what the collector no longer walks
-    return _WORKER_TAGGER[key]
+    """The worker's tagger for ``language``, built once per worker (a model loads in seconds; a tagger of another
+    language replaces it), its model kept out of the garbage collector's view."""
+    tagger = get_tagger(name, language)
+    gc.freeze()
+    return tagger
 
 
 def _extract_partition(tasks: Iterable[tuple[int, ExtractTask]]) -> Iterator[tuple[str, object]]:
     """Rows tagged ``("row", ((task number, row number), row))``, page records ``("page", (task number,
     record))`` and File redirects ``("redirect", (task number, (source, target)))``, then one ``("stats", (task
     number, result))`` per task."""
-    _settled()
     for number, task in tasks:
         result = ExtractResult(ReadStats(), ExtractStats())
         try:
@@ -209,7 +200,6 @@ def _web_partition(tasks: Iterable) -> Iterator[tuple[str, object]]:
     """A web task's (a WARC source's, a dataset shard's or a caption TSV part's) rows on an executor: ``("image",
     ((task number, row number), row))``, ``(kind, (task number, row))`` for its other kinds (``reference``;
     ``sample``, ``listing``; ``tsv``), then ``("stats", (task number, result))``."""
-    _settled()
     for task in tasks:
         result = task.new_result()
         images = 0
@@ -236,7 +226,6 @@ def _first_captures(references):  # noqa: ANN001, ANN202 - an RDD of reference r
 
 
 def _before_rule(config: PipelineConfig, groups: Iterable[tuple[str, Iterable[dict]]]) -> Iterator[tuple[str, object]]:
-    _settled()
     chain = FilterChain(config)
     for image, rows in groups:
         survivor = chain.before_rule(cluster_from_rows(image, sorted(rows, key=sort_key)))
@@ -248,7 +237,6 @@ def _before_rule(config: PipelineConfig, groups: Iterable[tuple[str, Iterable[di
 
 def _tag_partition(tagger_name: str, language: str, texts: Iterable[str]) -> Iterator[tuple[str, list]]:
     """Texts tagged in batches by the worker's tagger, built on the first partition that has texts."""
-    _settled()
     tagger = None
     for batch in text_batches(texts):
         if tagger is None:
@@ -260,7 +248,6 @@ def _apply_rule(
     config: PipelineConfig, tagsets: dict[str, str], groups: Iterable[tuple[str, Iterable[dict]]]
 ) -> Iterator[tuple[str, object]]:
     """Steps 5–6 per cluster; the surviving clusters go on to steps 7–9, keyed by image."""
-    _settled()
     chain = FilterChain(config)
     for image, rows in groups:
         ordered = sorted(rows, key=sort_key)
@@ -292,7 +279,6 @@ def _filter_pairs(
     config: PipelineConfig, groups: Iterable[tuple[str, tuple[Cluster, Iterable[int]]]]
 ) -> Iterator[tuple[str, object]]:
     """Steps 7–9 per cluster, step 7 from the build-wide firsts; pair rows keyed by (image, rank), then the funnel."""
-    _settled()
     chain = FilterChain(config)
     for image, (cluster, firsts) in groups:
         pairs = chain.filter_pairs(cluster, _first_in_build(frozenset(firsts)))
@@ -320,7 +306,6 @@ def _write_partition(
     name the driver will read. A folder on an object store gets each part uploaded from the executor's own
     disk, under its final part name, once it is complete (an object appears whole or not at all).
     """
-    _settled()
     from pyspark import TaskContext
 
     from builder.publish.writer import file_digest
@@ -462,7 +447,6 @@ def _rows_of(extracted, kind: str, bad: frozenset[int], schema: pa.Schema):  # n
 def _image_table_partition(sha1: bool, tables: Iterable[tuple[int, str]]) -> Iterator[tuple[str, object]]:
     """Image tables read on an executor: each usable title as ``("title", (table number, title, SHA-1 or None))``,
     then ``("stats", (table number, (counters, titles)))``, or ``("error", (table number, error))``."""
-    _settled()
     for number, path in tables:
         stats, titles = ImageTableStats(), 0
         try:
@@ -832,3 +816,6 @@ def _mapped_row(item: tuple[dict, tuple[str, str] | None]) -> dict:
     title = row["image"]
     redirect, image = mapped if mapped is not None else (title, title)
     return {**row, "image": image, "file": title, "redirect": redirect}
+
+
+_settle_in_a_worker()  # at import: in a worker, with the toolkit's first task
