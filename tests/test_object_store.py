@@ -242,7 +242,7 @@ def test_a_crawl_in_a_bucket_builds_as_the_local_files_do(
     remote = [f"s3://{bucket}/crawl/{path.name}" for path in files]
     configs = [replace(WEB, splits=()), REFERENCES]
     local = build([str(path) for path in files], configs, tmp_path / "local", tagger="perceptron", show_progress=False)
-    assert local.rows["web"] > 0 and local.rows["references"] > 200
+    assert local.rows["references"] > local.rows["web"] > 0  # every reference, and the pairs some give
     folder = f"s3://{bucket}/crawl/"  # a folder of the store gives its archives in name order, as a local one
     assert input_kind(folder) == "web" and expand_warc_inputs([folder]) == remote
     build([folder], configs, f"s3://{bucket}/local-engine", tagger="perceptron", show_progress=False)
