@@ -17,7 +17,9 @@ from typing import IO, Any
 
 __all__ = [
     "LOCAL_SCHEMES",
+    "BUCKET_SCHEMES",
     "StorageError",
+    "absent",
     "as_path",
     "readable",
     "check_file",
@@ -25,6 +27,7 @@ __all__ = [
     "exists",
     "folder_files",
     "has_scheme",
+    "identity",
     "filesystem",
     "is_url",
     "local_path",
@@ -144,7 +147,7 @@ def size(path: str | os.PathLike) -> int:
 
 def check_file(path: str | os.PathLike, what: str, article: str = "a") -> Path | str:
     """The file (a URL stays a string), or a clear error naming ``what`` it should be if it is missing or a
-    folder."""
+    folder; on a store the error says what is missing: the bucket, the folder or the object."""
     if is_url(path):
         with store_errors(_text(path)):
             fs, inside = filesystem(_text(path))
@@ -156,8 +159,32 @@ def check_file(path: str | os.PathLike, what: str, article: str = "a") -> Path |
     if folder:
         raise IsADirectoryError(f"{path} is a directory, not {article} {what}")
     if not found:
-        raise FileNotFoundError(f"{what} not found: {path}")
+        why = f" ({absent(path)})" if isinstance(path, str) else ""
+        raise FileNotFoundError(f"{what} not found: {path}{why}")
     return path
+
+
+BUCKET_SCHEMES = ("s3", "s3a", "gs", "gcs", "abfs", "az")  # stores whose first path part is a bucket (a container)
+
+
+def absent(url: str) -> str:
+    """What of a store's URL is missing, said for a user: the bucket, the folder the object would be in, or the
+    object itself (a URL ending in ``/`` names a folder)."""
+    text = _text(url)
+    with store_errors(text):
+        fs, inside = filesystem(text)
+        fs.invalidate_cache()
+        scheme = text.partition("://")[0].lower()
+        parts = inside.strip("/").split("/")
+        bucket = parts[0]
+        if scheme in BUCKET_SCHEMES and bucket and not fs.exists(bucket):
+            return f"the bucket {bucket!r} does not exist"
+        parent = "/".join(parts[:-1])
+        if len(parts) > 1 and parent != bucket and not fs.isdir(parent):
+            return f"the folder {scheme}://{parent}/ does not exist"
+        if text.endswith("/"):
+            return f"the folder {text} does not exist"
+        return f"no object {parts[-1]!r} in {scheme}://{parent or bucket}/"
 
 
 @contextlib.contextmanager
@@ -193,15 +220,52 @@ def readable(path: Path) -> Path | IO:
 
 
 def version(path: str | os.PathLike) -> tuple[int, str]:
-    """A file's size and a mark of its version: the modification time in ns on a disk, the store's tag (S3's
-    ETag) or time for an object; a file rewritten in place gets another."""
+    """A file's size and a mark of its version: the modification time in ns on a disk; on a store the object's
+    version id (where the bucket keeps versions), its tag (S3's ETag) and modification time. A file rewritten in
+    place gets another mark, even with the same size (and, on a store, the same bytes)."""
     if is_url(path):
         with store_errors(_text(path)):
             fs, inside = filesystem(_text(path))
+            fs.invalidate_cache(inside)  # a listing cached by this process may be older than the object
             info = fs.info(inside)
-        return int(info["size"]), str(info.get("ETag") or info.get("LastModified") or info.get("mtime"))
+        return int(info["size"]), _mark(info)
     status = Path(path).stat()
     return status.st_size, str(status.st_mtime_ns)
+
+
+def identity(path: str | os.PathLike) -> str:
+    """What work kept for ``--resume`` is keyed on: the file's place (the absolute path, or the URL), size and
+    version mark (:func:`version`); for a folder, those of every file in it. An input rewritten under the same
+    name is read again, whatever its kind (dump, crawl, dataset shard, caption TSV)."""
+    if not is_url(path) and Path(path).is_dir():
+        files = sorted(item for item in Path(path).rglob("*") if item.is_file())
+        return _folder_identity(resolved(path), [(item.relative_to(path).as_posix(), *version(item)) for item in files])
+    if is_url(path):
+        with store_errors(_text(path)):
+            fs, inside = filesystem(_text(path))
+            fs.invalidate_cache(inside)
+            folder = fs.isdir(inside)
+        if folder:
+            with store_errors(_text(path)):
+                found = fs.find(inside, detail=True)  # one listing gives every object's marks
+            start = len(inside.rstrip("/")) + 1
+            entries = [(name[start:], int(info["size"]), _mark(info)) for name, info in sorted(found.items())]
+            return _folder_identity(_text(path), entries)
+    size_of, mark = version(path)
+    return f"{resolved(path)}|{size_of}|{mark}"
+
+
+def _mark(info: dict[str, Any]) -> str:
+    """An object's version mark from its store's description (S3's, Google's, Azure's keys, whichever it has)."""
+    keys = ("VersionId", "ETag", "LastModified", "mtime", "generation", "md5Hash", "etag", "last_modified")
+    return "|".join(str(info[key]) for key in keys if info.get(key) not in (None, ""))
+
+
+def _folder_identity(place: str, entries: list[tuple[str, int, str]]) -> str:
+    import hashlib
+
+    digest = hashlib.sha1("\n".join(f"{name}|{size_of}|{mark}" for name, size_of, mark in entries).encode())
+    return f"{place}|folder of {len(entries)}|{digest.hexdigest()}"
 
 
 def local_path(text: str) -> Path:

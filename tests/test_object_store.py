@@ -117,41 +117,52 @@ class Killed(BaseException):
     """Stands for a kill: raised through the build, it leaves the bucket as a kill would (the lock aside)."""
 
 
+def every_object(fs, url: str) -> dict[str, bytes]:  # noqa: ANN001
+    """Every object under the folder with its bytes, the staging prefix included (the lock object left out)."""
+    fs.invalidate_cache()
+    root = url.removeprefix("s3://").rstrip("/")
+    relative = [path[len(root) + 1 :] for path in fs.find(root)]
+    return {name: fs.cat_file(f"{root}/{name}") for name in sorted(relative) if name != LOCK_OBJECT}
+
+
 def test_a_build_killed_at_any_step_of_its_switch_is_finished_by_the_next(
-    s3_server, dumps: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, perceptron_available: None
+    s3_server, dumps: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, perceptron_available: None
 ) -> None:
-    """Stopped before each copy, upload or deletion of the switch: a reader following the card loads the old build
-    or the new one, whole; the next build's publisher finishes the switch; the end is the uninterrupted build's."""
-    fs = s3_server.fs()
-    bucket = s3_server.bucket()
-    old, new = f"s3://{bucket}/old", f"s3://{bucket}/new"
-    build([dumps[0]], [GOLD, SILVER], old, tagger="perceptron", show_progress=False)
-    fs.pipe_file(f"{bucket}/old/notes.txt", b"keep me\n")
-    before = bucket_snapshot(fs, old)
-    for name, data in before.items():
-        fs.pipe_file(f"{bucket}/new/{name}", data)
-    build([dumps[1]], [GOLD, SILVER], new, tagger="perceptron", show_progress=False)
-    after = bucket_snapshot(fs, new)
-    views = {"old": view(before), "new": view(after)}
-    steps = {"applying": False, "done": 0, "kill_at": 0}
+    """The new build runs once; the bucket as its switch found it (old build, committed staging prefix) is replayed
+    into a folder per step, and the switch stopped before each of its copies, uploads and deletions: a reader
+    following the card sees the old build (card and funnels), no card (said so), or the new build, in that order;
+    never a card beside another build's funnel.json. The next build's publisher ends with the uninterrupted
+    build's files."""
+    fs, bucket = s3_server.fs(), s3_server.bucket()
+    url = f"s3://{bucket}/built"
+    build([dumps[0]], [GOLD, SILVER], url, tagger="perceptron", show_progress=False)
+    fs.pipe_file(f"{bucket}/built/notes.txt", b"keep me\n")
+    before = bucket_snapshot(fs, url)
+    committed: dict[str, bytes] = {}
+    stagings: list[str] = []
     real_apply = builder.publish.bucket.apply_bucket
+
+    def recorded(folder, staging: str) -> None:  # noqa: ANN001 - the bucket as the switch finds it, kept
+        committed.update(every_object(fs, folder.url))
+        stagings.append(staging)
+        real_apply(folder, staging)
+
+    monkeypatch.setattr(builder.publish.bucket, "apply_bucket", recorded)
+    build([dumps[1]], [GOLD, SILVER], url, tagger="perceptron", show_progress=False)  # the one build of the new dump
+    monkeypatch.setattr(builder.publish.bucket, "apply_bucket", real_apply)
+    after = bucket_snapshot(fs, url)
+    assert len(stagings) == 1 and f"{stagings[0]}/publish.json" in committed
+    views = {"old": view(before), "new": view(after)}
+    steps = {"done": 0, "kill_at": -1}
 
     def counted(real):  # noqa: ANN001, ANN202
         def step(self, *args, **kwargs):  # noqa: ANN001, ANN202
-            if steps["applying"]:
-                if steps["done"] == steps["kill_at"]:
-                    raise Killed
-                steps["done"] += 1
+            if steps["done"] == steps["kill_at"]:
+                raise Killed
+            steps["done"] += 1
             return real(self, *args, **kwargs)
 
         return step
-
-    def applying(*args):  # noqa: ANN002, ANN202
-        steps["applying"] = True
-        try:
-            real_apply(*args)
-        finally:
-            steps["applying"] = False
 
     for operation in ("put", "copy", "remove", "upload"):
         monkeypatch.setattr(
@@ -159,39 +170,47 @@ def test_a_build_killed_at_any_step_of_its_switch_is_finished_by_the_next(
             operation,
             counted(getattr(builder.publish.bucket.BucketFolder, operation)),
         )
-    monkeypatch.setattr(builder.publish.bucket, "apply_bucket", applying)
     seen = []
-    for kill_at in range(200):
+    for kill_at in range(100):
         out = f"s3://{bucket}/killed-{kill_at}"
-        for name, data in before.items():
+        for name, data in committed.items():
             fs.pipe_file(f"{bucket}/killed-{kill_at}/{name}", data)
         steps.update(done=0, kill_at=kill_at)
         try:
-            build([dumps[1]], [GOLD, SILVER], out, tagger="perceptron", show_progress=False)
+            builder.publish.bucket.apply_bucket(builder.publish.bucket.BucketFolder(out), stagings[0])
         except Killed:
             pass
         else:  # no step left to stop at: the switch has this many
-            assert bucket_snapshot(fs, out) == after
+            assert bucket_snapshot(fs, out) == after and hidden(fs, out) == []
             break
-        seen.append(next(name for name, files in views.items() if view(bucket_snapshot(fs, out)) == files))
+        files = bucket_snapshot(fs, out)
+        if "README.md" in files:
+            seen.append(next(name for name, listed in views.items() if view(files) == listed))
+        else:  # between the old card's deletion and the new card: a reader is told, and reads nothing
+            seen.append("none")
+            with pytest.raises(OutputError, match="a build was stopped while it switched the folder to its files"):
+                card_data_files(out, "gold")
         assert any(name.startswith(STAGING_PREFIX) for name in hidden(fs, out))  # what was left, hidden
         steps["kill_at"] = -1  # the next publisher's switch runs to its end
         finishing = "finished publishing a build interrupted while its files were copied in|the empty staging prefix"
         with pytest.warns(UserWarning, match=finishing):
             BucketPublisher(out, ["gold"]).open().close()
         assert bucket_snapshot(fs, out) == after and hidden(fs, out) == []
-    assert seen == ["old"] * seen.count("old") + ["new"] * seen.count("new")
-    assert seen.count("old") >= 8 and seen.count("new") >= 3  # shards and funnels before the card; deletions after
+    new_parts = sum(name.endswith(".parquet") for name in after if name not in before)
+    # each new part's copy and removal; the old card's deletion; each funnel's copy and removal, the card's; then
+    # the old parts' deletions and the staging prefix's
+    old = 2 * new_parts + 1
+    assert seen == ["old"] * old + ["none"] * 5 + ["new"] * (len(seen) - old - 5), seen
 
 
-def view(files: dict[str, bytes]) -> dict[str, bytes]:
-    """What a reader of the card sees: the card and the parquet files it names."""
+def view(files: dict[str, bytes]) -> dict[str, bytes | None]:
+    """What a reader of the card sees: the card, each config's funnel.json and the parquet files it names."""
     import yaml
 
     card = files["README.md"].decode()
     configs = yaml.safe_load(card.split("---")[1])["wikipedia_ipc"]["configs"]
-    names = [f"{name}/{file}" for name, entry in configs.items() for file in entry["files"]]
-    return {name: files[name] for name in ["README.md", *names]}
+    names = [f"{name}/{file}" for name, entry in configs.items() for file in [*entry["files"], "funnel.json"]]
+    return {name: files.get(name) for name in ["README.md", *names]}
 
 
 def test_a_build_killed_by_a_signal_leaves_a_bucket_the_next_build_finishes(

@@ -37,7 +37,7 @@ from builder.lang.segmenters import word_counter_signature
 from builder.publish.bucket import publisher_for
 from builder.publish.publisher import Publisher
 from builder.sources.files import check_dump_path
-from builder.storage import as_path, is_url
+from builder.storage import absent, as_path, exists, is_url
 
 if TYPE_CHECKING:
     from builder.filters.web import ImageTables
@@ -388,7 +388,11 @@ def dataset_input(inputs: Sequence[str | Path], tsv: str | Path | None) -> list[
     if len(inputs) != 1:
         given = ", ".join(str(path) for path in inputs) or "none"
         raise ValueError(f"an image–caption dataset build reads one img2dataset output folder; got {given}")
+    if is_url(inputs[0]) and not exists(inputs[0]):  # on a store: the bucket or the folder that is missing, named
+        raise ValueError(f"{inputs[0]}: no such img2dataset folder ({absent(str(inputs[0]).rstrip('/') + '/')})")
     dataset_layout(inputs[0])  # ValueError names the folder when it holds none of img2dataset's layouts
+    if tsv is not None and is_url(tsv) and not exists(tsv):
+        raise ValueError(f"{tsv}: no such caption TSV ({absent(str(tsv))})")
     if tsv is not None and not as_path(tsv).is_file():
         raise ValueError(f"{tsv}: no such caption TSV")
     return [str(inputs[0])]

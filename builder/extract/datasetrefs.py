@@ -37,7 +37,7 @@ import pyarrow as pa
 from builder.extract.web import write_task_files
 from builder.extract.webrefs import PAGE_STRIDE
 from builder.sources.img2dataset import DATASET_SKIPS, MAX_PROBLEMS, ImageDataset, in_place_order
-from builder.storage import join, name_of
+from builder.storage import exists, identity, join, name_of
 
 __all__ = [
     "LISTING_SCHEMA",
@@ -116,12 +116,14 @@ class DatasetBuildTask:
     hash_size: int
     work: str
     normalize: Callable[[str], str] | None = None
+    stamp: str = ""  # the shard's identity (:func:`shard_identity`): a shard rewritten in place is read again
 
     def _stem(self) -> str:
         """The task's files are named by what they are read from and how, so a resumed build reuses only its own."""
         what = "\x1f".join(
             (self.folder, self.shard_name, str(self.tsv), str(self.hash_size), self._normalizer(), "samples")
         )
+        what += f"\x1f{self.stamp}" if self.stamp else ""
         digest = hashlib.blake2b(what.encode(), digest_size=6).hexdigest()
         return f"dataset-{self.number:05d}-{digest}"
 
@@ -219,9 +221,25 @@ def dataset_tasks(
     caption TSV (``tsv``: whether the build joins one)."""
     dataset = ImageDataset(folder)
     return [
-        DatasetBuildTask(number, str(folder), name, tsv, hash_size, str(work), normalize)
+        DatasetBuildTask(
+            number,
+            str(folder),
+            name,
+            tsv,
+            hash_size,
+            str(work),
+            normalize,
+            shard_identity(folder, name, dataset.layout),
+        )
         for number, name in enumerate(dataset.shard_names())
     ]
+
+
+def shard_identity(folder: str | Path, name: str, layout: str) -> str:
+    """A shard's identity on a disk or a store: its file or folder, and the metadata parquet img2dataset wrote
+    beside it (the parquet layout's shard is that file)."""
+    parts = [name] if layout == "parquet" else [name, f"{name.removesuffix('.tar')}.parquet"]
+    return "\x1f".join(identity(where) for part in parts if exists(where := join(folder, part)))
 
 
 @dataclasses.dataclass

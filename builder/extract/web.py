@@ -28,6 +28,7 @@ from builder.extract.html import HtmlStats, TooDeep, Undecodable, decode_page, e
 from builder.sources.files import MAX_PROBLEMS
 from builder.sources.mirror import Network
 from builder.sources.warc import MAX_PAYLOAD, WarcError, WarcStats, iter_responses
+from builder.storage import identity as input_identity
 
 __all__ = [
     "Inspector",
@@ -101,14 +102,14 @@ class WebTask:
 
 
 def web_task(warc: str, folder: str | Path, **options: Any) -> WebTask:
-    """A task whose file names hash the source and the callables, so a changed setting is not reused."""
+    """A task whose file names hash the source (its identity: a file or object rewritten under the same name is
+    another source) and the callables, so a changed source or setting is not reused."""
     task = WebTask(warc, "", "", **options)
     identity = "|".join(
         [warc, _name(task.normalize), _name(task.inspect), str(task.max_payload), str(task.verify_digests)]
     )
-    if not (warc.startswith(("http://", "https://")) or "://" in warc):
-        stat = Path(warc).stat()
-        identity += f"|{Path(warc).resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+    if not warc.startswith(("http://", "https://")):  # a file on a disk or a store: rewritten, it is read again
+        identity += f"|{input_identity(warc)}"
     stamp = hashlib.sha1(identity.encode()).hexdigest()[:16]
     folder = Path(folder)
     return dataclasses.replace(

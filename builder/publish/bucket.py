@@ -12,10 +12,18 @@ the card is the manifest every reader follows (``datasets`` loads the files its 
   record comes last. The checks are the local folder's (:class:`builder.publish.publisher.Publisher` runs on a
   local mirror of the folder's card and records).
 * **Switched by the card.** The parquet files are copied to their final names (new names: content hashes,
-  unseen by the old card), then the funnels, then the card: its upload is the moment readers switch. The old
-  build's files are deleted after it, then the staging prefix, its commit record and marker last.
+  unseen by the old card); then the old card is deleted, the funnels copied, and the new card copied last: its
+  upload is the moment readers switch. A reader that starts from the card so finds the old build (its card, its
+  funnels), no card (a build is being switched: said so, with the build that finishes it), or the new build;
+  never a card beside the funnels of another build. The old build's files are deleted after it, then the staging
+  prefix, its commit record and marker last.
 * **Finished after a kill.** A staging prefix with a commit record is applied again by the next build (every
   step can be repeated); one without is removed.
+* **Keys as written.** An output URL with an empty key part (``s3://b//x``, ``s3:///x``) is refused before the
+  work: fsspec lists such keys under other names, and a card would name files left in the staging prefix. Before
+  the commit, every file the card names must be listed in the staging prefix or kept in the folder.
+* **No local leftovers.** The local mirror is a marked, locked temporary work folder (``wikipedia-ipc-bucket-…``):
+  one left by a killed build is removed by the next build that starts, as work folders are.
 """
 
 from __future__ import annotations
@@ -26,7 +34,6 @@ import os
 import secrets
 import shutil
 import socket
-import tempfile
 import time
 from pathlib import Path
 
@@ -45,11 +52,13 @@ from builder.publish.layout import (
     is_plain_name,
 )
 from builder.publish.publisher import COMMIT_KEYS, COMMIT_RECORD, STAGING_PREFIX, STAGING_RECORD, Publisher
-from builder.storage import StorageError, filesystem, store_errors
+from builder.publish.workdir import TEMPORARY_PREFIX, WorkDir, temporary_work_folder
+from builder.storage import StorageError, absent, filesystem, store_errors
 
 __all__ = ["BucketFolder", "BucketLock", "BucketPublisher", "apply_bucket", "recover_bucket"]
 
 LOCK_OBJECT = ".wikipedia_ipc-lock.json"
+SCRATCH_PREFIX = TEMPORARY_PREFIX + "bucket-"  # local mirrors and copies of a bucket's records, swept as work folders
 
 
 class BucketFolder:
@@ -57,6 +66,13 @@ class BucketFolder:
 
     def __init__(self, url: str) -> None:
         self.url = url.rstrip("/")
+        scheme, _, inside = self.url.partition("://")
+        if "//" in inside or inside.startswith("/") or not inside:
+            plain = f"{scheme}://{'/'.join(part for part in inside.split('/') if part)}"
+            raise OutputError(
+                f"{url}: the folder's key has an empty part (a leading or doubled /): a store keeps such keys apart "
+                f"from {plain}, and fsspec does not name them the same way when it lists them; give {plain}"
+            )
         try:
             self.fs, root = filesystem(self.url)
         except StorageError as error:
@@ -209,7 +225,7 @@ def _is_ours(folder: BucketFolder, name: str) -> bool:
     data = folder.read(name)
     if data is None:
         return False
-    with tempfile.TemporaryDirectory(prefix="wikipedia_ipc-bucket-") as scratch:
+    with temporary_work_folder(SCRATCH_PREFIX) as scratch:
         local = Path(scratch) / Path(name).name
         local.write_bytes(data)
         return (card_manifest(local) if local.name == CARD else funnel_manifest(local)) is not None
@@ -258,6 +274,8 @@ def apply_bucket(folder: BucketFolder, staging: str) -> None:
             parts = path.split("/")
             if len(parts) == 3 and parts[1] == name and is_output_file(parts[2]):
                 folder.move(path, f"{name}/{parts[2]}")
+    if folder.exists(f"{staging}/{CARD}"):  # the switch has not passed the card yet (a rerun after a kill may)
+        folder.remove(CARD)  # no card names a funnel.json while the funnels change: old build, none, or new
     for name in configs:
         folder.move(f"{staging}/{name}/{FUNNEL}", f"{name}/{FUNNEL}")
     folder.move(f"{staging}/{CARD}", CARD)  # the moment readers switch to the new build
@@ -303,7 +321,8 @@ class BucketPublisher(Publisher):
         self, output: str, configs: list[str] | tuple[str, ...], overwrite: bool = False, keep_earlier: bool = True
     ) -> None:
         self.bucket = BucketFolder(output)
-        self._scratch = Path(tempfile.mkdtemp(prefix="wikipedia_ipc-bucket-"))
+        self._work = WorkDir.temporary(SCRATCH_PREFIX)  # marked and locked: a killed build's is swept by the next
+        self._scratch = self._work.path
         super().__init__(self._scratch / "mirror", configs, overwrite, keep_earlier)
         self.url = self.bucket.url
         self._bucket_lock = BucketLock(self.bucket)
@@ -311,14 +330,22 @@ class BucketPublisher(Publisher):
         self._remote_parts: set[str] = set()  # "config/file": written into the staging prefix by executors
 
     def open(self) -> BucketPublisher:
+        refused: OutputError | None = None
         try:
             with store_errors(self.url):
-                return self._open()
+                try:
+                    return self._open()
+                except OutputError as error:  # the toolkit's own refusal, said as it is
+                    refused = error
         except StorageError as error:
             raise OutputError(str(error)) from None
+        raise refused
 
     def _open(self) -> BucketPublisher:
         try:
+            missing = absent(self.url + "/")
+            if missing.startswith("the bucket"):  # a folder is made by its first object; a bucket is not
+                raise OutputError(f"{self.url}: cannot publish there: {missing}")
             self._bucket_lock.acquire()
             self.notes += [self._bucket_lock.note] if self._bucket_lock.note else []
             self.notes += recover_bucket(self.bucket)
@@ -379,10 +406,27 @@ class BucketPublisher(Publisher):
             relative = path.relative_to(self.staging).as_posix()
             if path.is_file() and relative not in (COMMIT_RECORD, STAGING_RECORD, *self._remote_parts):
                 self.bucket.upload(path, f"{self.remote_staging}/{relative}")
+        self._verify_remote(commit)
         self.bucket.put(f"{self.remote_staging}/{COMMIT_RECORD}", (json.dumps(commit, indent=2) + "\n").encode())
         staging, self.remote_staging = self.remote_staging, None
         apply_bucket(self.bucket, staging)
         shutil.rmtree(self.staging, ignore_errors=True)
+
+    def _verify_remote(self, commit: dict[str, list[str]]) -> None:
+        """Refuse to commit a card naming a file that is neither in the staging prefix, as the switch lists it, nor
+        kept in the folder: the card names only files that are there once it is."""
+        assert self.staging is not None and self.remote_staging is not None
+        staged = {path.removeprefix(self.remote_staging + "/") for path in self.bucket.files_under(self.remote_staging)}
+        kept = set(self.bucket.files_under("")) - set(commit["obsolete"])
+        named = [CARD] + [
+            f"{name}/{file}" for name, files in (card_configs(self.staging) or {}).items() for file in [*files, FUNNEL]
+        ]
+        missing = [path for path in named if path not in staged and path not in kept]
+        if missing:
+            raise OutputError(
+                f"{self.bucket.where(self.remote_staging)}: the card would name {', '.join(missing[:3])}, which the "
+                "store does not list there; refusing to publish a card whose files are missing"
+            )
 
     def close(self) -> None:
         """Discard an uncommitted staging prefix and the mirror, and release the lock object."""
@@ -391,7 +435,7 @@ class BucketPublisher(Publisher):
                 remove_staging(self.bucket, self.remote_staging)
             self.remote_staging = None
         super().close()
-        shutil.rmtree(self._scratch, ignore_errors=True)
+        self._work.close()
         self._bucket_lock.release()
 
 
@@ -410,9 +454,15 @@ def card_data_files(url: str, config: str) -> dict[str, list[str]]:
     it publishes) are never read."""
     folder = BucketFolder(url)
     data = folder.read(CARD)
+    pending = [name for name, is_folder in folder.entries() if is_folder and name.startswith(STAGING_PREFIX)]
+    if data is None and any(folder.exists(f"{name}/{COMMIT_RECORD}") for name in pending):
+        raise OutputError(
+            f"{folder.where(CARD)}: no dataset card: a build was stopped while it switched the folder to its files "
+            f"(the card is taken away while the funnels change); the next build into {folder.url} finishes it"
+        )
     if data is None:
         raise OutputError(f"{folder.where(CARD)}: no dataset card; not a Wikipedia-IPC build")
-    with tempfile.TemporaryDirectory(prefix="wikipedia_ipc-bucket-") as scratch:
+    with temporary_work_folder(SCRATCH_PREFIX) as scratch:
         card = Path(scratch) / CARD
         card.write_bytes(data)
         loadable = metadata_load(card).get("configs") or []

@@ -12,7 +12,7 @@ import os
 import zlib
 from pathlib import Path
 
-from builder.storage import folder_files, has_scheme, is_url, open_file
+from builder.storage import exists, folder_files, has_scheme, is_url, open_file
 
 __all__ = ["ARCHIVE_SUFFIXES", "CONFIG_OF_KIND", "KINDS", "LISTING_SUFFIX", "configs_for_inputs", "input_kind"]
 
@@ -47,7 +47,7 @@ def _stored_kind(url: str) -> str:
     try:
         names = folder_files(url)
         if names is None:
-            return _file_kind(url)
+            return _file_kind(url) if exists(url) else "unknown"  # a missing one: its reader says what is missing
         if any(name.endswith(ARCHIVE_SUFFIXES) for name in names):
             return "web"
         from builder.sources.img2dataset import dataset_layout

@@ -45,7 +45,7 @@ from builder.sources.mirror import (
     open_url,
     read_some,
 )
-from builder.storage import StorageError, folder_files, has_scheme, is_url, open_file
+from builder.storage import StorageError, absent, exists, folder_files, has_scheme, is_url, open_file
 
 __all__ = [
     "COMMON_CRAWL",
@@ -172,6 +172,8 @@ def expand_warc_inputs(
                     raise WarcError(f"{text}: the folder holds no .warc or .warc.gz file")
                 sources.extend(archives)
                 continue
+            if not exists(text):  # said before the work, with what is missing: the bucket, the folder, the object
+                raise WarcError(f"{text}: no such WARC file or folder ({absent(text)})")
         if has_scheme(text):
             sources.extend(_listing(text, base_url, listing_schemes) if text.endswith(PATHS_SUFFIX) else [text])
             continue
