@@ -416,3 +416,191 @@ def test_commands_of_local_folders_refuse_a_bucket_by_name(capsys: pytest.Captur
         )
     assert main(["build", "--score", "minilm", "--output", "s3://bucket/scored", "--quiet"]) == 2
     assert "--score writes a local folder, and s3://bucket/scored is on an object store" in capsys.readouterr().err
+
+
+def test_a_resumed_build_reads_an_object_rewritten_under_the_same_key_again(
+    s3_server, tmp_path: Path, perceptron_available: None
+) -> None:
+    """``--resume`` keys each input on its identity (storage.identity: the URL, size, version id or ETag and
+    modification time): a crawl rewritten under the same key is read again, as a dump or a TSV is; an unchanged one
+    is reused. The resumed build is the fresh build of the new object, byte for byte."""
+    from builder.storage import identity
+
+    fs, bucket = s3_server.fs(), s3_server.bucket()
+    url = f"s3://{bucket}/crawl/crawl.warc.gz"
+    first, second = DATA / "web" / "aut-example.warc.gz", DATA / "web" / "wget-urls.warc.gz"
+    configs = [replace(WEB, splits=()), REFERENCES]
+    options = {"tagger": "perceptron", "show_progress": False, "work_dir": tmp_path / "work"}
+    fs.put_file(str(first), url.removeprefix("s3://"))
+    before = identity(url)
+    old = build([url], configs, tmp_path / "old", **options)
+    shards = sorted(path.name for path in (tmp_path / "work").rglob("web-references-*.parquet"))
+    resumed = build([url], configs, tmp_path / "same", resume=True, **options)  # unchanged: its shard is reused
+    assert sorted(path.name for path in (tmp_path / "work").rglob("web-references-*.parquet")) == shards
+    assert snapshot(tmp_path / "same") == snapshot(tmp_path / "old")
+    fs.put_file(str(second), url.removeprefix("s3://"))  # rewritten under the same key
+    assert identity(url) != before
+    resumed = build([url], configs, tmp_path / "resumed", resume=True, **options)
+    local = tmp_path / "local" / "crawl.warc.gz"
+    local.parent.mkdir()
+    local.write_bytes(second.read_bytes())
+    fresh = build([str(local)], configs, tmp_path / "fresh", tagger="perceptron", show_progress=False)
+    assert resumed.rows == fresh.rows != old.rows
+    assert (old.rows["references"], fresh.rows["references"]) == (21, 23)
+    expected, files = snapshot(tmp_path / "fresh"), snapshot(tmp_path / "resumed")
+    assert set(files) == set(expected)
+    for name, data in files.items():  # the records name the crawl where it was read
+        if name.endswith("funnel.json"):
+            assert json.loads(data)["funnel"] == json.loads(expected[name])["funnel"]
+        elif name != "README.md":
+            assert data == expected[name], name
+
+
+def test_every_input_kind_keys_its_work_on_the_object_identity(s3_server, tmp_path: Path) -> None:
+    """A dataset shard and a caption TSV rewritten in a bucket (same size and bytes but one) get another key: their
+    task files are new names, so ``--resume`` reads them again."""
+    from test_captions_build import REAL, REAL_TSV
+
+    from builder.extract.captiontsv import tsv_part_tasks
+    from builder.extract.datasetrefs import dataset_tasks
+
+    fs, bucket = s3_server.fs(), s3_server.bucket()
+    fs.put(str(REAL / "img2dataset" / "webdataset"), f"{bucket}/shards", recursive=True)
+    fs.put_file(str(REAL_TSV), f"{bucket}/captions.tsv")
+    folder, tsv = f"s3://{bucket}/shards", f"s3://{bucket}/captions.tsv"
+    tasks = dataset_tasks(folder, True, 8, tmp_path)
+    parts = tsv_part_tasks(tsv, tmp_path, 1)
+    shard = f"{bucket}/shards/{tasks[0].shard_name}"
+    data = fs.cat_file(shard)
+    fs.pipe_file(shard, data[:-1] + bytes([data[-1] ^ 1]))  # one byte changed: the same size
+    text = fs.cat_file(f"{bucket}/captions.tsv")
+    fs.pipe_file(f"{bucket}/captions.tsv", text[:-1] + bytes([text[-1] ^ 1]))
+    again = dataset_tasks(folder, True, 8, tmp_path)
+    assert again[0].samples != tasks[0].samples and again[1:] == tasks[1:]
+    assert [part.path for part in tsv_part_tasks(tsv, tmp_path, 1)] != [part.path for part in parts]
+
+
+def test_a_missing_bucket_folder_or_object_is_named_before_the_work(
+    s3_server, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Each input kind on a store: the full URL and what is missing (the bucket, the folder, the object), one line
+    before any work; an output in a bucket that does not exist likewise."""
+    from wikipedia_ipc import main
+
+    fs, bucket = s3_server.fs(), s3_server.bucket()
+    fs.put_file(str(DATA / "web" / "wget-urls.warc.gz"), f"{bucket}/crawl/a.warc.gz")
+    out = ["--output", str(tmp_path / "out"), "--quiet", "--tagger", "perceptron"]
+    cases = [
+        (
+            [f"s3://{bucket}/crawl/nope/x.warc.gz", "--configs", "web"],
+            f"s3://{bucket}/crawl/nope/x.warc.gz: no such WARC file or folder "
+            f"(the folder s3://{bucket}/crawl/nope/ does not exist)",
+        ),
+        (
+            [f"s3://{bucket}/crawl/x.warc.gz", "--configs", "web"],
+            f"s3://{bucket}/crawl/x.warc.gz: no such WARC file or folder (no object 'x.warc.gz' in s3://{bucket}/crawl/)",
+        ),
+        (
+            ["s3://no-such-bucket-45/crawl/x.warc.gz", "--configs", "web"],
+            "s3://no-such-bucket-45/crawl/x.warc.gz: no such WARC file or folder "
+            "(the bucket 'no-such-bucket-45' does not exist)",
+        ),
+        (
+            [f"s3://{bucket}/nofolder/", "--configs", "web"],
+            f"s3://{bucket}/nofolder/: no such WARC file or folder (the folder s3://{bucket}/nofolder/ does not exist)",
+        ),
+        (
+            [f"s3://{bucket}/dumps/enwiki-20240101-pages-articles.xml.bz2"],
+            f"dump file not found: s3://{bucket}/dumps/enwiki-20240101-pages-articles.xml.bz2 "
+            f"(the folder s3://{bucket}/dumps/ does not exist)",
+        ),
+        (
+            ["s3://no-such-bucket-45/enwiki-20240101-pages-articles.xml.bz2"],
+            "dump file not found: s3://no-such-bucket-45/enwiki-20240101-pages-articles.xml.bz2 "
+            "(the bucket 'no-such-bucket-45' does not exist)",
+        ),
+        (
+            [f"s3://{bucket}/shards/", "--configs", "captions"],
+            f"s3://{bucket}/shards/: no such img2dataset folder (the folder s3://{bucket}/shards/ does not exist)",
+        ),
+    ]
+    for arguments, message in cases:
+        assert main(["build", *arguments, *out]) == 2, arguments
+        assert capsys.readouterr().err.strip().splitlines()[-1] == f"error: {message}"
+    arguments = ["build", f"s3://{bucket}/crawl/a.warc.gz", "--configs", "web", "--quiet", "--tagger", "perceptron"]
+    assert main([*arguments, "--output", "s3://no-such-bucket-45/out"]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "error: s3://no-such-bucket-45/out: cannot publish there: the bucket 'no-such-bucket-45' does not exist"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_output_key_with_an_empty_part_is_refused_before_the_work(
+    s3_server, dumps: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``s3://b//x`` and ``s3:///x``: refused, naming the key to give, before a dump is read; nothing is written."""
+    from wikipedia_ipc import main
+
+    fs, bucket = s3_server.fs(), s3_server.bucket()
+    for output, plain in ((f"s3://{bucket}//x", f"s3://{bucket}/x"), (f"s3://{bucket}/a//b/", f"s3://{bucket}/a/b")):
+        arguments = ["build", str(dumps[0]), "--configs", "gold", "--quiet", "--tagger", "perceptron"]
+        assert main([*arguments, "--output", output]) == 2
+        error = capsys.readouterr().err.strip().splitlines()[-1]
+        assert error.startswith(f"error: {output}: the folder's key has an empty part (a leading or doubled /)")
+        assert error.endswith(f"give {plain}")
+    fs.invalidate_cache()
+    assert fs.find(bucket) == []
+
+
+def test_a_card_naming_a_part_the_store_does_not_list_is_not_published(
+    s3_server, dumps: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, perceptron_available: None
+) -> None:
+    """An upload lost before the commit (a part the store does not list under the staging prefix): the build fails
+    naming it, before the commit; the folder keeps the old build, and no staging prefix is left."""
+    fs, url = s3_server.fs(), f"s3://{s3_server.bucket()}/out"
+    build([dumps[0]], [GOLD], url, tagger="perceptron", show_progress=False)
+    before = bucket_snapshot(fs, url)
+    real = builder.publish.bucket.BucketFolder.upload
+
+    def lossy(self, local: Path, name: str) -> None:  # noqa: ANN001
+        if not name.endswith(".parquet"):
+            real(self, local, name)
+
+    monkeypatch.setattr(builder.publish.bucket.BucketFolder, "upload", lossy)
+    with pytest.raises(OutputError, match=r"the card would name gold/train-.*\.parquet.*, which the store does not"):
+        build([dumps[1]], [GOLD], url, tagger="perceptron", show_progress=False)
+    assert bucket_snapshot(fs, url) == before and hidden(fs, url) == []
+
+
+def test_the_scratch_mirror_of_a_killed_bucket_build_is_removed_by_the_next(s3_server, tmp_path: Path) -> None:
+    """A bucket build killed with SIGKILL leaves its local mirror; the next build's start removes it (marked by the
+    toolkit, its lock gone with the process), and leaves a look-alike the toolkit did not mark."""
+    from builder.publish.bucket import SCRATCH_PREFIX
+
+    url = f"s3://{s3_server.bucket()}/out"
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    environment = {**os.environ, "TMPDIR": str(temporary)}
+    code = f"""
+import os, signal
+from builder.publish.bucket import BucketPublisher
+publisher = BucketPublisher({url!r}, ["gold"]).open()
+print(publisher._scratch, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+    process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=environment)
+    assert process.returncode == -signal.SIGKILL, process.stderr[-2000:]
+    orphan = Path(process.stdout.strip())
+    assert orphan.parent == temporary and orphan.name.startswith(SCRATCH_PREFIX) and (orphan / "mirror").is_dir()
+    alike = temporary / f"{SCRATCH_PREFIX}mine"
+    alike.mkdir()
+    (alike / "notes.txt").write_text("keep me\n")
+    code = f"""
+from builder.publish.bucket import BucketPublisher
+BucketPublisher({url!r}, ["gold"]).open().close()
+"""
+    process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=environment)
+    assert process.returncode == 0, process.stderr[-2000:]
+    assert "took over the lock of a build that was killed on this host" in process.stderr
+    assert sorted(path.name for path in temporary.iterdir()) == [alike.name]
+    assert (alike / "notes.txt").read_text() == "keep me\n"
