@@ -616,7 +616,7 @@ def web_extraction(
     if copies:
         problems.append(
             f"{copies:,} later capture(s) of pages already read skipped: a page (its URL) captured twice, in one "
-            "WARC file or several, is read once, from its first capture in input order"
+            "WARC file or several, is read once, from its first successful capture in input order"
         )
     for problem in problems:
         warnings.warn(problem, DumpWarning, stacklevel=3)
