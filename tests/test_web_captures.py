@@ -195,6 +195,9 @@ def test_only_successes_are_captures_whatever_the_order(
     summary = capsys.readouterr().out
     assert "3 HTML pages, 1 image record, skipped 5 responses that are no success (not 2xx)" in summary
     assert "found 5 image references, 2 of them in 1 later capture of pages read before (left out)" in summary
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "3 HTML pages (3 with image references), 1 image records indexed, 5 responses that are no success" in card
+    assert "5 references (captions found: figure 3, table 0, alt 2; 2 of them in later captures" in card
 
 
 @pytest.mark.parametrize("layout", ["errors first", "errors in the first file"])

@@ -14,14 +14,10 @@ inside a member is a counted, named problem (fastwarc alone would end it without
 block is shorter than its ``Content-Length``, whose ``WARC-Block-Digest`` does not match, or whose payload
 exceeds the cap is skipped and counted (:class:`WarcStats`), with the file and the record named. The HTTP
 message in a record is read by :mod:`builder.sources.http`: headers with bare LF line ends (ClueWeb09),
-bodies de-chunked and their content codings (gzip, deflate, br) undone, as the server sent them.
-
-Only a success is a capture of a page or an image: an HTML or image response whose HTTP status is not 2xx (a
-redirect, a 404, a 503) is counted (``unsuccessful``) and not handed on, so a 503 captured before the 200 does not
-hide the page, nor a 404 with an empty body the image. A revisit record (a capture repeated without its payload)
-is counted, never read. A page given twice is the engines' business (the first capture is read). Each record is
-numbered by its place in its file (``number``), which tells two records apart where the optional
-``WARC-Record-ID`` is missing or repeated, and where several records share one gzip member's offset.
+bodies de-chunked and their content codings (gzip, deflate, br) undone, as the server sent them. Only a success
+(2xx) is a page's or an image's capture: any other status is counted (``unsuccessful``), not handed on. A revisit
+record is counted, never read. A page given twice is the engines' business (its first success is read). A record
+is numbered by its place in its file (``number``): ids are optional and may repeat, gzip offsets may be shared.
 """
 
 from __future__ import annotations
@@ -761,8 +757,7 @@ class _Reader:
 
     def _wanted_head(self, head: bytes) -> HttpResponse | None:
         """The HTTP head of a block's first bytes if it is a successful response of a wanted type (else None,
-        counted). A response that is no success (not 2xx: a redirect, an error) is no capture of its page or image,
-        whatever its body: the capture that counts is the URL's success, wherever it is in the crawl."""
+        counted): a redirect or an error (not 2xx) is no capture of its page or image, whatever its body."""
         response = parse_response(head)
         if response is None:
             self.stats.not_http += 1
@@ -777,9 +772,8 @@ class _Reader:
         return response
 
     def _revisit(self, record: object) -> None:
-        """A revisit repeats a capture without its payload: counted, never read, and resolved when the file holds
-        a response of the URI it refers to (the page or image is read from that URI's first successful response,
-        if any; a later capture is a copy)."""
+        """A revisit repeats a capture without its payload: counted, never read, resolved when the file holds a
+        response of the URI it refers to (read from that URI's first success, if any: a later capture is a copy)."""
         headers = record.headers  # type: ignore[attr-defined]
         self.stats.revisits += 1
         original = target_uri(headers.get("WARC-Refers-To-Target-URI") or headers.get("WARC-Target-URI"))
@@ -864,18 +858,8 @@ class _Reader:
             stats.html += 1
         else:
             stats.images += 1
-        return WarcResponse(
-            self.source,
-            record.uri,
-            record.record_id,
-            record.date,
-            record.offset,
-            record.number,
-            kind,
-            content_type,
-            charset,
-            payload,
-        )
+        where_from = (self.source, record.uri, record.record_id, record.date, record.offset, record.number)
+        return WarcResponse(*where_from, kind, content_type, charset, payload)
 
 
 _HEAD_READ = 1 << 14  # a block's first bytes, enough for the HTTP headers of almost every response
