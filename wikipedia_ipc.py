@@ -427,10 +427,20 @@ def _print_summary(report: BuildReport, scored_into: str | None = None) -> None:
         )
     elif report.extraction.web is not None:
         crawl = report.extraction.web.counts()
+        unsuccessful = crawl["unsuccessful_responses"]
+        later = report.extraction.later_copies
         print(
             f"\nRead {plural(crawl['warc_files'], 'WARC file')} ({plural(crawl['records'], 'record')}): "
-            f"{plural(crawl['html_pages'], 'HTML page')}, {plural(crawl['images_indexed'], 'image record')}; "
-            f"found {plural(crawl['references'], 'image reference')} in {report.extraction.seconds:.1f} s."
+            f"{plural(crawl['html_pages'], 'HTML page')}, {plural(crawl['images_indexed'], 'image record')}"
+            + (f", skipped {plural(unsuccessful, 'response')} that are no success (not 2xx)" if unsuccessful else "")
+            + f"; found {plural(crawl['references'], 'image reference')}"
+            + (
+                f", {crawl['references_of_later_captures']:,} of them in {plural(later, 'later capture')} of pages "
+                "read before (left out)"
+                if later
+                else ""
+            )
+            + f" in {report.extraction.seconds:.1f} s."
         )
     else:
         mined = read.pages - read.skipped_redirect - read.skipped_namespace

@@ -601,10 +601,18 @@ def dataset_read(  # noqa: ANN201 - a DatasetRead
     )
 
 
-def web_extraction(plan: BuildPlan, crawl, shards: list[Path], seconds: float, copies: int = 0) -> Extraction:  # noqa: ANN001
+def web_extraction(
+    plan: BuildPlan,
+    crawl,  # noqa: ANN001 - a WebCrawl or DatasetRead
+    shards: list[Path],
+    seconds: float,
+    copies: int = 0,
+    copied: int = 0,
+) -> Extraction:
     """A web build's :class:`Extraction`: its reference shards (the local engine's), the crawl or dataset, each
     source that could not be read among the failures, the later captures of pages (``copies``: left out by the
-    engine) counted; the problems are warned of, file and record named, as a dump build's are."""
+    engine) and their references (``copied``) counted, so that the crawl's counters add up with step 0; the
+    problems are warned of, file and record named, as a dump build's are."""
     from builder.extract.wikitext import ExtractStats
     from builder.sources.files import MAX_PROBLEMS, DumpWarning, ReadStats
 
@@ -612,7 +620,7 @@ def web_extraction(plan: BuildPlan, crawl, shards: list[Path], seconds: float, c
     if copies:
         problems.append(
             f"{copies:,} later capture(s) of pages already read skipped: a page (its URL) captured twice, in one "
-            "WARC file or several, is read once, from its first capture in input order"
+            "WARC file or several, is read once, from its first successful capture in input order"
         )
     for problem in problems:
         warnings.warn(problem, DumpWarning, stacklevel=3)
@@ -620,6 +628,8 @@ def web_extraction(plan: BuildPlan, crawl, shards: list[Path], seconds: float, c
         shards, ReadStats(), ExtractStats(), crawl.dumps(), seconds, crawl.failures(), problems, web=crawl
     )
     extraction.later_copies = copies
+    if copies:  # a crawl's (a dataset has no later captures)
+        crawl.later_captures, crawl.later_capture_references = copies, copied
     return extraction
 
 
@@ -635,7 +645,9 @@ def web_stage(plan: BuildPlan, engine: Engine, extraction: Extraction, work: Pat
 
 
 def web_record(record: dict[str, object], extraction: Extraction, left_out: int) -> None:
-    """A web config's ``funnel.json`` in the thesis's terms: what the crawl's reading and its images counted."""
+    """A web config's ``funnel.json`` in the thesis's terms: what the crawl's reading and its images counted. The
+    crawl's references add up with step 0: ``references`` = step 0's + ``references_of_later_captures`` +
+    ``references_left_out_before_step_0``."""
     if record["parameters"]["dump_kind"] == "dataset":  # type: ignore[index]
         dataset_record(record, extraction)
         return
@@ -652,6 +664,7 @@ def web_record(record: dict[str, object], extraction: Extraction, left_out: int)
         "gzip_members_skipped": reader.get("members_skipped", 0),
         "bodies_in_an_unsupported_encoding": reader.get("unsupported_encodings", 0),
         "responses_of_other_types": reader.get("other_types", 0),
+        "unsuccessful_responses": reader.get("unsuccessful", 0),
         "later_captures_of_pages": extraction.later_copies,
         "undecodable_pages": html.get("undecodable_pages", 0),
         "pages_nested_too_deep": html.get("too_deep_pages", 0),

@@ -475,17 +475,17 @@ def extract_web(plan: BuildPlan, folder: Path) -> Extraction:
     shards = [task.shard for task in read]
     referenced = folder / "referenced.parquet"
     later = folder / "later-captures.parquet"
-    copies = 0
+    copies = copied = 0
     with duckdb_connection(folder / "duckdb", plan.options.memory_limit) as connection:
         if shards:
-            copies = later_captures(connection, shards, later)
+            copies, copied = later_captures(connection, shards, later)
         counted = f'SELECT image, count(*) AS "references" FROM {_references(shards, later if copies else None)} '
         counted += "GROUP BY image"
         if not shards:
             counted = "SELECT ''::VARCHAR AS image, 0::BIGINT AS \"references\" WHERE false"
         connection.execute(f"COPY ({counted} ORDER BY image) TO {sql_text(referenced)} (FORMAT parquet)")
     crawl = web_read(plan, tasks, results, [task.images for task in read], referenced)
-    extraction = web_extraction(plan, crawl, shards, time.perf_counter() - started, copies)
+    extraction = web_extraction(plan, crawl, shards, time.perf_counter() - started, copies, copied)
     extraction.later = later if copies else None
     return extraction
 
@@ -555,10 +555,11 @@ def extract_dataset(plan: BuildPlan, folder: Path) -> Extraction:
     return web_extraction(plan, crawl, shards, time.perf_counter() - started)
 
 
-def later_captures(connection: duckdb.DuckDBPyConnection, shards: Sequence[Path], out: Path) -> int:
+def later_captures(connection: duckdb.DuckDBPyConnection, shards: Sequence[Path], out: Path) -> tuple[int, int]:
     """A page captured more than once (one URL, in one WARC file or several) is read once, from its first capture
     in input order (the smallest ``page_id``): the reference rows of its later captures go to ``out`` (``shard``,
-    ``row``, as :func:`_references` leaves them out). Returns how many later captures there are."""
+    ``row``, as :func:`_references` leaves them out). Returns how many later captures there are, and their
+    references (rows), which the crawl's counters found and step 0 does not see."""
     files = sql_list(shards)
     connection.execute(
         "CREATE OR REPLACE TEMP TABLE later_captures AS "
@@ -566,11 +567,11 @@ def later_captures(connection: duckdb.DuckDBPyConnection, shards: Sequence[Path]
         f"file_row_number = true) r JOIN (SELECT page, min(page_id) AS first FROM read_parquet({files}) GROUP BY page) "
         "f ON r.page = f.page WHERE r.page_id > f.first"
     )
-    copies = connection.execute("SELECT count(DISTINCT page_id) FROM later_captures").fetchone()[0]
+    copies, copied = connection.execute("SELECT count(DISTINCT page_id), count(*) FROM later_captures").fetchone()
     if copies:
         connection.execute(f"COPY (SELECT shard, row FROM later_captures ORDER BY shard, row) TO {sql_text(out)}")
     connection.execute("DROP TABLE later_captures")
-    return int(copies)
+    return int(copies), int(copied)
 
 
 def build(

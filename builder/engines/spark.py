@@ -212,17 +212,18 @@ def _web_partition(tasks: Iterable) -> Iterator[tuple[str, object]]:
         yield "stats", (task.number, result)
 
 
-def _first_captures(references):  # noqa: ANN001, ANN202 - an RDD of reference rows, and a count
-    """The reference rows of each page's first capture (its smallest ``page_id``), and how many later captures of
-    pages were left out, as the local engine's :func:`builder.engines.local.later_captures` leaves them out."""
+def _first_captures(references):  # noqa: ANN001, ANN202 - an RDD of reference rows, and two counts
+    """The reference rows of each page's first capture (its smallest ``page_id``), how many later captures of pages
+    were left out and their reference rows, as the local engine's :func:`builder.engines.local.later_captures`
+    leaves them out."""
     first = references.map(lambda row: (row["page"], row["page_id"])).reduceByKey(min)
     keyed = references.keyBy(lambda row: row["page"]).join(first)
     later = keyed.filter(lambda item: item[1][0]["page_id"] != item[1][1]).map(lambda item: item[1][0]["page_id"])
     copies = later.distinct().count()
     if not copies:
-        return references, 0
+        return references, 0, 0
     kept = keyed.filter(lambda item: item[1][0]["page_id"] == item[1][1]).map(lambda item: item[1][0])
-    return kept, copies
+    return kept, copies, later.count()
 
 
 def _before_rule(config: PipelineConfig, groups: Iterable[tuple[str, Iterable[dict]]]) -> Iterator[tuple[str, object]]:
@@ -648,10 +649,10 @@ class SparkEngine:
         references = extracted.filter(lambda item: item[0] == "reference").values()
         self.references = references.filter(lambda item: item[0] not in bad).map(lambda item: item[1])
         # a page captured twice is read once, from its first capture (input order)
-        self.references, copies = _first_captures(self.references)
+        self.references, copies, copied = _first_captures(self.references)
         self.web_referenced = self.references.map(lambda row: (row["image"], 1)).reduceByKey(lambda a, b: a + b)
         crawl = web_read(plan, tasks, results, [], None)
-        return web_extraction(plan, crawl, [], time.perf_counter() - started, copies)
+        return web_extraction(plan, crawl, [], time.perf_counter() - started, copies, copied)
 
     def _extract_dataset(self, plan: BuildPlan, work: Path) -> Extraction:
         """A dataset build's extraction on the executors: one shard per partition, and the caption TSV's parts,

@@ -48,7 +48,8 @@ WEB_REFERENCE_SCHEMA = pa.schema(
     [
         ("image", pa.string()),  # the image URL, resolved against the page and <base href>, then normalized
         ("page", pa.string()),  # the page's URL (WARC-Target-URI)
-        ("record_id", pa.string()),  # the page's WARC-Record-ID
+        ("record_id", pa.string()),  # the page's WARC-Record-ID (optional in a WARC file, and may repeat)
+        ("record_number", pa.int64()),  # the page record's place in its file: what tells two pages apart
         ("date", pa.string()),  # the page's WARC-Date
         ("position", pa.int64()),  # the image's number among the page's <img> elements
         ("kind", pa.string()),  # figure, table or alt (builder.extract.html.KINDS)
@@ -70,6 +71,9 @@ WEB_IMAGE_SCHEMA = pa.schema(
     ]
 )
 BATCH_ROWS = 50_000
+# what the reader hands on, as a task's file names remember it: a change of it (2: only successes are captures,
+# pages told apart by their place in the file) is not met with the files of a task done before it
+READER_VERSION = 2
 Result = TypeVar("Result")  # a task's counts: a dataclass with ``error``, ``to_json`` and ``from_json``
 
 Normalizer = Callable[[str], str]  # an image URL → the key that identifies it (raises ValueError: unusable)
@@ -107,6 +111,7 @@ def web_task(warc: str, folder: str | Path, **options: Any) -> WebTask:
     task = WebTask(warc, "", "", **options)
     identity = "|".join(
         [warc, _name(task.normalize), _name(task.inspect), str(task.max_payload), str(task.verify_digests)]
+        + [f"reader {READER_VERSION}"]
     )
     if not warc.startswith(("http://", "https://")):  # a file on a disk or a store: rewritten, it is read again
         identity += f"|{input_identity(warc)}"
@@ -196,6 +201,7 @@ def iter_web_rows(task: WebTask, result: WebResult) -> Iterator[tuple[str, dict[
                         "image": image,
                         "page": response.uri,
                         "record_id": response.record_id,
+                        "record_number": response.number,
                         "date": response.date,
                         "position": reference.position,
                         "kind": reference.kind,

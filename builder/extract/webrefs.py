@@ -7,8 +7,9 @@ so this module turns a page's web references into reference rows: one row per im
 ``source`` names which), its ``alt`` text beside it, as a wiki reference holds a caption and an alt text.
 The page's WARC record id and date and its ``<html lang>`` ride along (:data:`WEB_ROW_SCHEMA`), and a page is
 numbered by its file's place in the build and its own place in the file, so rows sort the same in every
-engine. Both engines run :func:`iter_web_build_rows`: the local engine through :func:`run_web_build_task` in
-worker processes, Spark on its executors.
+engine. Pages are told apart by their record's place in the file, never by the optional ``WARC-Record-ID``: two
+pages without one, or sharing one, stay two pages. Both engines run :func:`iter_web_build_rows`: the local
+engine through :func:`run_web_build_task` in worker processes, Spark on its executors.
 """
 
 from __future__ import annotations
@@ -166,7 +167,7 @@ def iter_web_build_rows(task: WebBuildTask, result: WebBuildResult) -> Iterator[
         if kind == "image":
             yield kind, row
             continue
-        if page and page[-1]["record_id"] != row["record_id"]:
+        if page and page[-1]["record_number"] != row["record_number"]:  # a record id is optional, and may repeat
             for merged in merge_page(page, task.number * PAGE_STRIDE + pages, task.language, result):
                 yield "reference", merged
             pages += 1
@@ -202,6 +203,8 @@ class WebCrawl:
     results: list[WebBuildResult]
     index: list[Path]
     referenced: Path | None = None
+    later_captures: int = 0  # later captures of pages read before (with references), which the engine left out
+    later_capture_references: int = 0  # their references: counted in ``references``, not in step 0
 
     def failures(self) -> list[str]:
         """Each source that could not be read, with why."""
@@ -240,7 +243,9 @@ class WebCrawl:
             "pages_with_references": sum(result.pages for result in read),
             "images_indexed": sum(result.web.images for result in read),
             "images_unreadable": sum(result.web.images_skipped for result in read),
+            "unsuccessful_responses": warc.get("unsuccessful", 0),
             "references": sum(result.references for result in read),
+            "references_of_later_captures": self.later_capture_references,
             "captions": {kind: html.get(kind, 0) for kind in ("figure", "table", "alt")},
             "table_captions_left_out": sum(result.table_captions_left_out for result in read),
             "unusable_urls": sum(result.web.unusable_urls for result in read),

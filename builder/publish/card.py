@@ -141,10 +141,16 @@ def _web_section(record: dict) -> str:
         if counts["images"] or counts["references"]
     )
     captions = ", ".join(f"{kind} {count:,}" for kind, count in crawl["captions"].items())
+    later = crawl.get("references_of_later_captures", 0)
+    unsuccessful = crawl.get("unsuccessful_responses", 0)
     return (
         f"\nThe crawl (thesis chapter 4): {crawl['records']:,} WARC records, {crawl['html_pages']:,} HTML pages "
         f"({crawl['pages_with_references']:,} with image references), {crawl['images_indexed']:,} image records "
-        f"indexed; {crawl['references']:,} references (captions found: {captions}). Images left out before "
+        "indexed"
+        + (f", {unsuccessful:,} responses that are no success (not 2xx) not read" if unsuccessful else "")
+        + f"; {crawl['references']:,} references (captions found: {captions}"
+        + (f"; {later:,} of them in later captures of pages read before, left out" if later else "")
+        + "). Images left out before "
         f"step 0 (§4.3.2, and images without a record where pixels are compared): {rules or 'none'}.\n\n"
         f"Where this web build differs from the thesis:\n\n{web_markdown_table()}"
     )

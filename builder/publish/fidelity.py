@@ -203,11 +203,19 @@ WEB_DEVIATIONS: tuple[Deviation, ...] = (
     Deviation(
         "A page captured twice (§4.1)",
         "not said: every response record is read",
-        "the same target URI, in one WARC file or several, is read once, from its first capture in input order; "
-        "later captures are counted (`later_captures_of_pages`) and left out",
+        "the same target URI, in one WARC file or several, is read once, from its first successful capture in input "
+        "order; later captures are counted (`later_captures_of_pages`) and left out",
         "Common Crawl's monthly crawls capture a page again with other bytes (a date, an advertisement) and the "
         "same images and captions: read twice, a page's images count twice at step 2 and its captions pair with "
         "themselves; a key of URI and payload digest would keep those copies",
+    ),
+    Deviation(
+        "Responses that are no success",
+        "not said",
+        "only a 2xx response is a page's or an image's capture; a redirect or an error (3xx, 4xx, 5xx) is counted "
+        "(`unsuccessful_responses`) and not read, wherever it is among the URL's captures",
+        "a redirect's or an error page's body is not the page, and a 404's empty body is not the image: read as "
+        "the first capture, it hid the page's 200 and made the image unreadable",
     ),
     Deviation(
         "Page charset (§4.4.1)",

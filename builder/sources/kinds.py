@@ -2,43 +2,92 @@
 
 A build reads one kind of input. Told before any page is read, a crawl given to a dump build (or a dump to a web
 build) is refused in one line that names the file and the config that reads it, instead of a parse error deep in
-the wrong reader. Nothing here needs the web libraries: a Wikipedia build imports it too.
+the wrong reader. A file named as an archive (``.warc``, ``.warc.gz``, ``.arc``, ``.arc.gz``) that starts like
+neither format (empty, garbage, a gzip file of something else) is refused here, named with its first bytes, rather
+than taken for a dump. Nothing here needs the web libraries: a Wikipedia build imports it too.
 """
 
 from __future__ import annotations
 
-import gzip
 import os
 import zlib
 from pathlib import Path
 
 from builder.storage import exists, folder_files, has_scheme, is_url, open_file
 
-__all__ = ["ARCHIVE_SUFFIXES", "CONFIG_OF_KIND", "KINDS", "LISTING_SUFFIX", "configs_for_inputs", "input_kind"]
+__all__ = [
+    "ARCHIVE_SUFFIXES",
+    "CONFIG_OF_KIND",
+    "KINDS",
+    "LISTING_SUFFIX",
+    "NotAnArchive",
+    "archive_format",
+    "configs_for_inputs",
+    "input_kind",
+    "not_an_archive",
+]
 
 ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
 LISTING_SUFFIX = ".paths.gz"
 KINDS = ("dump", "web", "dataset")
 CONFIG_OF_KIND = {"web": "web", "dataset": "captions"}  # the config that reads a kind of input, besides dumps'
+SHOWN = 16  # the first bytes an error shows of a file that is no archive
+_PEEK = 1 << 16  # compressed bytes read to see a gzip file's first decompressed ones
 
 
-def _archive_head(first: bytes) -> bool:
+class NotAnArchive(ValueError):
+    """A file named as a web archive that starts like neither WARC nor ARC; the message names it and its bytes."""
+
+
+def archive_format(first: bytes) -> str:
+    """The format a stream's first (decompressed) bytes name: ``warc``, ``arc``, or ``""`` for neither."""
     start = first.lstrip(b"\r\n")
-    return start.startswith((b"WARC/", b"filedesc://"))
+    if start.startswith(b"WARC/"):
+        return "warc"
+    if start.startswith(b"filedesc://"):
+        return "arc"
+    return ""
+
+
+def not_an_archive(source: object, first: bytes, compressed: bool, problem: str = "") -> str:
+    """The one message for a source that is no WARC or ARC file: the source, and its first bytes (a gzip file's
+    decompressed ones), or that it is empty."""
+    if problem:
+        what = f"a gzip file that cannot be decompressed: {problem}"
+    elif compressed:
+        shown = f"its first bytes, decompressed, are {first[:SHOWN]!r}" if first else "it is empty once decompressed"
+        what = f"a gzip file; {shown}"
+    else:
+        what = f"it starts with {first[:SHOWN]!r}" if first else "it is empty"
+    return f"{source}: not a WARC or ARC file ({what})"
+
+
+def _first_bytes(stream: object) -> tuple[bytes, bool, str]:
+    """A stream's first bytes, decompressed when it is gzip (as far as they decompress), whether it was, and why
+    its decompression stopped (empty when it did not)."""
+    raw = stream.read(_PEEK)  # type: ignore[attr-defined]
+    if raw[:2] != b"\x1f\x8b":
+        return raw[:64], False, ""
+    inflate = zlib.decompressobj(31)
+    try:
+        return inflate.decompress(raw, 64), True, ""
+    except zlib.error as error:
+        return b"", True, str(error)
 
 
 def _file_kind(path: Path | str) -> str:
-    """A file's kind by its first bytes (a gzip file by its first decompressed ones)."""
+    """A file's kind by its first bytes (a gzip file by its first decompressed ones); a file named as an archive
+    that is none raises :class:`NotAnArchive`."""
     try:
         with open_file(path) as stream:
-            first = stream.read(64)
-            if first[:2] == b"\x1f\x8b":
-                stream.seek(0)
-                with gzip.GzipFile(fileobj=stream) as inner:
-                    first = inner.read(64)
-    except (OSError, EOFError, zlib.error):
+            first, compressed, problem = _first_bytes(stream)
+    except OSError:
         return "dump"  # unreadable here: the dump reader names what is wrong with it
-    return "web" if _archive_head(first) else "dump"
+    if archive_format(first):
+        return "web"
+    if Path(str(path)).name.lower().endswith(ARCHIVE_SUFFIXES):
+        raise NotAnArchive(not_an_archive(path, first, compressed, problem))
+    return "dump"
 
 
 def _stored_kind(url: str) -> str:
@@ -75,7 +124,8 @@ def _folder_kind(path: Path) -> str:
 def input_kind(given: str | os.PathLike[str]) -> str:
     """``dump`` (a file that is no web archive, a download folder), ``web`` (a WARC or ARC file, a folder of them, a
     ``*.paths.gz`` listing, an archive's URL), ``dataset`` (an img2dataset output folder), or ``unknown`` (a path
-    that does not exist, a folder of none of these): the reader of the build's kind names what is wrong with it."""
+    that does not exist, a folder of none of these): the reader of the build's kind names what is wrong with it.
+    A file named as an archive that starts like none raises :class:`NotAnArchive` (a ValueError)."""
     text = os.fspath(given)
     if has_scheme(text):
         if text.endswith((*ARCHIVE_SUFFIXES, LISTING_SUFFIX)):

@@ -14,8 +14,10 @@ inside a member is a counted, named problem (fastwarc alone would end it without
 block is shorter than its ``Content-Length``, whose ``WARC-Block-Digest`` does not match, or whose payload
 exceeds the cap is skipped and counted (:class:`WarcStats`), with the file and the record named. The HTTP
 message in a record is read by :mod:`builder.sources.http`: headers with bare LF line ends (ClueWeb09),
-bodies de-chunked and their content codings (gzip, deflate, br) undone, as the server sent them. A revisit
-record is counted, not read. A page given twice is the engines' business (the first capture is read).
+bodies de-chunked and their content codings (gzip, deflate, br) undone, as the server sent them. Only a success
+(2xx) is a page's or an image's capture: any other status is counted (``unsuccessful``), not handed on. A revisit
+record is counted, never read. A page given twice is the engines' business (its first success is read). A record
+is numbered by its place in its file (``number``): ids are optional and may repeat, gzip offsets may be shared.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from typing import BinaryIO, Literal
 from builder.config import LISTING_SCHEMES
 from builder.sources.files import MAX_PROBLEMS
 from builder.sources.http import BodyError, HttpResponse, decode_body, parse_response
-from builder.sources.kinds import ARCHIVE_SUFFIXES, LISTING_SUFFIX
+from builder.sources.kinds import ARCHIVE_SUFFIXES, LISTING_SUFFIX, archive_format, not_an_archive
 from builder.sources.mirror import (
     CHUNK_SIZE,
     DownloadError,
@@ -94,8 +96,9 @@ class WarcStats:
     bytes: int = 0  # bytes read from the sources (compressed bytes for ``.gz``)
     records: int = 0  # WARC records of every type
     responses: int = 0  # response records
-    html: int = 0  # HTML responses handed on
-    images: int = 0  # image responses handed on
+    html: int = 0  # HTML responses handed on (successes)
+    images: int = 0  # image responses handed on (successes)
+    unsuccessful: int = 0  # HTML and image responses whose HTTP status is no success (not 2xx), not handed on
     other_types: int = 0  # responses that are neither HTML nor images (scripts, PDF, CSS, …)
     not_http: int = 0  # response records without an HTTP message (DNS records, …)
     too_large: int = 0  # payloads over the cap, left unread
@@ -142,6 +145,7 @@ class WarcResponse:
     record_id: str  # WARC-Record-ID, ``<urn:uuid:…>``; an ARC record's ``<arc:OFFSET>``
     date: str  # WARC-Date as written (an ARC record's date in that form)
     offset: int  # byte offset of the record in the file: its gzip member's, or the record's in a plain file
+    number: int  # the record's place in the file, every record counted from 0: unique in the file, as ids are not
     kind: Kind
     content_type: str  # the HTTP Content-Type without parameters, lower case
     charset: str | None  # the HTTP Content-Type's charset parameter as written, if any
@@ -529,18 +533,9 @@ class _Record:
     record_id: str
     date: str
     offset: int
+    number: int
     block: bytes
     http: HttpResponse
-
-
-def _head(first: bytes) -> str:
-    """The format a stream's first bytes name: ``warc``, ``arc``, or ``""`` for neither."""
-    start = first.lstrip(b"\r\n")
-    if start.startswith(b"WARC/"):
-        return "warc"
-    if start.startswith(b"filedesc://"):
-        return "arc"
-    return ""
 
 
 def iter_responses(
@@ -575,7 +570,7 @@ def iter_responses(
                     stats.note(f"{source}: {members.damaged:,} stretch(es) of bytes between gzip members skipped")
             else:
                 first = head + raw.read(14)
-                reader.set_format(_head(first), first)
+                reader.set_format(first, compressed=False)
                 yield from reader.segment(_Prefixed(first, raw), None)
         except (OSError, ValueError, DownloadError) as error:
             if isinstance(error, WarcError):
@@ -641,10 +636,10 @@ def _segments(members: _GzipMembers, reader: _Reader) -> Iterator[tuple[int, _Se
     if member is None:
         return
     first = member.read(16)
-    reader.set_format(_head(first), first)
+    reader.set_format(first, compressed=True)
 
     def starts(head: bytes) -> bool:
-        return reader.format == "arc" or _head(head) == "warc"
+        return reader.format == "arc" or archive_format(head) == "warc"
 
     pending: tuple[_Member, bytes] | None = (member, first)
     while pending is not None:
@@ -673,11 +668,14 @@ class _Reader:
         self.format = ""
         self.last = "the start"
         self.arc_fields = 5
+        self.number = 0  # records framed so far in the file, of every type
         self.seen: set[str] = set()  # the target URIs of the file's responses, to resolve its revisits
 
-    def set_format(self, name: str, first: bytes) -> None:
+    def set_format(self, first: bytes, compressed: bool) -> None:
+        """The source's format from its first (decompressed) bytes; a source of neither is refused, named."""
+        name = archive_format(first)
         if not name:
-            raise WarcError(f"{self.source}: not a WARC or ARC file (it starts with {first[:16]!r})")
+            raise WarcError(not_an_archive(self.source, first, compressed))
         self.format = name
 
     def segment(self, stream: _Forward, member: int | None) -> Iterator[WarcResponse]:
@@ -706,6 +704,7 @@ class _Reader:
         )
         for record in records:
             stats.records += 1
+            number, self.number = self.number, self.number + 1
             offset = record.stream_pos if member is None else member
             kind = record.record_type
             if kind == WarcRecordType.revisit:
@@ -722,7 +721,7 @@ class _Reader:
             self.seen.add(uri)
             read = self._warc_block(record, where)
             if read is not None:
-                yield _Record(uri, record_id, headers.get("WARC-Date") or "", offset, *read)
+                yield _Record(uri, record_id, headers.get("WARC-Date") or "", offset, number, *read)
 
     def _warc_block(self, record: object, where: str) -> tuple[bytes, HttpResponse] | None:
         """A response record's block and its HTTP head, or None (counted) when it is skipped; a block that holds
@@ -759,8 +758,8 @@ class _Reader:
         return block, _whole_head(response, head, block)
 
     def _wanted_head(self, head: bytes) -> HttpResponse | None:
-        """The HTTP head of a block's first bytes if it is a response of a wanted type (else None, counted). A head
-        longer than the bytes read is no response: its block is counted as malformed."""
+        """The HTTP head of a block's first bytes if it is a successful response of a wanted type (else None,
+        counted): a redirect or an error (not 2xx) is no capture of its page or image, whatever its body."""
         response = parse_response(head)
         if response is None:
             self.stats.not_http += 1
@@ -769,11 +768,14 @@ class _Reader:
         if kind is None or (self.wanted is not None and not self.wanted(kind)):
             self.stats.other_types += 1
             return None
+        if not 200 <= response.status < 300:
+            self.stats.unsuccessful += 1
+            return None
         return response
 
     def _revisit(self, record: object) -> None:
-        """A revisit repeats a capture without its payload: counted, and resolved when the file holds a response
-        of the URI it refers to (its page is read once, from that response, as any later capture is a copy)."""
+        """A revisit repeats a capture without its payload: counted, never read, resolved when the file holds a
+        response of the URI it refers to (read from that URI's first success, if any: a later capture is a copy)."""
         headers = record.headers  # type: ignore[attr-defined]
         self.stats.revisits += 1
         original = target_uri(headers.get("WARC-Refers-To-Target-URI") or headers.get("WARC-Target-URI"))
@@ -802,6 +804,7 @@ class _Reader:
                 raise ValueError(f"ARC header at byte {start:,} is malformed: {line[:120]!r}")
             url, length = fields[0], int(fields[-1])
             stats.records += 1
+            number, self.number = self.number, self.number + 1
             if url.startswith("filedesc://"):
                 block = buffered.read(length)
                 lines = block.split(b"\n", 2)
@@ -832,7 +835,7 @@ class _Reader:
             if _cut_short(stats, where, len(block), length):
                 return
             response = _whole_head(response, head, block)
-            yield _Record(target_uri(url), record_id, _arc_date(fields[2]), start, block, response)
+            yield _Record(target_uri(url), record_id, _arc_date(fields[2]), start, number, block, response)
 
     # -- HTTP, the same for both formats
 
@@ -857,9 +860,8 @@ class _Reader:
             stats.html += 1
         else:
             stats.images += 1
-        return WarcResponse(
-            self.source, record.uri, record.record_id, record.date, record.offset, kind, content_type, charset, payload
-        )
+        where_from = (self.source, record.uri, record.record_id, record.date, record.offset, record.number)
+        return WarcResponse(*where_from, kind, content_type, charset, payload)
 
 
 _HEAD_READ = 1 << 14  # a block's first bytes, enough for the HTTP headers of almost every response
