@@ -673,6 +673,7 @@ def dataset_record(record: dict[str, object], extraction: Extraction) -> None:
         **counts["skipped"],
         "unreadable_shards": counts["unreadable_shards"],
         "unreadable_metadata": counts["unreadable_metadata"],
+        "links_outside_the_folder": counts["links_outside_the_folder"],
         "shards_that_failed": counts["shards_failed"],
         **({"tsv_rows_unreadable": counts["tsv_rows_unreadable"]} if "tsv" in counts else {}),
     }

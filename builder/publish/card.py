@@ -122,10 +122,12 @@ def _dataset_section(record: dict) -> str:
         if "tsv" in dataset
         else ""
     )
+    outside = dataset.get("links_outside_the_folder", 0)
+    links = f" Symbolic links leading out of the folder, not followed: {outside:,}." if outside else ""
     return (
         f"\nThe dataset (thesis §5.1): `{dataset['folder']}`, {dataset['layout']} layout, "
         f"{plural(dataset['shards'], 'shard')}; {dataset['records']:,} records, {dataset['images']:,} images kept "
-        f"(§5.1.1, each sample left out counted: {skipped}).{tsv}\n\n"
+        f"(§5.1.1, each sample left out counted: {skipped}).{links}{tsv}\n\n"
         f"Where this dataset build differs from the thesis:\n\n{dataset_markdown_table()}"
     )
 
