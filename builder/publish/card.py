@@ -87,6 +87,7 @@ def _build_section(record: dict[str, object]) -> str:
         f"- Tagger: `{record['tagger']}`\n"
         f"- Parameters:\n{parameter_lines}\n"
         f"- Library versions: {version_lines}\n"
+        f"{_read_line(record.get('read'))}"
         f"- Skipped while reading: {skipped_lines}\n"
         f"{_cleaning_lines(record)}"
         f"{_identity_line(record.get('identity'))}"
@@ -95,6 +96,19 @@ def _build_section(record: dict[str, object]) -> str:
         f"{Funnel.from_list(record['funnel']).markdown()}"  # type: ignore[arg-type]
         f"{_web_section(record)}"
         f"{_dataset_section(record)}"
+    )
+
+
+def _read_line(read: object) -> str:
+    """The dumps' reading as the build's summary gives it (``funnel.json``'s ``read``), adding up to the pages."""
+    if not isinstance(read, dict):
+        return ""
+    copies = f", {read['copies']:,} of them later copies of {read['copies_of']} read before (left out)"
+    return (
+        f"- Read: {read['pages']:,} pages ({read['revisions']:,} revisions)"
+        f"{copies if read['copies'] else ''}: {read['mined']:,} mined for images, {read['redirects']:,} redirects "
+        f"and {read['other_namespaces']:,} pages of other namespaces skipped; {read['references']:,} image "
+        "references found\n"
     )
 
 
