@@ -49,8 +49,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from builder.lang.text import preprocess_caption  # web captions' §4.5.1 cleaning; needs no HTML parser
+from builder.sources.http import MAX_PAYLOAD  # the WARC reader's cap on a payload
 from builder.sources.images import DEFAULT_HASH_SIZE, DEFAULT_MAX_PIXELS, ImageFacts, ImageSkip, inspect_image
-from builder.sources.warc import MAX_PAYLOAD
 from builder.storage import as_path, is_url, open_file, readable
 
 __all__ = [
