@@ -443,22 +443,23 @@ def _print_summary(report: BuildReport, scored_into: str | None = None) -> None:
             + f" in {report.extraction.seconds:.1f} s."
         )
     else:
-        mined = read.pages - read.skipped_redirect - read.skipped_namespace
+        reading = report.extraction.reading()  # adds up: copies + mined + redirects + other namespaces = pages
         revisions = f" ({plural(read.revisions, 'revision')})" if read.revisions > read.pages else ""
-        copies = report.extraction.later_copies
+        copies = reading["copies"]
         if copies:  # a page given twice (two files of one dump) is read once: say how many of the pages were copies
-            revisions += f", {copies:,} of them {'a copy' if copies == 1 else 'copies'} of pages read before (left out)"
+            copied = f"{'a copy' if copies == 1 else 'copies'} of {reading['copies_of']} read before (left out)"
+            revisions += f", {copies:,} of them {copied}"
         print(
-            f"\nRead {plural(read.pages, 'page')}{revisions}: mined {mined:,} for images, skipped "
+            f"\nRead {plural(read.pages, 'page')}{revisions}: mined {reading['mined']:,} for images, skipped "
             f"{plural(read.skipped_redirect, 'redirect')} and {plural(read.skipped_namespace, 'page')} of other "
-            f"namespaces; found {plural(report.extraction.extract.references, 'image reference')} "
+            f"namespaces; found {plural(reading['references'], 'image reference')} "
             f"in {report.extraction.seconds:.1f} s."
         )
     spent = report.clock.seconds()
     if spent:
         print("Time: " + " · ".join(f"{stage} {seconds:.1f} s" for stage, seconds in spent.items()))
     for name, chain in report.funnels.items():
-        print(f"\n## {name}: {plural(report.rows[name], 'pair')}\n")
+        print(f"\n## {name}: {plural(report.rows[name], chain.funnel.unit[:-1])}\n")
         print(chain.funnel.markdown())
         identity = report.identities.get(name)
         if identity and "equivalence" in identity:

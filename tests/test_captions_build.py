@@ -80,7 +80,9 @@ def test_equal_pixels_pair_their_captions_and_every_step_is_counted(
     record = funnel_of(out)
     dataset = record["dataset"]
     assert (dataset["layout"], dataset["shards"], dataset["records"], dataset["images"]) == (layout, 5, 22, 15)
-    unused = dict.fromkeys(("missing_image", "bad_metadata", "unreadable_caption", "no_url"), 0)
+    unused = dict.fromkeys(
+        ("missing_image", "outside_link", "too_large", "bad_metadata", "unreadable_caption", "no_url"), 0
+    )
     assert dataset["skipped"] == {**dict.fromkeys(DATASET_SKIPS, 1), **unused}
     assert dataset["records"] == dataset["images"] + sum(dataset["skipped"].values())  # every sample, once
     assert record["dumps"][0]["kind"] == "dataset" and record["dumps"][0]["layout"] == layout
@@ -184,6 +186,45 @@ def test_spark_gives_the_local_rows(datasets_written: dict[str, Path], tmp_path:
     local_files = sorted((tmp_path / "local" / "captions").glob("*.parquet"))
     spark_files = sorted((tmp_path / "spark" / "captions").glob("*.parquet"))
     assert [file.read_bytes() for file in local_files] == [file.read_bytes() for file in spark_files]
+
+
+@pytest.mark.parametrize("engine", ["local", "spark"])
+def test_links_out_of_the_folder_and_members_over_the_cap_are_counted_in_the_build(
+    tmp_path: Path, engine: str, request: pytest.FixtureRequest
+) -> None:
+    """Item 7 of issue 45 through a build: a caption linked to a private file outside the folder is not published,
+    an image over the cap not read; the card and funnel.json count both, on both engines."""
+    from builder.sources.img2dataset import MAX_MEMBER
+
+    folder, private = tmp_path / "dataset", tmp_path / "private"
+    write_img2dataset(folder, "files", CAPTIONED[:2] + CAPTIONED[-1:], per_shard=3)
+    private.mkdir()
+    (private / "diary.txt").write_text("the text of a private diary, never to be published", encoding="utf-8")
+    (folder / "00000" / "000000001.txt").unlink()
+    (folder / "00000" / "000000001.txt").symlink_to(private / "diary.txt")
+    with (folder / "00000" / "000000002.jpg").open("r+b") as handle:
+        handle.truncate(MAX_MEMBER + 1)  # sparse: never read
+    config = CAPTIONS.__class__(**{**CAPTIONS.__dict__, "splits": ()})
+    out = tmp_path / engine
+    if engine == "spark":
+        from builder.engines.spark import build_spark
+
+        build_spark(
+            [str(folder)], [config], out, workers=2, show_progress=False, spark=request.getfixturevalue("spark")
+        )
+    else:
+        build([str(folder)], [config], out, workers=2, show_progress=False)
+    record = funnel_of(out)
+    dataset = record["dataset"]
+    assert (dataset["records"], dataset["images"], dataset["links_outside_the_folder"]) == (3, 1, 1)
+    assert dataset["skipped"]["outside_link"] == 1 and dataset["skipped"]["too_large"] == 1
+    assert record["skipped"]["links_outside_the_folder"] == 1
+    assert (
+        f"{folder / '00000' / '000000001.txt'}: a symbolic link leading out of {folder}; not read" in record["problems"]
+    )
+    assert not any("diary" in json.dumps(value) for value in record.values())
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "outside link 1, too large 1" in card and "not followed: 1." in card and "diary" not in card
 
 
 def test_a_dataset_is_not_mixed_with_dumps_or_crawls(tmp_path: Path) -> None:

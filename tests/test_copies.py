@@ -179,10 +179,46 @@ def test_an_edit_history_read_by_gold_keeps_every_revision(tmp_path: Path, perce
 def test_the_summary_says_how_many_pages_were_copies(
     decompressed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], perceptron_available: None
 ) -> None:
-    """The sample as .bz2 and as .xml: 94 pages read, 37 of them copies left out, said in one line, not "94 pages"."""
+    """The sample as .bz2 and as .xml: 94 pages read, 37 of them copies left out, said in one line, not "94 pages";
+    the counts add up (94 = 37 copies + 37 mined + 4 redirects + 16 of other namespaces), the references found are
+    those of one copy (issue 45, item 9)."""
     from wikipedia_ipc import main
 
     with pytest.warns(DumpWarning):
         code = main(["build", str(SAMPLE), str(decompressed), "--configs", "gold", "--output", str(tmp_path / "o")])
     assert code == 0
-    assert "Read 94 pages, 37 of them copies of pages read before (left out): mined 74" in capsys.readouterr().out
+    assert (
+        "Read 94 pages, 37 of them copies of pages read before (left out): mined 37 for images, skipped 4 redirects "
+        "and 16 pages of other namespaces; found 49 image references"
+    ) in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("dumps", ["articles", "history"])
+def test_the_reading_adds_up_alike_on_both_engines(decompressed: Path, tmp_path: Path, spark, dumps: str) -> None:
+    """Item 9 of issue 45: a dump given twice is read as one (pages = copies + mined + redirects + other
+    namespaces, the copies' references left out), and a references config counts its records, on both engines."""
+    from builder.config import REFERENCES
+    from builder.engines.spark import build_spark
+
+    given = [SAMPLE, decompressed]
+    if dumps == "history":
+        history = SAMPLE.with_name("enwiki-20240101-sample-pages-meta-history.xml.bz2")
+        plain = tmp_path / history.name.removesuffix(".bz2")
+        plain.write_bytes(bz2.decompress(history.read_bytes()))
+        given = [history, plain]
+    config = REFERENCES  # it reads the kind of dump it is given
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DumpWarning)
+        build(given, [config], tmp_path / "local", workers=2, show_progress=False)
+        build_spark(given, [config], tmp_path / "spark", workers=2, show_progress=False, spark=spark)
+    records = [json.loads((tmp_path / side / "references" / "funnel.json").read_text()) for side in ("local", "spark")]
+    expected = {  # one copy of the sample: 37 mined pages (a history: 53 revisions) copied, 49 (66) references
+        "articles": {"pages": 94, "revisions": 94, "copies": 37, "copies_of": "pages", "mined": 37},
+        "history": {"pages": 94, "revisions": 126, "copies": 53, "copies_of": "revisions", "mined": 74},
+    }[dumps]
+    for record in records:
+        read = record["read"]
+        assert read == {**expected, "redirects": 4, "other_namespaces": 16, "references": read["references"]}
+        assert read["references"] == record["funnel"][0]["references"] == (49 if dumps == "articles" else 66)
+        assert record["funnel"][0]["records"] == record["rows"] == (60 if dumps == "articles" else 84)
+    assert records[0]["funnel"] == records[1]["funnel"] and records[0]["read"] == records[1]["read"]

@@ -152,7 +152,7 @@ def test_each_layout_is_read_with_every_check_counted(tmp_path: Path, layout: st
     said = {record.url: record.image if isinstance(record.image, str) else "kept" for record in records}
     assert said == {url: expected for url, _, _, expected in SAMPLES}
     assert dataset.counts["samples"] == len(SAMPLES) and dataset.counts["kept"] == 2
-    unused = ("missing_image", "bad_metadata", "unreadable_caption")  # tested on their own below
+    unused = ("missing_image", "bad_metadata", "unreadable_caption", "outside_link", "too_large")  # tested below
     assert all(dataset.counts[reason] == 1 for reason in DATASET_SKIPS if reason not in unused)
     kept = [record for record in records if isinstance(record.image, ImageFacts)]
     assert [record.key for record in kept] == ["000000000", "000000001"]
@@ -257,7 +257,8 @@ def test_every_sample_listed_is_read_or_counted_by_reason(tmp_path: Path, layout
     said = {record.url: record.image if isinstance(record.image, str) else "kept" for record in records}
     assert said == {url: expected for url, _, _, expected in EVERY}
     assert dataset.counts["samples"] == len(EVERY) == listed(tmp_path / "out") == reasons_sum(dataset)
-    assert all(dataset.counts[reason] == 1 for reason in DATASET_SKIPS if reason != "bad_metadata")
+    unused = ("bad_metadata", "outside_link", "too_large")  # tested on their own
+    assert all(dataset.counts[reason] == 1 for reason in DATASET_SKIPS if reason not in unused)
     assert "missing_image 1" in dataset.report() and "unreadable_caption 1" in dataset.report()
     assert all(record.caption is None or "\ufffd" not in record.caption for record in records)
     shard = {"files": "00002", "webdataset": "00002.tar", "parquet": "00002.parquet"}[layout]
@@ -557,3 +558,143 @@ def test_a_tsv_read_in_parts_gives_the_rows_and_problems_of_a_whole_read(tmp_pat
         assert [(caption, url) for _, _, caption, url in sorted(rows)] == whole
         counted, unreadable, named = tsv_totals(tsv, results)
         assert (counted, unreadable, named) == (len(whole), len(problems), problems)
+
+
+def test_a_samples_file_linked_out_of_the_folder_is_not_read_but_counted_and_named(tmp_path: Path) -> None:
+    """A caption or an image that is a symbolic link to a file outside the folder is never read (a link inside the
+    folder is): the sample is ``outside_link``, the link counted and named, where it leads not said."""
+    out, private = tmp_path / "out", tmp_path / "private"
+    write_img2dataset(out, "files", SAMPLES[:3])
+    private.mkdir()
+    (private / "diary.txt").write_text("my private diary entry", encoding="utf-8")
+    (private / "photo.jpg").write_bytes(GOOD)
+    (out / "extra").mkdir()
+    (out / "extra" / "inside.jpg").write_bytes(GOOD)
+    shard = out / "00000"
+    for name, target in (("000000000.txt", private / "diary.txt"), ("000000001.jpg", private / "photo.jpg")):
+        (shard / name).unlink()
+        (shard / name).symlink_to(target)
+    (shard / "000000002.jpg").unlink()
+    (shard / "000000002.jpg").symlink_to(Path("..") / "extra" / "inside.jpg")  # inside the folder: followed
+    dataset = ImageDataset(out)
+    records = list(dataset)
+    assert [(r.key, r.image if isinstance(r.image, str) else "kept") for r in records] == [
+        ("000000000", "outside_link"),
+        ("000000001", "outside_link"),
+        ("000000002", "kept"),
+    ]
+    assert not any("diary" in (record.caption or "") for record in records)
+    assert records[2].caption == "a png diagram"  # the PNG's sample now links to a JPEG in the folder
+    assert dataset.counts["outside_links"] == 2 and dataset.counts["outside_link"] == 2
+    assert dataset.counts["samples"] == 3 == reasons_sum(dataset)
+    assert dataset.problems == [
+        f"{shard / name}: a symbolic link leading out of {out}; not read" for name in ("000000000.txt", "000000001.jpg")
+    ]
+    assert "outside_link 2" in dataset.report() and "outside_links 2" in dataset.report()
+    assert not any(str(private) in problem for problem in dataset.problems)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_shard_linked_out_of_the_folder_is_not_read_but_counted_and_named(tmp_path: Path, layout: str) -> None:
+    """A shard (folder, tar or parquet) and its metadata parquet linked from another folder: neither is read."""
+    out, other = tmp_path / "out", tmp_path / "other"
+    write_img2dataset(out, layout, SAMPLES[:2])
+    write_img2dataset(other, layout, SAMPLES[2:4])
+    shard = {"files": "00000", "webdataset": "00000.tar", "parquet": "00000.parquet"}[layout]
+    linked = {"files": "00001", "webdataset": "00001.tar", "parquet": "00001.parquet"}[layout]
+    (out / linked).symlink_to(other / shard)
+    refused = [linked]
+    if layout != "parquet":  # the metadata of a shard in the folder, linked from the other folder
+        (out / "00000.parquet").unlink()
+        (out / "00000.parquet").symlink_to(other / "00000.parquet")
+        refused.insert(0, "00000.parquet")
+    dataset = ImageDataset(out)
+    assert dataset.shard_names() == [shard, linked]
+    records = list(dataset)
+    assert [record.url for record in records] == [url for url, *_ in SAMPLES[:2]]  # not those of other's metadata
+    assert dataset.counts["samples"] == 2 == dataset.counts["kept"]
+    assert dataset.counts["outside_links"] == len(refused)
+    assert dataset.problems == [f"{out / name}: a symbolic link leading out of {out}; not read" for name in refused]
+    task = ImageDataset(out, shards=[linked])  # a build's task of that shard alone
+    assert list(task.read_samples()) == [] and task.counts["outside_links"] == 1
+
+
+class _Zeros(io.RawIOBase):
+    """``size`` zero bytes, handed out as read: a member larger than memory would hold, written as a stream."""
+
+    def __init__(self, size: int) -> None:
+        self.left = size
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # noqa: ANN001 - a writable buffer
+        count = min(len(buffer), self.left)
+        buffer[:count] = bytes(count)
+        self.left -= count
+        return count
+
+
+def test_a_member_over_the_cap_in_a_gzip_tar_shard_is_skipped_with_memory_bounded(tmp_path: Path) -> None:
+    """A gzip-compressed webdataset shard with a member one byte over MAX_MEMBER (zeros: the shard stays small):
+    the member is never held, the reader's peak of Python memory stays a small share of it, the sample is
+    ``too_large`` and named, the samples around it read."""
+    import tracemalloc
+
+    from builder.sources.img2dataset import MAX_MEMBER
+
+    out = tmp_path / "out"
+    write_img2dataset(out, "webdataset", SAMPLES[:3])
+    tar = out / "00000.tar"
+    with tarfile.open(tar) as archive:
+        members = [(member, archive.extractfile(member).read()) for member in archive]
+    with tarfile.open(tar, "w:gz", compresslevel=1) as archive:  # still named .tar, as a user's gzip left it
+        for member, data in members:
+            if member.name == "000000001.jpg":
+                member.size = MAX_MEMBER + 1
+                archive.addfile(member, _Zeros(member.size))
+            else:
+                archive.addfile(member, io.BytesIO(data))
+    assert tar.stat().st_size < 1 << 20  # a small file on disk
+    dataset = ImageDataset(out)
+    tracemalloc.start()
+    try:
+        records = list(dataset)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [(r.key, r.image if isinstance(r.image, str) else "kept") for r in records] == [
+        ("000000000", "kept"),
+        ("000000001", "too_large"),
+        ("000000002", "not_jpeg"),
+    ]
+    assert records[1].caption == "fishing boats moored in a small harbour"  # the caption read, the image not
+    assert peak < MAX_MEMBER // 20, f"peak {peak:,} bytes for a member of {MAX_MEMBER + 1:,}"
+    assert dataset.problems == [
+        f"{tar}/000000001.jpg: {MAX_MEMBER + 1:,} bytes, over the cap of {MAX_MEMBER:,}; not read"
+    ]
+    assert dataset.counts["samples"] == 3 == reasons_sum(dataset) and dataset.counts["too_large"] == 1
+
+
+def test_a_file_over_the_cap_is_skipped_unread_in_every_layout(tmp_path: Path) -> None:
+    """The files layout reads a file's size before its bytes (a sparse file over the cap is never read); the
+    parquet layout, whose cells are read whole, gives the same verdict."""
+    from builder.sources.img2dataset import MAX_MEMBER
+
+    out = tmp_path / "files"
+    write_img2dataset(out, "files", SAMPLES[:2])
+    with (out / "00000" / "000000001.txt").open("r+b") as handle:  # a caption of MAX_MEMBER + 1 bytes, sparse
+        handle.truncate(MAX_MEMBER + 1)
+    dataset = ImageDataset(out)
+    assert [r.image if isinstance(r.image, str) else "kept" for r in dataset] == ["kept", "too_large"]
+    assert dataset.problems == [
+        f"{out / '00000' / '000000001.txt'}: {MAX_MEMBER + 1:,} bytes, over the cap of {MAX_MEMBER:,}; not read"
+    ]
+    write_img2dataset(tmp_path / "parquet", "parquet", [*SAMPLES[:2], SAMPLES[5]])  # two photos, an error page
+    dataset = ImageDataset(tmp_path / "parquet", max_member=len(GOOD) - 1)
+    assert [r.image if isinstance(r.image, str) else "kept" for r in dataset] == [
+        "too_large",
+        "too_large",
+        "unreadable",
+    ]
+    assert dataset.counts["too_large"] == 2 and dataset.counts["samples"] == 3 == reasons_sum(dataset)

@@ -238,6 +238,8 @@ def funnel_record(
         "identity": identity,
         "funnel": chain.funnel.to_list(),
     }
+    if extraction.web is None:  # a crawl's or a dataset's reading is recorded by web_record
+        record["read"] = extraction.reading()
     unrendered = extraction.extract.unrendered_templates
     if unrendered:  # which templates to add to the inline table (--inline-templates), most frequent first
         record["unrendered_templates"] = dict(sorted(unrendered.items(), key=lambda item: (-item[1], item[0])))
@@ -516,6 +518,8 @@ def run(
                     written = engine.write(plan, chain, publisher)
                 clock.move(written.writing_seconds, "pair filters", "writing")
                 rows[name] = written.rows
+                if chain.config.references:  # its records are its rows: the headline and the funnel say one thing
+                    chain.funnel.rows[0].pairs = written.rows
                 pairs = {} if chain.config.references else pairs_per_identity(written.files)
                 if web is not None:
                     merged[name] = {**web.record, "pairs": {kind: n for kind, n in pairs.items() if n}}
@@ -690,6 +694,7 @@ def dataset_record(record: dict[str, object], extraction: Extraction) -> None:
         **counts["skipped"],
         "unreadable_shards": counts["unreadable_shards"],
         "unreadable_metadata": counts["unreadable_metadata"],
+        "links_outside_the_folder": counts["links_outside_the_folder"],
         "shards_that_failed": counts["shards_failed"],
         **({"tsv_rows_unreadable": counts["tsv_rows_unreadable"]} if "tsv" in counts else {}),
     }

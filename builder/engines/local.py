@@ -183,6 +183,7 @@ def extract_references(
         groups = find_later_copies(connection, read, history, later)
     extraction.later_copies, extraction.reused_revision_ids = note_copies(groups, extraction.problems)
     extraction.later = later if groups else None
+    extraction.copied_references = pq.read_metadata(later).num_rows if groups else 0  # a row per reference left out
     extraction.seconds = time.perf_counter() - started
     return extraction
 

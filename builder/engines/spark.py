@@ -621,6 +621,7 @@ class SparkEngine:
         extraction.later_copies, extraction.reused_revision_ids = note_copies(groups, extraction.problems)
         if groups:  # the references of the later copies are left out: a shuffle only a build with copies pays
             rows_of = rows_of.subtractByKey(later.flatMap(_copied_rows))
+            extraction.copied_references = later.map(lambda pair: pair[0][7]).sum()  # each copy's reference rows
         self.references = rows_of.values()
         redirects = extracted.filter(lambda item: item[0] == "redirect").values()
         self.redirects = redirects.filter(lambda item: item[0] not in bad).values()

@@ -52,7 +52,7 @@ __all__ = [
 _KEY_PLACES = PAGE_STRIDE // 2  # page ids below it are img2dataset keys, above it places as read
 NO_URL = "no_url"  # a sample img2dataset wrote without its URL: nothing to trace it to, not compared
 # what a shard's task counts itself: its samples, and the problems of the shard as a whole
-SHARD_COUNTS = ("samples", "unreadable_shard", "unreadable_metadata")
+SHARD_COUNTS = ("samples", "unreadable_shard", "unreadable_metadata", "outside_links")
 # a sample as its shard holds it, and what its rows carry if the join keeps it
 SAMPLE_SCHEMA = pa.schema(
     [
@@ -297,6 +297,7 @@ class DatasetRead:
             "skipped": {reason: joined[reason] for reason in (*DATASET_SKIPS, NO_URL)},
             "unreadable_shards": added["unreadable_shard"],
             "unreadable_metadata": added["unreadable_metadata"],
+            "links_outside_the_folder": added["outside_links"],  # not followed: shards, metadata, samples' files
         }
         if self.tsv is not None:
             counts["tsv"] = self.tsv

@@ -345,9 +345,29 @@ class Extraction:
     redirects_ignored: int = 0
     wikis: dict[str, str] = dataclasses.field(default_factory=dict)  # db name → language, of the dumps' wikis
     later_copies: int = 0  # later copies of a page (a history: of a revision, with the same text)
+    copied_references: int = 0  # the references of the later copies (and reused revision ids), left out with them
+    history: bool = False  # the dumps are edit histories: a copy is a revision
     reused_revision_ids: int = 0  # later revisions with the id of an earlier one of their page, another text
     later: Path | None = None
     web: Any = None  # a web build's crawl (builder.extract.webrefs.WebCrawl); None for dumps
+
+    def reading(self) -> dict[str, object]:
+        """The dumps' reading as the summary, the card and ``funnel.json`` (``read``) give it, adding up: each page
+        read is a later copy of one read before, mined, a redirect or of another namespace (a history's copies are
+        revisions, ``copies_of``: its pages are mined, redirects or of other namespaces); the references found are
+        those of the pages mined, the copies' left out, as step 0 of a config of every source counts them."""
+        read = self.read
+        copies = 0 if self.history else self.later_copies
+        return {
+            "pages": read.pages,
+            "revisions": read.revisions,
+            "copies": self.later_copies,
+            "copies_of": "revisions" if self.history else "pages",
+            "mined": read.pages - copies - read.skipped_redirect - read.skipped_namespace,
+            "redirects": read.skipped_redirect,
+            "other_namespaces": read.skipped_namespace,
+            "references": self.extract.references - self.copied_references,
+        }
 
 
 def check_dump_kinds(dumps: Sequence[str | Path], history: bool) -> None:
@@ -569,6 +589,7 @@ def finish_extraction(
     extraction = Extraction(
         files if shards else [], read, extract, described, seconds, failures, problems, redirects, ignored, wikis
     )
+    extraction.history = history
     return extraction, failed
 
 

@@ -26,8 +26,9 @@ import pyarrow.parquet as pq
 from builder.common import publish_files
 from builder.extract.html import HtmlStats, TooDeep, Undecodable, decode_page, extract_references
 from builder.sources.files import MAX_PROBLEMS
+from builder.sources.http import MAX_PAYLOAD
 from builder.sources.mirror import Network
-from builder.sources.warc import MAX_PAYLOAD, WarcError, WarcStats, iter_responses
+from builder.sources.warc import WarcError, WarcStats, iter_responses
 from builder.storage import identity as input_identity
 
 __all__ = [

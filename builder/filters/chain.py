@@ -94,7 +94,7 @@ class FilterChain:
         steps: list[tuple[str, Callable, str]] = (
             [("No filter", lambda cluster: cluster, "before")] if config.references else self._steps(lower, upper)
         )
-        self.funnel = Funnel([name for name, _, _ in steps])
+        self.funnel = Funnel([name for name, _, _ in steps], "records" if config.references else "pairs")
         self.steps = {
             number: Step(number, name, run, row)
             for (number, (name, run, _)), row in zip(enumerate(steps), self.funnel.rows, strict=True)

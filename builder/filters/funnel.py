@@ -1,5 +1,8 @@
 """The funnel of Table 3: what remains after each step (images, references, captions, pairs),
 added up over clusters and partitions, and printed in the paper's layout.
+
+A references config pairs nothing: its last column counts its records (its rows, one per reference and text), as
+its headline does, named ``records`` in ``funnel.json`` and "Records" in the table.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ class FunnelRow:
     images: int = 0
     references: int = 0
     captions: int = 0
-    pairs: int = 0
+    pairs: int = 0  # a references config's: its records (``Funnel.unit``)
     images_refs_ge2: int = 0
     images_refs_ge5: int = 0
 
@@ -58,27 +61,34 @@ class FunnelRow:
 class Funnel:
     """The rows of Table 3 for one build."""
 
-    def __init__(self, names: list[str]) -> None:
+    def __init__(self, names: list[str], unit: str = "pairs") -> None:
         self.rows = [FunnelRow(step, name) for step, name in enumerate(names)]
+        self.unit = unit  # what the last column counts: ``pairs``, or a references config's ``records``
 
     def add(self, other: Funnel) -> None:
         for mine, theirs in zip(self.rows, other.rows, strict=True):
             mine.add(theirs)
 
     def to_list(self) -> list[dict[str, object]]:
-        return [dataclasses.asdict(row) for row in self.rows]
+        rows = [dataclasses.asdict(row) for row in self.rows]
+        if self.unit == "records":
+            rows = [{("records" if key == "pairs" else key): value for key, value in row.items()} for row in rows]
+        return rows
 
     @classmethod
     def from_list(cls, rows: list[dict[str, object]]) -> Funnel:
-        funnel = cls([str(row["name"]) for row in rows])
-        funnel.rows = [FunnelRow(**row) for row in rows]  # type: ignore[arg-type]
+        unit = "records" if rows and "records" in rows[0] else "pairs"
+        funnel = cls([str(row["name"]) for row in rows], unit)
+        named = [{("pairs" if key == "records" else key): value for key, value in row.items()} for row in rows]
+        funnel.rows = [FunnelRow(**row) for row in named]  # type: ignore[arg-type]
         return funnel
 
     def markdown(self) -> str:
         """Table 3's layout: remaining counts and the change against the previous step."""
         header = (
             "| Step | Filter | Images | Δ | Refs. ≥ 2 | Refs. ≥ 5 | References | Δ | μ_img "
-            "| Captions | Δ | Pairs | Δ |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+            f"| Captions | Δ | {self.unit.capitalize()} | Δ |\n"
+            "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
         )
         lines = []
         previous: FunnelRow | None = None

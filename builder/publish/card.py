@@ -87,6 +87,7 @@ def _build_section(record: dict[str, object]) -> str:
         f"- Tagger: `{record['tagger']}`\n"
         f"- Parameters:\n{parameter_lines}\n"
         f"- Library versions: {version_lines}\n"
+        f"{_read_line(record.get('read'))}"
         f"- Skipped while reading: {skipped_lines}\n"
         f"{_cleaning_lines(record)}"
         f"{_identity_line(record.get('identity'))}"
@@ -95,6 +96,19 @@ def _build_section(record: dict[str, object]) -> str:
         f"{Funnel.from_list(record['funnel']).markdown()}"  # type: ignore[arg-type]
         f"{_web_section(record)}"
         f"{_dataset_section(record)}"
+    )
+
+
+def _read_line(read: object) -> str:
+    """The dumps' reading as the build's summary gives it (``funnel.json``'s ``read``), adding up to the pages."""
+    if not isinstance(read, dict):
+        return ""
+    copies = f", {read['copies']:,} of them later copies of {read['copies_of']} read before (left out)"
+    return (
+        f"- Read: {read['pages']:,} pages ({read['revisions']:,} revisions)"
+        f"{copies if read['copies'] else ''}: {read['mined']:,} mined for images, {read['redirects']:,} redirects "
+        f"and {read['other_namespaces']:,} pages of other namespaces skipped; {read['references']:,} image "
+        "references found\n"
     )
 
 
@@ -122,10 +136,12 @@ def _dataset_section(record: dict) -> str:
         if "tsv" in dataset
         else ""
     )
+    outside = dataset.get("links_outside_the_folder", 0)
+    links = f" Symbolic links leading out of the folder, not followed: {outside:,}." if outside else ""
     return (
         f"\nThe dataset (thesis §5.1): `{dataset['folder']}`, {dataset['layout']} layout, "
         f"{plural(dataset['shards'], 'shard')}; {dataset['records']:,} records, {dataset['images']:,} images kept "
-        f"(§5.1.1, each sample left out counted: {skipped}).{tsv}\n\n"
+        f"(§5.1.1, each sample left out counted: {skipped}).{links}{tsv}\n\n"
         f"Where this dataset build differs from the thesis:\n\n{dataset_markdown_table()}"
     )
 

@@ -15,7 +15,10 @@ from __future__ import annotations
 import dataclasses
 import zlib
 
-__all__ = ["BodyError", "HttpResponse", "decode_body", "dechunk", "parse_response"]
+__all__ = ["MAX_PAYLOAD", "BodyError", "HttpResponse", "decode_body", "dechunk", "parse_response"]
+
+# bytes: a larger payload (a WARC record's, a dataset sample's file) is a counted skip, never read into memory
+MAX_PAYLOAD = 50 * 10**6
 
 _MAX_HEADER_LINES = 500  # a header block longer than this is no HTTP message
 

@@ -25,6 +25,12 @@ with a header naming ``caption`` and ``url`` (as img2dataset's ``--input_format 
 without a caption takes a TSV caption of its URL (the URL's rows go to its samples in key order, so the sharding
 does not change them), and each TSV row whose image is not in the folder is a ``not_downloaded`` record.
 
+The reader reads nothing outside the folder it is given: a shard, a metadata parquet or a sample's file that is a
+symbolic link leading out of the folder is not read (each such link counted, ``outside_links``, and named with its
+target; a sample with such a file is ``outside_link``, a shard behind one loses its samples). It holds no member
+larger than :data:`MAX_MEMBER` (the WARC reader's cap on a payload): a sample with a larger image, caption or
+metadata file is ``too_large``, its file left unread (a compressed tar shard is read past it as a stream).
+
 §5.1.1's checks, each a counted skip reason: the image must open and decode with Pillow (``unreadable``,
 ``corrupt``, ``decompression_bomb``), be a JPEG (``not_jpeg``; the thesis read the HTTP content type,
 here the decoded format is read) and measure at least 400 × 400 pixels (``under_400x400``).
@@ -43,12 +49,14 @@ from pathlib import Path
 from typing import NamedTuple
 
 from builder.lang.text import preprocess_caption  # web captions' §4.5.1 cleaning; needs no HTML parser
+from builder.sources.http import MAX_PAYLOAD  # the WARC reader's cap on a payload
 from builder.sources.images import DEFAULT_HASH_SIZE, DEFAULT_MAX_PIXELS, ImageFacts, ImageSkip, inspect_image
 from builder.storage import as_path, is_url, open_file, readable
 
 __all__ = [
     "DATASET_SKIPS",
     "LAYOUTS",
+    "MAX_MEMBER",
     "MIN_SIDE",
     "DatasetRecord",
     "ImageDataset",
@@ -71,6 +79,8 @@ MIN_SIDE = 400  # §5.1.1: at least 400 × 400 pixels, as Conceptual Captions' o
 DATASET_SKIPS = (
     "not_downloaded",  # img2dataset failed to download it (its metadata says so), or a TSV row without a sample
     "missing_image",  # listed as downloaded (status success, or its .txt/.json written) but no image in the shard
+    "outside_link",  # one of its files is a symbolic link leading out of the folder: not read
+    "too_large",  # one of its files is larger than MAX_MEMBER: not read
     "bad_metadata",
     "unreadable_caption",  # its caption is not UTF-8 text (binary, U+FFFD, control characters)
     "no_caption",
@@ -80,6 +90,8 @@ DATASET_SKIPS = (
     "not_jpeg",
     "under_400x400",
 )
+# a sample's file (image, caption, metadata) read at most: a larger one is a counted skip, never read into memory
+MAX_MEMBER = MAX_PAYLOAD
 MAX_PROBLEMS = 100  # places of problems kept for the report; all are counted
 _BATCH_ROWS = 64  # parquet rows read at once: images are large, memory stays flat
 _LISTING_ROWS = 65_536  # metadata rows (key and URL alone) read at once
@@ -253,11 +265,23 @@ def _shard_dirs(folder: Path) -> list[Path]:
     return sorted(path for path in folder.iterdir() if path.is_dir() and path.name.isdigit())
 
 
+def _leads_out(folder: Path, path: Path) -> bool:
+    """Whether ``path`` (in ``folder``, on a disk) is, or lies behind, a symbolic link leading out of the folder."""
+    if is_url(str(path)):
+        return False  # an object store has no links
+    return not path.resolve().is_relative_to(folder.resolve())
+
+
 def _image_parquets(folder: Path) -> list[Path]:
+    """The parquet files of the folder with a ``jpg`` column; one behind a link out of the folder is not read (it is
+    listed, and refused when read)."""
     import pyarrow.parquet as pq
 
     found = []
     for path in sorted(folder.glob("*.parquet")):
+        if _leads_out(folder, path):
+            found.append(path)
+            continue
         try:
             names = pq.read_schema(readable(path)).names
         except (OSError, ValueError) as error:
@@ -368,6 +392,7 @@ class ImageDataset:
         hash_size: int = DEFAULT_HASH_SIZE,
         shards: Sequence[str] | None = None,
         places: Mapping[str, int] | None = None,
+        max_member: int = MAX_MEMBER,
     ) -> None:
         self.folder = as_path(folder)
         self.layout = dataset_layout(self.folder)
@@ -386,12 +411,30 @@ class ImageDataset:
         self.require_jpeg = require_jpeg
         self.max_pixels = max_pixels
         self.hash_size = hash_size
+        self.max_member = max_member
         self.counts: Counter[str] = Counter()
         self.problems: list[str] = []
+        self._refused: set[Path] = set()  # the links out of the folder counted in this read
 
     def _problem(self, message: str) -> None:
         if len(self.problems) < MAX_PROBLEMS:
             self.problems.append(message)
+
+    def _clear(self) -> None:
+        self.counts.clear()
+        self.problems.clear()
+        self._refused.clear()
+
+    def _outside(self, path: Path) -> bool:
+        """Whether ``path`` leads out of the folder through a symbolic link: then it is not read, and the link is
+        counted (``outside_links``, once per read) and named, not where it leads (that is no part of the dataset)."""
+        if not _leads_out(self.folder, path):
+            return False
+        if path not in self._refused:
+            self._refused.add(path)
+            self.counts["outside_links"] += 1
+            self._problem(f"{path}: a symbolic link leading out of {self.folder}; not read")
+        return True
 
     # ---- the three layouts ----
 
@@ -423,7 +466,7 @@ class ImageDataset:
         import pyarrow.parquet as pq
 
         parquet = self._metadata_parquet(shard)
-        if not parquet.is_file():
+        if not parquet.is_file() or self._outside(parquet):
             return {}
         try:
             source = pq.ParquetFile(readable(parquet))
@@ -453,15 +496,25 @@ class ImageDataset:
             return None, None, f"{place}: unreadable metadata ({error})"
         return _text(meta.get("url")), meta.get("caption"), None
 
-    def _sample(self, key: str, parts: dict[str, bytes], place: str, listed: _Listed | None) -> _Sample:
+    def _sample(
+        self,
+        key: str,
+        parts: dict[str, bytes],
+        place: str,
+        listed: _Listed | None,
+        refused: tuple[str, str | None] | None = None,
+    ) -> _Sample:
         """A sample of the files or webdataset layout from what the shard holds of it (``parts``, by extension)
         and its metadata row; its image missing is ``not_downloaded`` when the metadata says the download failed,
-        else ``missing_image`` (img2dataset writes a sample's ``.txt`` and ``.json`` with its image alone)."""
+        else ``missing_image`` (img2dataset writes a sample's ``.txt`` and ``.json`` with its image alone).
+        ``refused``: the reason (``outside_link``, ``too_large``) and place of a file of it that was not read."""
         url, caption, problem = self._metadata(parts.get("json"), f"{place}/{key}.json")
         status = None
         if listed is not None:
             url, status = url or listed.url, listed.status
             caption = caption if caption is not None else listed.caption
+        if refused is not None:
+            return _Sample(key, url, _quiet_caption(parts.get("txt", caption)), None, *refused)
         if "txt" in parts:
             caption = parts["txt"]
         data = next((parts[extension] for extension in IMAGE_EXTENSIONS if extension in parts), None)
@@ -482,6 +535,8 @@ class ImageDataset:
 
     def _files(self, shards: list[Path]) -> Iterator[_Sample]:
         for shard in shards:
+            if self._outside(shard):
+                continue
             listed = self._listed(shard)
             found: dict[str, dict[str, Path]] = {}
             for path in shard.iterdir():
@@ -489,8 +544,19 @@ class ImageDataset:
                 if path.is_file() and extension.lower() in (*IMAGE_EXTENSIONS, "txt", "json"):
                     found.setdefault(stem, {})[extension.lower()] = path
             for key in sorted(found.keys() | listed.keys()):
-                parts = {extension: path.read_bytes() for extension, path in found.get(key, {}).items()}
-                yield self._sample(key, parts, str(shard), listed.get(key))
+                parts: dict[str, bytes] = {}
+                refused = None
+                for extension, path in found.get(key, {}).items():
+                    if self._outside(path):
+                        refused = refused or ("outside_link", None)  # named as counted
+                    elif path.stat().st_size > self.max_member:
+                        refused = refused or ("too_large", self._too_large(path, path.stat().st_size))
+                    else:
+                        parts[extension] = path.read_bytes()
+                yield self._sample(key, parts, str(shard), listed.get(key), refused)
+
+    def _too_large(self, place: Path | str, size: int) -> str:
+        return f"{place}: {size:,} bytes, over the cap of {self.max_member:,}; not read"
 
     def _webdataset(self, shards: list[Path]) -> Iterator[_Sample]:
         for path in shards:
@@ -498,14 +564,17 @@ class ImageDataset:
 
     def _tar(self, path: Path) -> Iterator[_Sample]:
         """A webdataset shard's samples, one member group at a time, then those its metadata lists that it lacks."""
+        if self._outside(path):
+            return
         listed = self._listed(path)
         seen: set[str] = set()
+        refused: tuple[str, str | None] | None = None  # the current sample's member left unread, and why
 
         def sample(key: str, parts: dict[str, bytes]) -> Iterator[_Sample]:
             stem = key.rpartition("/")[2]  # img2dataset's members have no folder; the metadata keys none either
-            if parts or stem in listed:  # members of no sample's kind (none img2dataset writes) are no sample
+            if parts or refused or stem in listed:  # members of no sample's kind (none img2dataset writes): none
                 seen.add(stem)
-                yield self._sample(key, parts, str(path), listed.get(stem))
+                yield self._sample(key, parts, str(path), listed.get(stem), refused)
 
         current: str | None = None
         parts: dict[str, bytes] = {}
@@ -520,10 +589,15 @@ class ImageDataset:
                     if key != current:
                         if current is not None:
                             yield from sample(current, parts)
-                        current, parts = key, {}
+                        current, parts, refused = key, {}, None
+                    if extension.lower() not in (*IMAGE_EXTENSIONS, "txt", "json"):
+                        continue
+                    if member.size > self.max_member:  # left unread: the archive skips it as a stream
+                        refused = refused or ("too_large", self._too_large(f"{path}/{member.name}", member.size))
+                        continue
                     reader = archive.extractfile(member)
-                    if reader is not None and extension.lower() in (*IMAGE_EXTENSIONS, "txt", "json"):
-                        parts[extension.lower()] = reader.read()
+                    if reader is not None:
+                        parts[extension.lower()] = reader.read()  # at most the cap: its size is under it
             if current is not None:
                 yield from sample(current, parts)
         except (tarfile.TarError, OSError, EOFError) as error:
@@ -537,6 +611,8 @@ class ImageDataset:
         import pyarrow.parquet as pq
 
         for path in shards:
+            if self._outside(path):
+                continue
             source = pq.ParquetFile(readable(path))
             names = source.schema_arrow.names
             wanted = [name for name in ("key", "url", "caption", "txt", "status", "jpg") if name in names]
@@ -551,6 +627,9 @@ class ImageDataset:
                         listed = row.get("status") == "success"  # downloaded, says the row, yet no bytes
                         skip, why = ("missing_image", f"{path}: sample {key}: no image") if listed else (None, None)
                         yield _Sample(key, url, _quiet_caption(caption), None, skip or "not_downloaded", why)
+                    elif len(row["jpg"]) > self.max_member:  # a parquet cell is read whole: the verdict is the same
+                        why = self._too_large(f"{path}: sample {key}", len(row["jpg"]))
+                        yield _Sample(key, url, _quiet_caption(caption), None, "too_large", why)
                     else:
                         yield self._with_caption(key, url, caption, row["jpg"], f"{path}: sample {key}")
 
@@ -563,6 +642,8 @@ class ImageDataset:
         import pyarrow.parquet as pq
 
         parquet = shard if self.layout == "parquet" else self._metadata_parquet(shard)
+        if self._outside(parquet):
+            return None
         try:
             source = pq.ParquetFile(readable(parquet)) if parquet.is_file() else None
         except (OSError, ValueError):
@@ -618,12 +699,13 @@ class ImageDataset:
         if not urls:
             return {}
         counts, problems = self.counts.copy(), list(self.problems)  # a metadata problem is counted when read
+        refused = set(self._refused)
         found = []
         for number, shard in enumerate(self._all_shard_paths()):
             for place, (key, url) in enumerate(self._listing(shard)):
                 if url in urls:  # img2dataset's keys are numbers of one width; others keep the shard's order
                     found.append(((number, *_place_order(key, place)), shard, key, url))
-        self.counts, self.problems = counts, problems
+        self.counts, self.problems, self._refused = counts, problems, refused
         seen: Counter[str] = Counter()
         places: dict[str, dict[str, int]] = {}
         for _order, shard, key, url in sorted(found, key=lambda entry: entry[0]):
@@ -650,8 +732,7 @@ class ImageDataset:
         a caption of its own, or ``check_uncaptioned`` (a TSV may give it one). ``counts`` then holds ``samples``
         and the shards' problems (``unreadable_shard``, ``unreadable_metadata``), ``problems`` their places and
         the samples'."""
-        self.counts.clear()
-        self.problems.clear()
+        self._clear()
         for sample in self._samples(self._shard_paths()):
             self.counts["samples"] += 1
             if sample.problem is not None:
@@ -678,8 +759,7 @@ class ImageDataset:
         if places is None:
             repeated = {url for url, rows in captions.items() if len(rows) > 1}
             places = {key: place for shard in self.tsv_places(repeated).values() for key, place in shard.items()}
-        self.counts.clear()
-        self.problems.clear()
+        self._clear()
         if self.tsv is not None:
             # a shard of a build leaves the TSV's bad rows to the build, which reads them once for every shard
             if self.only is None:
@@ -718,7 +798,7 @@ class ImageDataset:
         """One line of the counts, skip reasons in their order: what a build prints after reading."""
         reasons = ", ".join(
             f"{reason} {self.counts[reason]:,}"
-            for reason in (*DATASET_SKIPS, "unreadable_shard", "unreadable_metadata")
+            for reason in (*DATASET_SKIPS, "unreadable_shard", "unreadable_metadata", "outside_links")
             if self.counts[reason]
         )
         return f"{self.folder} ({self.layout}): {self.counts['samples']:,} samples, {self.counts['kept']:,} kept" + (

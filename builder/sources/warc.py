@@ -36,7 +36,7 @@ from typing import BinaryIO, Literal
 
 from builder.config import LISTING_SCHEMES
 from builder.sources.files import MAX_PROBLEMS
-from builder.sources.http import BodyError, HttpResponse, decode_body, parse_response
+from builder.sources.http import MAX_PAYLOAD, BodyError, HttpResponse, decode_body, parse_response
 from builder.sources.kinds import ARCHIVE_SUFFIXES, LISTING_SUFFIX, archive_format, not_an_archive
 from builder.sources.mirror import (
     CHUNK_SIZE,
@@ -53,7 +53,6 @@ __all__ = [
     "COMMON_CRAWL",
     "HTML_TYPES",
     "LISTING_SCHEMES",
-    "MAX_PAYLOAD",
     "WarcError",
     "WarcResponse",
     "WarcStats",
@@ -63,7 +62,6 @@ __all__ = [
 ]
 
 COMMON_CRAWL = "https://data.commoncrawl.org/"  # where the paths of a Common Crawl listing are relative to
-MAX_PAYLOAD = 50 * 10**6  # bytes: a larger payload is a counted skip, never read into memory
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 WARC_SUFFIXES = ARCHIVE_SUFFIXES
 PATHS_SUFFIX = LISTING_SUFFIX
