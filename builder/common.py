@@ -128,6 +128,27 @@ SCRIPT_GUARD = (
 )
 
 
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system says it, else the machine's), at least 1:
+    a container or ``taskset`` may give a process fewer cores than ``os.cpu_count()`` counts."""
+    if hasattr(os, "process_cpu_count"):  # Python 3.13
+        cores = os.process_cpu_count()
+    elif hasattr(os, "sched_getaffinity"):
+        cores = len(os.sched_getaffinity(0))
+    else:
+        cores = os.cpu_count()
+    return max(1, cores or 1)
+
+
+def pool_size(workers: int, tasks: int | None = None) -> int:
+    """How many processes (or threads) ``workers`` asks for are worth starting: no more than the tasks to run and
+    the cores to run them on, at least 1. Only how many run at once changes, never what they compute."""
+    size = min(workers, available_cores())
+    if tasks is not None:
+        size = min(size, tasks)
+    return max(1, size)
+
+
 def worker_pool(
     workers: int, fork_safe: bool, initializer: Callable[..., object] | None = None, initargs: tuple = ()
 ) -> concurrent.futures.ProcessPoolExecutor:
@@ -139,7 +160,9 @@ def worker_pool(
     toolkit and forks the workers) or spawn, whose workers would import the caller's script to rebuild its
     ``__main__``: they are started at once, while ``__main__`` is a stand-in that names no script (a worker needs
     none: it runs the toolkit's functions only). An executor, not a ``Pool``: a worker that dies ends the build.
+    No more processes than the cores (:func:`pool_size`): the caller bounds ``workers`` by its tasks.
     """
+    workers = pool_size(workers)
     methods = multiprocessing.get_all_start_methods()
     if fork_safe and "fork" in methods and sys.platform != "darwin":
         context = multiprocessing.get_context("fork")
@@ -375,7 +398,7 @@ def duckdb_connection(spill: Path, memory_limit: str, threads: int | None = None
 
     connection = duckdb.connect()
     connection.execute(f"SET temp_directory = {sql_text(spill)}")
-    if threads is not None:
-        connection.execute(f"SET threads = {max(1, threads)}")
+    if threads is not None:  # DuckDB refuses more threads than it can count; more than the cores only contend
+        connection.execute(f"SET threads = {pool_size(threads)}")
     connection.execute(f"SET memory_limit = {sql_text(memory_limit)}")
     return connection

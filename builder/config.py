@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
+
+from builder.common import available_cores
 
 __all__ = [
     "BRONZE",
@@ -30,6 +31,7 @@ __all__ = [
     "CROSSLINGUAL",
     "DEFAULT_FRACTIONS",
     "DEFAULT_MEMORY_LIMIT",
+    "MAX_WORKERS",
     "MIN_DUCKDB_MEMORY",
     "DumpKind",
     "ExtractionSettings",
@@ -111,9 +113,14 @@ def duckdb_memory(limit: str, held: int) -> int:
 IDENTITIES = ("title", "redirect", "sha1")
 
 
+# the most workers a build takes: a build starts no more processes than its tasks and the cores anyway
+# (builder.common.pool_size); past this a number is a typo, not a machine (--workers 200 plans a Spark cluster's parts)
+MAX_WORKERS = 1024
+
+
 def default_workers() -> int:
-    """The command line's worker count: the CPU count, at most 8 (more rarely pays on one disk)."""
-    return max(1, min(os.cpu_count() or 1, 8))
+    """The command line's worker count: the cores this process may use, at most 8 (more rarely pays on one disk)."""
+    return max(1, min(available_cores(), 8))
 
 
 def check_fractions(fractions: Sequence[float]) -> tuple[float, ...]:
@@ -527,6 +534,8 @@ class BuildOptions:
     def __post_init__(self) -> None:
         if isinstance(self.workers, bool) or not isinstance(self.workers, int) or self.workers < 1:
             raise ValueError(f"workers must be 1 or more, not {self.workers}")
+        if self.workers > MAX_WORKERS:
+            raise ValueError(f"workers must be at most {MAX_WORKERS}, not {self.workers}")
         if self.resume and not self.work_dir:
             raise ValueError("resume needs the work_dir of the interrupted build")
         if not _MEMORY_SIZE.fullmatch(str(self.memory_limit)):

@@ -7,6 +7,7 @@ whose ``<siteinfo>`` says ``enwiki`` in every language: the build is told each o
 from __future__ import annotations
 
 import dataclasses
+import json
 import shutil
 from pathlib import Path
 
@@ -169,8 +170,18 @@ def test_command_line_language_per_dump(tmp_path: Path, capsys: pytest.CaptureFi
     arguments += ["--configs", "crosslingual", "--caption-rule", "none", "--splits", "none"]
     status = wikipedia_ipc.main([*arguments, "--language", f"de={dumps[0]}", f"en={dumps[1]}"])
     assert status == 0
-    pairs = pq.read_table(next((output / "crosslingual").glob("*.parquet"))).to_pylist()
-    assert pairs and {(pair["language1"], pair["language2"]) for pair in pairs} == {("de", "en")}
+    # both options taken (--caption-rule none once dropped --splits): no rule, and one train split
+    record = json.loads((output / "crosslingual" / "funnel.json").read_text(encoding="utf-8"))
+    assert (record["parameters"]["caption_rule"], record["parameters"]["splits"]) == ("none", [])
+    shards = sorted((output / "crosslingual").glob("*.parquet"))
+    assert [shard.name.split("-")[0] for shard in shards] == ["train"]
+    pairs = pq.read_table(shards[0]).to_pylist()
+    assert len(pairs) == record["funnel"][-1]["pairs"] == 9
+    assert {(pair["language1"], pair["language2"]) for pair in pairs} == {("de", "en")}
+    config = dataclasses.replace(CROSSLINGUAL, caption_rule="none", splits=())  # the same build, written in Python
+    languages = {str(dumps[0]): "de", str(dumps[1]): "en"}
+    build(list(map(str, dumps)), [config], tmp_path / "api", workers=1, show_progress=False, languages=languages)
+    assert pq.read_table(shards[0]).equals(pq.read_table(next((tmp_path / "api" / "crosslingual").glob("*.parquet"))))
     status = wikipedia_ipc.main([*arguments, "--language", f"de={tmp_path / 'other.xml'}"])
     assert status == 2
     assert "is not one of the dumps given" in capsys.readouterr().err

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import importlib
 import re
 import runpy
@@ -20,8 +21,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_cli_options import CONFIG_FLAGS, OPTIONS
 
 import wikipedia_ipc
+from builder.cli import command_parser
+from builder.cli.options import pipeline_configs
+from builder.config import preset
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -109,3 +114,49 @@ def test_python_snippet_compiles_and_its_imports_exist(page: str, code: str) -> 
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 importlib.import_module(alias.name)
+
+
+def documented_builds() -> list[tuple[str, list[str]]]:
+    """Every documented ``build`` that sets a config's parameters, shell variables read as one dump (``$args``)."""
+    found = []
+    for page, text in blocks("bash"):
+        for line in text.replace("\\\n", " ").splitlines():
+            line = _ENVIRONMENT.sub("", line.split("  #")[0].strip())
+            if line.startswith("spark-submit") and "wikipedia_ipc.py" in line:
+                line = "python wikipedia_ipc.py" + line.split("wikipedia_ipc.py", 1)[1]
+            if not line.startswith(("python wikipedia_ipc.py build", "wikipedia-ipc build")):
+                continue
+            argv = arguments(re.sub(r"\$\w+", "dump.xml", line))[1]
+            if CONFIG_FLAGS & set(argv):
+                found.append((page, argv))
+    return found
+
+
+def test_the_documented_builds_with_options_are_checked() -> None:
+    pages = {page for page, _ in documented_builds()}
+    assert len(documented_builds()) >= 5 and {"docs/multilingual.md", "docs/web.md", "docs/building.md"} <= pages
+
+
+@pytest.mark.parametrize(
+    ("page", "argv"), documented_builds(), ids=[" ".join(argv)[:70] for _, argv in documented_builds()]
+)
+def test_a_documented_build_applies_every_option_it_names(page: str, argv: list[str]) -> None:
+    """Each documented command builds its configs with every option it names, each on the configs it concerns
+    (docs/multilingual.md's ``--caption-rule none … --splits none`` once built with 80/10/10 splits)."""
+    parsed = command_parser().parse_args(argv)
+    names = parsed.configs or ["gold", "silver"]  # the dumps' default: every documented one without --configs
+    configs = pipeline_configs(parsed, names)
+    given = [word for word in argv if word in CONFIG_FLAGS]
+    assert given
+    for config in configs:
+        expected = preset(config.name)
+        for option in OPTIONS:
+            if option.flag in given and config.name in option.concerns:
+                field = next(iter(option.parameters))
+                value = getattr(parsed, option.flag.lstrip("-").replace("-", "_"))
+                if isinstance(value, list):
+                    value = tuple(value)
+                elif option.flag == "--set-bound" and value == "none":
+                    value = None
+                expected = dataclasses.replace(expected, **{field: value})
+        assert config == expected, (page, argv, config.name)

@@ -20,6 +20,7 @@ LAYERS = (
     "builder.filters",
     "builder.publish",
     "builder.engines",
+    "builder.cli",
 )
 MAX_LINES = 900
 

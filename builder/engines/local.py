@@ -37,6 +37,7 @@ from builder.common import (
     SCRIPT_GUARD,
     duckdb_connection,
     exit_with_parent,
+    pool_size,
     process_memory,
     sql_list,
     sql_text,
@@ -109,7 +110,7 @@ def run_tasks(
     # an executor, not a Pool: a worker killed from outside (out of memory, kill -9) ends
     # the build with an error instead of leaving it waiting for a result forever
     with (
-        worker_pool(workers, fork_safe=True, initializer=quiet_interrupt) as executor,
+        worker_pool(pool_size(workers, len(tasks)), fork_safe=True, initializer=quiet_interrupt) as executor,
         progress_bar(total=len(tasks), desc="dump ranges", disable=not show_progress) as progress,
     ):
         try:  # a worker killed while tasks are still being submitted breaks the pool in submit() already
@@ -401,9 +402,10 @@ def _tagged_batches(
         return
     # not a fork of this process: it holds a DuckDB connection with live threads. An executor, not a Pool: a worker
     # that dies at its start (a script without a main guard, where workers import it) ends the build at once.
-    with worker_pool(workers, False, initializer=_init_tag_worker, initargs=(tagger.name, language)) as executor:
+    size = pool_size(workers)  # as many tagging processes as cores, however many workers were asked for
+    with worker_pool(size, False, initializer=_init_tag_worker, initargs=(tagger.name, language)) as executor:
         try:
-            while window := list(itertools.islice(batches, workers * 4)):
+            while window := list(itertools.islice(batches, size * 4)):
                 yield from zip(window, executor.map(_tag_in_worker, window), strict=True)
         except concurrent.futures.BrokenExecutor:
             raise RuntimeError(f"a tagging worker ended abruptly (killed, or out of memory; {SCRIPT_GUARD})") from None

@@ -56,6 +56,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from builder.common import pool_size
 from builder.config import BuildOptions, PipelineConfig
 from builder.engines.core import (
     BuildPlan,
@@ -410,15 +411,17 @@ def _local_cores(master: str, workers: int) -> int:
 
 
 def spark_session(workers: int, settings: dict[str, str] | None = None):  # noqa: ANN201 - a pyspark.sql.SparkSession
-    """A session on the configured master (spark-submit sets it), else ``local[workers]``; ``settings`` added."""
+    """A session on the configured master (spark-submit sets it), else ``local[workers]`` (at most the cores);
+    ``settings`` added."""
     from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName("wikipedia-ipc")
     configured = SparkConf()
+    own = f"local[{pool_size(workers)}]"  # this machine's cores at most: each runs a Python worker process
     if not configured.contains("spark.master"):
-        builder = builder.master(f"local[{workers}]")
-    master = configured.get("spark.master", f"local[{workers}]")
+        builder = builder.master(own)
+    master = configured.get("spark.master", own)
     if master.startswith("local"):
         if not configured.contains("spark.pyspark.python"):
             # local workers run on this machine: give them this interpreter (and its packages),

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
-from builder.common import publish_files
+from builder.common import pool_size, publish_files
 from builder.extract.copies import PAGE_SCHEMA
 from builder.extract.history import FirstSeenPerPage
 from builder.extract.incremental import RevisionExtractor
@@ -440,7 +440,7 @@ def plan_tasks(
         if workers > 1 and readable and dump_compression(path) == "bz2":
             offsets = stream_offsets(path)  # a bad index is warned about and not used
             if offsets == [0]:  # one stream: the workers decompress it as threads instead
-                threads = workers
+                threads = pool_size(workers)
             else:
                 cut = split_ranges(path, workers * RANGES_PER_WORKER, offsets)
                 ranges = list(cut) if len(cut) > 1 else [None]
