@@ -136,8 +136,7 @@ def run(kind: str, folder: Path, workers: int = 1) -> tuple[str, str, dict[str, 
                 "--output",
                 str(out),
                 "--quiet",
-                "--splits",
-                "none",
+                *(["--splits", "none"] if "captions" in configs else []),  # the only config here that pairs
                 "--workers",
                 str(workers),
             ]
