@@ -83,12 +83,13 @@ def test_what_the_quick_start_writes_is_ignored_by_git(tmp_path: Path) -> None:
 
 
 def test_the_tagger_fallback_is_said_once(tmp_path: Path) -> None:
-    """Offline without NLTK's model: the build's process warns; its tagging workers, which fall back too, do not."""
+    """Offline without NLTK's model: the build's process warns; its tagging workers, which fall back too, do not,
+    and the Quick start's command, two builds (the articles, then the history), says it once, not once a build."""
     empty = tmp_path / "no_nltk_data"
     empty.mkdir()
     code = (
         "import sys, wikipedia_ipc\n"
-        f"sys.exit(wikipedia_ipc.main(['build', '--configs', 'gold', 'silver', '--output', {str(tmp_path / 'out')!r},"
+        f"sys.exit(wikipedia_ipc.main(['build', '--output', {str(tmp_path / 'out')!r},"
         " '--workers', '2', '--tagger', 'perceptron']))"
     )
     # a proxy on the discard port: the probe for NLTK's index is refused at once, as on a machine without network
@@ -97,6 +98,7 @@ def test_the_tagger_fallback_is_said_once(tmp_path: Path) -> None:
     )
     assert finished.returncode == 0, finished.stderr[-3000:]
     assert len(re.findall(r"TaggerWarning: NLTK's \S+ model is not installed", finished.stderr)) == 1, finished.stderr
+    assert finished.stdout.count("Build id ") == 2  # gold and silver, then bronze
 
 
 def test_the_sample_history_is_written_by_make_sample_and_ends_in_the_articles() -> None:
