@@ -207,6 +207,11 @@ def test_a_missing_web_library_stops_the_build_before_reading(monkeypatch: pytes
 
 def test_the_set_bound_is_the_thesis_rounding() -> None:
     """§5.1.2: sizes whose z-score stays under 0.05; with μ = 3.13 and σ = 25.87 the thesis kept sets of 4."""
+    # sets whose statistics are the thesis's, its placeholder set of 846 copies among them (seed 003, ch. 5)
+    thesis = [2] * 705 + [3] * 357 + [846]
+    bound, stats = set_bound(thesis, 0.05)
+    assert (round(stats["mean_images"], 2), round(stats["std_images"], 2)) == (3.13, 25.87)
+    assert bound == 4 and stats["max_equal_images"] == 4 and stats["sets_that_yield_pairs"] == 1063
     bound, stats = set_bound([1, 2, 8], 0.05)  # μ = 3.67, σ = 3.09: 3.82 → sets of at most 3 images
     assert bound == 3 and stats["sets_that_yield_pairs"] == 3
     assert set_bound([2, 2, 2], 0.05)[0] is None and set_bound([5], 0.05)[0] is None
