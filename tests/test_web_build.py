@@ -153,7 +153,9 @@ def test_pixel_equivalence_leaves_out_references_without_a_record(tmp_path: Path
 
 
 def test_spark_gives_the_local_rows(crawl: Path, tmp_path: Path, spark) -> None:
-    pytest.importorskip("pyspark")
+    from conftest import import_or_skip
+
+    import_or_skip("pyspark")
     from builder.engines.spark import build_spark
 
     config = WEB.__class__(**{**WEB.__dict__, "equivalence": "phash", "splits": (), "set_size_z": 0.05})
