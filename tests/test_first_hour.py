@@ -242,3 +242,37 @@ def test_the_readme_web_examples_give_what_it_says(tmp_path: Path, perceptron_av
     assert len(datasets.load_dataset(str(tmp_path / "web-ipc"), "web", split="train")) == 2
     web = readme[readme.index("**From a web crawl.**") : readme.index("**From an image–caption dataset.**")]
     assert "`web: 0 pairs`" in web and "611 alt texts" in web and 'load_dataset(folder, "web")' not in web
+
+
+def test_the_captions_example_puts_the_shipped_pair_where_it_is_loaded(tmp_path: Path) -> None:
+    """The shipped six rows give one pair: in `test` with the default splits, in `train` as docs/web.md builds it."""
+    import datasets
+
+    import wikipedia_ipc
+
+    docs = (ROOT / "docs" / "web.md").read_text(encoding="utf-8")
+    line = next(line for block in _fenced(docs, "bash") for line in block.splitlines() if "tests/data/captions" in line)
+    assert "--splits none" in line and 'split="train")  # 1 pair' in docs
+    for arguments, out in ((line.split()[2:], "cc-ipc"), (line.replace(" --splits none", "").split()[2:], "split")):
+        arguments[arguments.index("--output") + 1] = str(tmp_path / out)
+        assert wikipedia_ipc.main(["build", *arguments, "--quiet", "--workers", "1"]) == 0
+    loaded = datasets.load_dataset(str(tmp_path / "cc-ipc"), "captions", split="train")
+    assert len(loaded) == 1 and loaded[0]["file1"] == loaded[0]["file2"]  # two captions of one URL
+    assert list(datasets.load_dataset(str(tmp_path / "split"), "captions")) == ["test"]  # no train split
+
+
+def test_ci_stops_at_once_without_nltks_model(tmp_path: Path) -> None:
+    """.ci/run beside no ../shared/nltk_data: a clear message and exit 1 before anything is installed."""
+    clone = tmp_path / "clone"
+    (clone / ".ci").mkdir(parents=True)
+    shutil.copy(ROOT / ".ci" / "run", clone / ".ci" / "run")
+    tools = tmp_path / "bin"  # dirname only: were the check gone, no pip or python would run here
+    tools.mkdir()
+    (tools / "dirname").symlink_to(shutil.which("dirname") or "/usr/bin/dirname")
+    bash = shutil.which("bash") or "/bin/bash"
+    finished = subprocess.run(
+        [bash, str(clone / ".ci" / "run")], capture_output=True, text=True, timeout=60, env={"PATH": str(tools)}
+    )
+    assert finished.returncode == 1 and finished.stdout == ""
+    assert "shared/nltk_data/taggers/averaged_perceptron_tagger_eng is missing" in finished.stderr
+    assert "python -m nltk.downloader -d ../shared/nltk_data averaged_perceptron_tagger_eng" in finished.stderr
