@@ -242,6 +242,8 @@ def test_the_readme_web_examples_give_what_it_says(tmp_path: Path, perceptron_av
     assert len(datasets.load_dataset(str(tmp_path / "web-ipc"), "web", split="train")) == 2
     web = readme[readme.index("**From a web crawl.**") : readme.index("**From an image–caption dataset.**")]
     assert "`web: 0 pairs`" in web and "611 alt texts" in web and 'load_dataset(folder, "web")' not in web
+    ignored = subprocess.run(["git", "check-ignore", "shared.warc.gz"], cwd=ROOT, capture_output=True, text=True)
+    assert ignored.stdout.split() == ["shared.warc.gz"]  # the crawl the README writes is not the project's
 
 
 def test_the_captions_example_puts_the_shipped_pair_where_it_is_loaded(tmp_path: Path) -> None:
