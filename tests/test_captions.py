@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.server
+import re
 import threading
 import time
 from pathlib import Path
@@ -185,6 +186,27 @@ def test_tests_of_nltks_model_skip_offline_and_fail_under_ci(
     reason = r"tagger_eng model is not on NLTK's search path .* tags with textblob-aptagger:trontagger-0\.1\.0"
     with pytest.raises(outcome, match=("CI must have NLTK's tagger model: .*" if ci else "") + reason):
         require_nltk_perceptron()
+
+
+@pytest.mark.parametrize("ci", ["", "true"])
+def test_a_library_of_the_test_extras_missing_skips_and_fails_under_ci(
+    monkeypatch: pytest.MonkeyPatch, ci: str
+) -> None:
+    """PySpark, stanza and spaCy are the test extras': their absence fails under CI, as NLTK's model's does, and
+    no test asks pytest.importorskip for them, which would skip there too."""
+    import sys
+
+    from conftest import import_or_skip
+
+    monkeypatch.setitem(sys.modules, "pyspark", None)  # an import of it raises ImportError
+    monkeypatch.setenv("CI", ci)
+    outcome = pytest.fail.Exception if ci else pytest.skip.Exception
+    with pytest.raises(outcome, match="CI must have pyspark" if ci else "pyspark"):
+        import_or_skip("pyspark")
+    extras = "|".join(("pyspark", "stanza", "spacy", "onnxruntime", "moto", "s3fs", "warcio", "gensim", "torch"))
+    asked = re.compile(rf"importorskip\(\s*[\"']({extras})[\"']")
+    tests = Path(__file__).resolve().parent
+    assert [path.name for path in sorted(tests.glob("*.py")) if asked.search(path.read_text(encoding="utf-8"))] == []
 
 
 def test_perceptron_uses_nltk_model_without_warning(nltk_perceptron: None) -> None:

@@ -171,7 +171,9 @@ def test_a_perceptual_equivalence_is_chosen_per_build(datasets_written: dict[str
 
 
 def test_spark_gives_the_local_rows(datasets_written: dict[str, Path], tmp_path: Path, spark) -> None:
-    pytest.importorskip("pyspark")
+    from conftest import import_or_skip
+
+    import_or_skip("pyspark")
     from builder.engines.spark import build_spark
 
     config = CAPTIONS.__class__(**{**CAPTIONS.__dict__, "splits": ()})

@@ -4,6 +4,7 @@ config, a build's outputs are ignored by git, a fallback is said once, and the R
 from __future__ import annotations
 
 import bz2
+import json
 import os
 import re
 import shutil
@@ -83,12 +84,13 @@ def test_what_the_quick_start_writes_is_ignored_by_git(tmp_path: Path) -> None:
 
 
 def test_the_tagger_fallback_is_said_once(tmp_path: Path) -> None:
-    """Offline without NLTK's model: the build's process warns; its tagging workers, which fall back too, do not."""
+    """Offline without NLTK's model: the build's process warns; its tagging workers, which fall back too, do not,
+    and the Quick start's command, two builds (the articles, then the history), says it once, not once a build."""
     empty = tmp_path / "no_nltk_data"
     empty.mkdir()
     code = (
         "import sys, wikipedia_ipc\n"
-        f"sys.exit(wikipedia_ipc.main(['build', '--configs', 'gold', 'silver', '--output', {str(tmp_path / 'out')!r},"
+        f"sys.exit(wikipedia_ipc.main(['build', '--output', {str(tmp_path / 'out')!r},"
         " '--workers', '2', '--tagger', 'perceptron']))"
     )
     # a proxy on the discard port: the probe for NLTK's index is refused at once, as on a machine without network
@@ -97,6 +99,7 @@ def test_the_tagger_fallback_is_said_once(tmp_path: Path) -> None:
     )
     assert finished.returncode == 0, finished.stderr[-3000:]
     assert len(re.findall(r"TaggerWarning: NLTK's \S+ model is not installed", finished.stderr)) == 1, finished.stderr
+    assert finished.stdout.count("Build id ") == 2  # gold and silver, then bronze
 
 
 def test_the_sample_history_is_written_by_make_sample_and_ends_in_the_articles() -> None:
@@ -179,3 +182,99 @@ def test_the_readme_scores_before_it_filters_on_the_probability_and_its_outputs_
         ["git", "check-ignore", *(f"{name}/README.md" for name in outputs)], cwd=ROOT, capture_output=True, text=True
     ).stdout.split()
     assert ignored == [f"{name}/README.md" for name in outputs]
+
+
+def test_the_readme_build_example_reads_the_folder_download_writes(tmp_path: Path, perceptron_available: None) -> None:
+    """``download`` names the folder by the newest run's date: the example finds it, whatever the date."""
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    snippet = next(block for block in _fenced(readme, "python") if "BuildOptions(workers=2)" in block)
+    assert "20240101" not in snippet
+    run = tmp_path / "dumps" / "simplewiki-20251101"  # a date the README does not name
+    run.mkdir(parents=True)
+    dump = shutil.copy(ROOT / "builder" / "data" / "enwiki-20240101-sample-pages-articles.xml.bz2", run)
+    manifest = {"wiki": "simplewiki", "date": "20251101", "files": [{"name": Path(dump).name, "size": 0}]}
+    manifest["files"][0]["size"] = Path(dump).stat().st_size
+    (run / "download.json").write_text(json.dumps(manifest), encoding="utf-8")
+    finished = run_python(snippet, tmp_path)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    assert finished.stdout.strip().splitlines()[-1] == "{'gold': 10, 'silver': 20}"
+
+
+def test_the_readme_web_examples_give_what_it_says(tmp_path: Path, perceptron_available: None) -> None:
+    """The shipped archives give no web pair (their alt texts are short) and 611 references, as the README says;
+    the crawl it shows for pairs gives 2, both in train, and the loads it shows read them."""
+    import datasets
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = [
+        line.split("#")[0].split()[1:]
+        for block in _fenced(readme, "bash")
+        for line in block.splitlines()
+        if line.startswith("wikipedia-ipc build ") and ("tests/data/web" in line or "shared.warc.gz" in line)
+    ]
+    assert [command[1] for command in commands] == ["tests/data/web/aut-example.warc.gz", "tests/data/web/",
+                                                    "shared.warc.gz"]  # fmt: skip
+    writer = next(line for block in _fenced(readme, "bash") for line in block.splitlines() if "write_shared" in line)
+    assert run_python(writer.split('"')[1], tmp_path).returncode == 0
+    rows = []
+    for command in commands:
+        out = tmp_path / "web-ipc"
+        arguments = [str(tmp_path / part) if part == "shared.warc.gz" else part for part in command]
+        arguments[arguments.index("--output") + 1] = str(out)
+        finished = subprocess.run(
+            [sys.executable, str(ROOT / "wikipedia_ipc.py"), *arguments, "--quiet", "--workers", "1"],
+            capture_output=True, text=True, cwd=ROOT, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )  # fmt: skip
+        assert finished.returncode == 0, finished.stderr[-3000:]
+        funnels = {path.parent.name: json.loads(path.read_text()) for path in out.glob("*/funnel.json")}
+        rows.append({name: funnel["rows"] for name, funnel in sorted(funnels.items())})
+        if "references" in funnels:
+            loaded = datasets.load_dataset(str(out), "references", split="train")
+            assert len(loaded) == 611 and set(loaded["kind"]) == {"alt"}
+            # ClueWeb09's EUC-JP pages: their alt texts are in the build's language, as the card says; none of
+            # these pages declares <html lang>
+            japanese = [row for row in loaded if re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", row["text"])]
+            assert len(japanese) == 237 and {(row["language"], row["html_lang"]) for row in japanese} == {("en", None)}
+            assert "the build's (`--language`, English by default)" in (out / "README.md").read_text(encoding="utf-8")
+    # the last build writes web into the folder of the one before, whose references stay (their own build's)
+    assert rows == [{"web": 0}, {"references": 611, "web": 0}, {"references": 611, "web": 2}]
+    assert len(datasets.load_dataset(str(tmp_path / "web-ipc"), "web", split="train")) == 2
+    web = readme[readme.index("**From a web crawl.**") : readme.index("**From an image–caption dataset.**")]
+    assert "`web: 0 pairs`" in web and "611 alt texts" in web and 'load_dataset(folder, "web")' not in web
+    ignored = subprocess.run(["git", "check-ignore", "shared.warc.gz"], cwd=ROOT, capture_output=True, text=True)
+    assert ignored.stdout.split() == ["shared.warc.gz"]  # the crawl the README writes is not the project's
+
+
+def test_the_captions_example_puts_the_shipped_pair_where_it_is_loaded(tmp_path: Path) -> None:
+    """The shipped six rows give one pair: in `test` with the default splits, in `train` as docs/web.md builds it."""
+    import datasets
+
+    import wikipedia_ipc
+
+    docs = (ROOT / "docs" / "web.md").read_text(encoding="utf-8")
+    line = next(line for block in _fenced(docs, "bash") for line in block.splitlines() if "tests/data/captions" in line)
+    assert "--splits none" in line and 'split="train")  # 1 pair' in docs
+    for arguments, out in ((line.split()[2:], "cc-ipc"), (line.replace(" --splits none", "").split()[2:], "split")):
+        arguments[arguments.index("--output") + 1] = str(tmp_path / out)
+        assert wikipedia_ipc.main(["build", *arguments, "--quiet", "--workers", "1"]) == 0
+    loaded = datasets.load_dataset(str(tmp_path / "cc-ipc"), "captions", split="train")
+    assert len(loaded) == 1 and loaded[0]["file1"] == loaded[0]["file2"]  # two captions of one URL
+    assert list(datasets.load_dataset(str(tmp_path / "split"), "captions")) == ["test"]  # no train split
+
+
+def test_ci_stops_at_once_without_nltks_model(tmp_path: Path) -> None:
+    """.ci/run beside no ../shared/nltk_data: a clear message and exit 1 before anything is installed."""
+    clone = tmp_path / "clone"
+    (clone / ".ci").mkdir(parents=True)
+    shutil.copy(ROOT / ".ci" / "run", clone / ".ci" / "run")
+    tools = tmp_path / "bin"  # dirname only: were the check gone, no pip or python would run here
+    tools.mkdir()
+    (tools / "dirname").symlink_to(shutil.which("dirname") or "/usr/bin/dirname")
+    bash = shutil.which("bash") or "/bin/bash"
+    finished = subprocess.run(
+        [bash, str(clone / ".ci" / "run")], capture_output=True, text=True, timeout=60, env={"PATH": str(tools)}
+    )
+    assert finished.returncode == 1 and finished.stdout == ""
+    assert "shared/nltk_data/taggers/averaged_perceptron_tagger_eng is missing" in finished.stderr
+    assert "python -m nltk.downloader -d ../shared/nltk_data averaged_perceptron_tagger_eng" in finished.stderr

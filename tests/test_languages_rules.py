@@ -213,7 +213,9 @@ def test_labelled_files_of_other_languages() -> None:
 
 
 def test_stanza_for_another_language_says_how_to_install_it(no_stanza_models: Path) -> None:
-    pytest.importorskip("stanza")
+    from conftest import import_or_skip
+
+    import_or_skip("stanza")
     with pytest.raises(TaggerUnavailable, match=r"stanza's French models \(fr\) are not installed") as raised:
         StanzaTagger(language="fr")
     assert "stanza.download('fr', processors='tokenize,pos')" in str(raised.value)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 
 import pytest
 
@@ -21,10 +20,9 @@ PAIRS = [
 @pytest.fixture(scope="module")
 def onnxruntime_available() -> None:
     """An optional extra; the test extra (CI) installs it, so under CI its absence is a failure."""
-    if os.environ.get("CI") == "true":
-        import onnxruntime  # noqa: F401
-    else:
-        pytest.importorskip("onnxruntime")
+    from conftest import import_or_skip
+
+    import_or_skip("onnxruntime")
 
 
 def test_onnx_runtime_gives_torch_scores(onnxruntime_available: None, tmp_path, monkeypatch) -> None:

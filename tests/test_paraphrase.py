@@ -29,11 +29,13 @@ from metrics.paraphrase import (
     FEATURES,
     META,
     MODEL_PATH,
+    RULE_LEVELS,
     Classifier,
     image_references,
     load_classifier,
     meta_features,
     names_title,
+    pair_key,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -67,16 +69,60 @@ def test_the_labelled_file_holds_300_real_pairs_a_fifth_labelled_twice() -> None
 def test_the_labelled_pairs_are_what_the_named_sources_give(tmp_path: Path, nltk_perceptron: None) -> None:
     """Drawing anew from the shipped history, gensim's excerpt and the minidumps gives every pair of the file (drawn
     with NLTK's perceptron: the fallback model gives other caption rules, so offline the test is skipped)."""
-    spec = importlib.util.spec_from_file_location("draw_pairs", DATA / "draw_pairs.py")
-    assert spec is not None and spec.loader is not None
-    draw = importlib.util.module_from_spec(spec)
-    sys.modules["draw_pairs"] = draw  # its dataclasses look their module up
-    spec.loader.exec_module(draw)
+    draw = _draw_module()
     assert draw.main(["--output", str(tmp_path / "candidates.tsv")]) == 0
     with open(tmp_path / "candidates.tsv", encoding="utf-8", newline="") as handle:
         drawn = list(csv.DictReader(handle, delimiter="\t"))
     labelled = [{key: value for key, value in row.items() if key not in LABEL_COLUMNS} for row in _rows()]
     assert drawn == labelled
+
+
+def _draw_module():  # noqa: ANN202 - the module tests/data/paraphrases/draw_pairs.py
+    spec = importlib.util.spec_from_file_location("draw_pairs", DATA / "draw_pairs.py")
+    assert spec is not None and spec.loader is not None
+    draw = importlib.util.module_from_spec(spec)
+    sys.modules["draw_pairs"] = draw  # its dataclasses look their module up
+    spec.loader.exec_module(draw)
+    return draw
+
+
+def test_a_scored_folder_gives_the_probability_of_the_studys_own_features(
+    tmp_path: Path, nltk_perceptron: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No train/score skew: the history's configs built as the study drew them, then scored as a user scores a
+    folder, give each labelled pair the probability the classifier gives the study's features of it.
+
+    The one difference is the study's: it takes a pair's rule as the strictest of every config that holds it,
+    across the two builds that count the history apart (bronze per revision, the others first-seen), where a
+    scored folder sees its own configs; the 3 pairs that bronze-sentence's build also holds are bronze's in its
+    folder (the verb rule), and with that rule their probability is the study's too."""
+    import lzma
+    import shutil
+
+    draw = _draw_module()
+    history = tmp_path / "history.xml"
+    with lzma.open(draw.HISTORY, format=lzma.FORMAT_ALONE) as source, open(history, "wb") as target:
+        shutil.copyfileobj(source, target, 1 << 20)
+    draw.built_pairs(draw.Source("enwiki-history", [history], draw.HISTORY_CONFIGS, "en"), tmp_path / "work")
+    probabilities = {}
+    for counting in ("revision", "first_seen"):  # each build folder scored as it is
+        scored = tmp_path / f"scored-{counting}"
+        folder = tmp_path / "work" / "enwiki-history" / counting
+        assert main(["score", str(folder), "--output", str(scored), "--no-progress"]) == 0
+        for name, built in read_built(scored).items():
+            for row in pa.concat_tables(pq.read_table(file) for file in built.files).to_pylist():
+                probabilities[name, pair_key(row)] = row[PROBABILITY]
+    capsys.readouterr()
+    rows = [row for row in study.english_rows(study.read_labels(LABELS)) if row["source"] == "enwiki-history"]
+    scored_rows = np.array([probabilities[row["reaches"], pair_key(row)] for row in rows])
+    matrix, _ = study.english_features(rows)
+    classifier = load_classifier()
+    across = [row["reaches"] == "bronze" and row["rule"] == "sentence" for row in rows]
+    assert len(rows) == 188 and sum(across) == 3
+    same = ~np.array(across)
+    assert np.allclose(scored_rows[same], classifier.probability(matrix)[same], rtol=0, atol=1e-6)
+    matrix[np.array(across), FEATURES.index("rule")] = RULE_LEVELS["verb"]  # bronze's own rule, in its folder
+    assert np.allclose(scored_rows, classifier.probability(matrix), rtol=0, atol=1e-6)
 
 
 def test_the_docs_state_the_agreement_and_the_shares_the_file_gives() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -37,3 +38,26 @@ def test_a_build_logged_to_a_file_has_no_redraws(tmp_path: Path, perceptron_avai
     assert "\r" not in errors
     bars = [line for line in errors.split("\n") if line.startswith(("pages:", "dump ranges:", "tagging:"))]
     assert bars and len(bars) <= 10
+
+
+def test_the_bar_names_its_unit_by_input_kind(tmp_path: Path, perceptron_available: None) -> None:
+    """A crawl's tasks are its files and a caption dataset's its shards (and TSV parts), not "dump ranges"."""
+    web, captions = REPO / "tests" / "data" / "web", REPO / "tests" / "data" / "captions"
+    builds = {
+        "crawl files": [str(web / "transfer_compression_gzip.warc.gz"), str(web / "whirlwind.warc.gz")],
+        "dataset shards": [str(captions / "img2dataset" / "files"), "--configs", "captions"],
+        "dataset shards and TSV parts": [
+            *(str(captions / "img2dataset" / "webdataset"), "--configs", "captions"),
+            *("--captions-tsv", str(captions / "captions.tsv")),
+        ],
+    }
+    environment = {**os.environ, "PYTHONPATH": str(REPO)}
+    for number, (unit, arguments) in enumerate(builds.items()):
+        command = [sys.executable, str(REPO / "wikipedia_ipc.py"), "build", *arguments, "--workers", "2"]
+        result = subprocess.run(
+            [*command, "--output", str(tmp_path / f"out{number}")], env=environment, capture_output=True, timeout=600
+        )
+        errors = result.stderr.decode("utf-8")
+        assert result.returncode == 0, errors
+        bars = {line.split(":")[0] for line in errors.split("\n") if re.match(r"[\w ]+: +\d+%", line)}  # with a total
+        assert bars == {unit} and "dump ranges" not in errors, errors

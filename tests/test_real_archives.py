@@ -4,12 +4,16 @@ charset labels that are no charsets, pages nested too deep, a page captured twic
 
 from __future__ import annotations
 
+import codecs
 import gzip
+import html.parser
 import json
+import re
 import shutil
 import time
 import zlib
 from pathlib import Path
+from urllib.parse import urljoin
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -41,8 +45,9 @@ def references(path: Path) -> tuple[list[dict], WebResult]:
     return rows, result
 
 
-def warcio_html_pages(path: Path) -> list[tuple[str, bytes]]:
-    """(target URI, body as warcio decodes it: de-chunked, content codings undone) of every HTML response."""
+def warcio_html_records(path: Path) -> list[tuple[str, str, bytes]]:
+    """(target URI, Content-Type, body as warcio decodes it: de-chunked, content codings undone) of every HTML
+    response."""
     from warcio.archiveiterator import ArchiveIterator
 
     pages = []
@@ -50,10 +55,62 @@ def warcio_html_pages(path: Path) -> list[tuple[str, bytes]]:
         for record in ArchiveIterator(stream, arc2warc=True):
             if record.rec_type != "response" or record.http_headers is None:
                 continue
-            kind = (record.http_headers.get_header("Content-Type") or "").split(";")[0].strip().lower()
-            if kind == "text/html":
-                pages.append((record.rec_headers.get_header("WARC-Target-URI"), record.content_stream().read()))
+            header = record.http_headers.get_header("Content-Type") or ""
+            if header.split(";")[0].strip().lower() == "text/html":
+                uri = record.rec_headers.get_header("WARC-Target-URI").strip("<>")
+                pages.append((uri, header, record.content_stream().read()))
     return pages
+
+
+def warcio_html_pages(path: Path) -> list[tuple[str, bytes]]:
+    """(target URI, body as warcio decodes it) of every HTML response."""
+    return [(uri, body) for uri, _, body in warcio_html_records(path)]
+
+
+class _AltTexts(html.parser.HTMLParser):
+    """The standard library's HTML parser, not the toolkit's: the alt texts of a page's ``<img>`` elements that
+    are not blank (whitespace runs made one space) and hold no U+FFFD, of an ``src`` that resolves, against the
+    page's URL or its first ``<base href>``, to an http(s) URL and is not a ``data:`` URI."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.base, self.based, self.texts = url, False, []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
+        if tag == "base" and attributes.get("href") is not None and not self.based:
+            self.base, self.based = urljoin(self.base, attributes["href"].strip()), True
+        if tag != "img":
+            return
+        text, src = " ".join((attributes.get("alt") or "").split()), (attributes.get("src") or "").strip(" \t\n\r\f")
+        if not text or "\ufffd" in text or not src or src[:5].lower() == "data:":
+            return
+        if urljoin(self.base, src).partition(":")[0].lower() in {"http", "https"}:
+            self.texts.append(text)
+
+    handle_startendtag = handle_starttag
+
+
+def independent_alt_texts(path: Path) -> list[str]:
+    """Every HTML response's alt texts, read with warcio and html.parser: the bodies decoded with the charset the
+    HTTP header names, else the first 1,024 bytes' ``<meta>`` one, else UTF-8 (bad bytes made U+FFFD)."""
+
+    def codec(label: str | None) -> str | None:
+        try:
+            return codecs.lookup(label).name if label else None
+        except LookupError:
+            return None
+
+    texts = []
+    for url, header, body in warcio_html_records(path):
+        named = re.search(r"charset\s*=\s*[\"']?([\w.:-]+)", header, re.IGNORECASE)
+        meta = re.search(rb"<meta[^>]+charset\s*=\s*[\"']?([\w.:-]+)", body[:1024], re.IGNORECASE)
+        charset = codec(named.group(1) if named else None) or codec(meta.group(1).decode() if meta else None)
+        parser = _AltTexts(url)
+        parser.feed(body.decode(charset or "utf-8", "replace"))
+        parser.close()
+        texts.extend(parser.texts)
+    return texts
 
 
 def test_clueweb09_pages_with_bare_lf_headers_are_read_and_decoded() -> None:
@@ -64,6 +121,7 @@ def test_clueweb09_pages_with_bare_lf_headers_are_read_and_decoded() -> None:
     assert stats.bodies_as_stored == 29 and all(r.payload.lstrip().startswith(b"<") for r in responses)
     rows, result = references(path)
     assert result.read.html == 29 and len(rows) == 556
+    assert sorted(row["caption"] for row in rows) == sorted(independent_alt_texts(path))  # warcio + html.parser
     page = "http://www.uraharajuku.st/shopdetail/001005000005/019/000/order/"
     assert "headporter" in {row["caption"] for row in rows if row["page"] == page}
     assert any("QRコード" in row["caption"] for row in rows)  # EUC-JP, named in the header, decoded as such
@@ -130,6 +188,9 @@ def test_an_arc_file_gives_what_its_warc_conversion_gives() -> None:
     assert _warcio_counts(DATA / "aut-example.arc.gz") == _warcio_counts(DATA / "aut-example.warc.gz") == (8, 15, 3)
     key = lambda row: (row["page"], row["image"], row["position"], row["kind"], row["caption"])  # noqa: E731
     assert sorted(map(key, arc_rows)) == sorted(map(key, warc_rows)) and len(arc_rows) == 311
+    independent = sorted(independent_alt_texts(DATA / "aut-example.warc.gz"))  # warcio + html.parser
+    assert independent == sorted(independent_alt_texts(DATA / "aut-example.arc.gz"))
+    assert sorted(row["caption"] for row in warc_rows) == independent
     assert arc_rows[0]["record_id"].startswith("<arc:") and arc_rows[0]["date"].startswith("2008-04-30T")
     plain, stats = read(DATA / "warcio-example.arc")
     assert [r.uri for r in plain] == ["http://example.com/"] and stats.html == 1

@@ -100,7 +100,9 @@ def test_the_references_config_takes_the_build_s_kind_and_identity() -> None:
 
 
 def test_spark_gives_the_local_references(tmp_path: Path, spark) -> None:
-    pytest.importorskip("pyspark")
+    from conftest import import_or_skip
+
+    import_or_skip("pyspark")
     from builder.engines.spark import build_spark
 
     crawl = write_shared_images_crawl(tmp_path / "shared.warc.gz")

@@ -22,12 +22,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from conftest import import_or_skip
 
 import wikipedia_ipc
 from builder.config import BRONZE, SILVER, WEB
 from builder.engines.local import build
 
-pytest.importorskip("pyspark")
+import_or_skip("pyspark")  # CI has PySpark: under CI=true its absence fails
 
 STARTUP_SECONDS = 120  # a master or a worker that has not said it is up by then has failed
 BUILD_SECONDS = 600

@@ -187,7 +187,9 @@ def test_spacy_uses_the_shared_sentences_and_penn_tags(spacy_tagger: SpacyTagger
 
 
 def test_spacy_without_its_model_says_how_to_install_it() -> None:
-    pytest.importorskip("spacy")
+    from conftest import import_or_skip
+
+    import_or_skip("spacy")
     with pytest.raises(TaggerUnavailable, match=r"python -m spacy download en_core_web_sm"):
         SpacyTagger("en_core_web_no_such_model")
 

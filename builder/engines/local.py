@@ -97,10 +97,14 @@ def quiet_interrupt() -> None:
 
 
 def run_tasks(
-    tasks: Sequence[object], workers: int, show_progress: bool, runner: Callable[..., object] = run_extract_task
+    tasks: Sequence[object],
+    workers: int,
+    show_progress: bool,
+    runner: Callable[..., object] = run_extract_task,
+    unit: str = "dump ranges",
 ) -> list:
     """Run the tasks (dump parts, or a web build's WARC files with ``runner``), in worker processes when
-    there are several; results in task order."""
+    there are several; results in task order. ``unit`` names the tasks on the progress bar, by input kind."""
     if workers <= 1 or len(tasks) == 1:
         if runner is not run_extract_task:
             return [runner(task) for task in tasks]
@@ -111,7 +115,7 @@ def run_tasks(
     # the build with an error instead of leaving it waiting for a result forever
     with (
         worker_pool(pool_size(workers, len(tasks)), fork_safe=True, initializer=quiet_interrupt) as executor,
-        progress_bar(total=len(tasks), desc="dump ranges", disable=not show_progress) as progress,
+        progress_bar(total=len(tasks), desc=unit, disable=not show_progress) as progress,
     ):
         try:  # a worker killed while tasks are still being submitted breaks the pool in submit() already
             futures = {executor.submit(runner, task): number for number, task in enumerate(tasks)}
@@ -473,7 +477,7 @@ def extract_web(plan: BuildPlan, folder: Path) -> Extraction:
     folder.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     tasks = web_tasks(plan, folder)
-    results = run_tasks(tasks, plan.options.workers, plan.options.show_progress, run_build_task)
+    results = run_tasks(tasks, plan.options.workers, plan.options.show_progress, run_build_task, "crawl files")
     read = [task for task, result in zip(tasks, results, strict=True) if result.error is None]
     shards = [task.shard for task in read]
     referenced = folder / "referenced.parquet"
@@ -537,7 +541,8 @@ def extract_dataset(plan: BuildPlan, folder: Path) -> Extraction:
     folder.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     tasks, parts = web_tasks(plan, folder), dataset_parts(plan, folder)
-    done = run_tasks([*tasks, *parts], plan.options.workers, plan.options.show_progress, run_dataset_task)
+    unit = "dataset shards and TSV parts" if parts else "dataset shards"
+    done = run_tasks([*tasks, *parts], plan.options.workers, plan.options.show_progress, run_dataset_task, unit)
     results, read_parts = done[: len(tasks)], done[len(tasks) :]
     read = [task for task, result in zip(tasks, results, strict=True) if result.error is None]
     shards, index = [folder / "dataset-references.parquet"], [folder / "dataset-images.parquet"]

@@ -725,13 +725,17 @@ def _describe(spec: str, language: str) -> tuple[str, str, str, list[tuple[str, 
     return (*described, [(str(warning.message), warning.category) for warning in caught])
 
 
+# the checkers' warnings already given in this process (catch_warnings resets the filters' registry of the said)
+_SAID: set[tuple[str, type[Warning]]] = set()
+
+
 def check_taggers(spec: str | Tagger, languages: Sequence[str]) -> dict[str, Tagger]:
     """One tagger per language, checked before any input is read, without loading a model into this process.
 
     A tagger given as an object is used as it is. A name is checked by building the tagger in a
     short-lived process (forked where the platform allows, so it costs what building it here would),
     which raises here what building it would (:class:`TaggerUnavailable`, naming what would cover the
-    language) and repeats its warnings here.
+    language) and repeats its warnings here, each once per process.
     """
     if not isinstance(spec, str):
         return {language: spec for language in languages}
@@ -756,6 +760,8 @@ def check_taggers(spec: str | Tagger, languages: Sequence[str]) -> dict[str, Tag
                     "abruptly (out of memory?)"
                 ) from None
             for message, category in caught:
-                warnings.warn(message, category, stacklevel=2)
+                if (message, category) not in _SAID:  # said once: a command that runs two builds checks twice
+                    _SAID.add((message, category))
+                    warnings.warn(message, category, stacklevel=2)
             checked[language] = CheckedTagger(name, language, tagset, described)
     return checked

@@ -119,7 +119,9 @@ def _references_note(references: bool) -> str:
         "Every image–text record that step 0 counts, of every source, not pairs: one row per reference and text "
         "(`kind`: `caption` or `alt`, a crawl's captions `figure` or `table`; a reference without a text is one row "
         "whose `kind` and `text` are null), with its `image` as the build identifies it, the `file` the page used, "
-        "the `page` and where it came from (`revision`, or a crawl's `record`, `date` and `html_lang`).\n\n"
+        "the `page` and where it came from (`revision`, or a crawl's `record`, `date` and `html_lang`). `language` "
+        "is the wiki's; a crawl's or a dataset's is the build's (`--language`, English by default), the language its "
+        "texts were counted and tagged in, not detected from the text: the page's own declaration is `html_lang`.\n\n"
     )
 
 

@@ -62,7 +62,7 @@ REFERENCE_ROW_SCHEMA = pa.schema(
         ("source", pa.string()),  # where on the page: link, template, gallery; figure, table, alt; sample, tsv
         ("kind", pa.string()),  # caption or alt (a crawl's captions: figure or table)
         ("text", pa.string()),  # cleaned as the configs that pair them clean it
-        ("language", pa.string()),  # the wiki's (or the build's) language
+        ("language", pa.string()),  # the wiki's; a crawl's or dataset's: the build's (--language), not detected
         ("record", pa.string()),  # WARC-Record-ID, or a dataset sample's key
         ("date", pa.string()),  # WARC-Date
         ("html_lang", pa.string()),  # the page's <html lang>
