@@ -218,21 +218,60 @@ _BASES = _FIXED_BASES | st.builds(
 
 @settings(max_examples=3000, deadline=None)
 @given(base=_BASES, prefix=_PREFIXES, rest=st.lists(_URL_PARTS, max_size=12).map("".join))
-def test_the_resolver_resolves_as_urljoin(base: str, prefix: str, rest: str) -> None:
-    from urllib.parse import urljoin
+def test_a_resolved_url_keys_as_itself(base: str, prefix: str, rest: str) -> None:
+    """Whatever a page and its ``src`` are, the resolved URL's key is a fixed point: the key resolves, from any
+    base, to a URL of the same key, so a reference and an image record that name it meet."""
+    from builder.extract.html import Resolver
+    from builder.filters.images import normalize_url
 
+    try:
+        url = Resolver(base)(prefix + rest)
+    except ValueError:
+        return
+    key = normalize_url(url)
+    assert normalize_url(key) == key
+    assert normalize_url(Resolver(base)(key)) == normalize_url(Resolver("")(key)) == key
+
+
+_WPT_BASE = "http://example.org/foo/bar"
+
+
+@pytest.mark.parametrize(
+    ("src", "href"),
+    [  # web-platform-tests, url/resources/urltestdata.json, against its base http://example.org/foo/bar
+        ("http://example\t.\norg", "http://example.org/"),
+        ("http://f:21/ b ? d # e ", "http://f:21/%20b%20?%20d%20#%20e"),
+        ("http:foo.com", "http://example.org/foo/foo.com"),
+        ("\t   :foo.com   \n", "http://example.org/foo/:foo.com"),
+        (":foo.com\\", "http://example.org/foo/:foo.com/"),
+        ("\\x", "http://example.org/x"),
+        ("\\\\x\\hello", "http://x/hello"),
+        ("http://foo.com/\\@", "http://foo.com//@"),
+        ("#", "http://example.org/foo/bar#"),
+        ("?", "http://example.org/foo/bar?"),
+    ],
+)
+def test_the_resolver_resolves_as_the_url_standard(src: str, href: str) -> None:
     from builder.extract.html import Resolver
 
-    src = prefix + rest
-    try:
-        expected: str | type = urljoin(base, src)
-    except ValueError:
-        expected = ValueError
-    try:
-        got: str | type = Resolver(base)(src)
-    except ValueError:
-        got = ValueError
-    assert got == expected
+    assert Resolver(_WPT_BASE)(src) == href
+
+
+def test_backslashes_and_spellings_in_a_page_resolve_as_a_browser_does() -> None:
+    """Issue 45, item 3: ``\\img\\a.jpg`` is the host's ``/img/a.jpg`` (urljoin made it ``/dir/\\img\\a.jpg``);
+    a Unicode host and path are written in ASCII; a ``src`` the standard refuses is counted unusable."""
+    stats = HtmlStats()
+    html = (
+        '<img src="\\img\\a.jpg" alt="one"><img src="\\\\other.example\\b.jpg" alt="two">'
+        '<img src="http://bücher.example/café.jpg" alt="three"><img src="http://a b/c.jpg" alt="four">'
+    )
+    page = extract_references(html, "http://example.org/dir/page.html", stats)
+    assert [reference.image for reference in page.references] == [
+        "http://example.org/img/a.jpg",
+        "http://other.example/b.jpg",
+        "http://xn--bcher-kva.example/caf%C3%A9.jpg",
+    ]
+    assert stats.unusable_urls == 1
 
 
 _FLAT_TAGS = set(

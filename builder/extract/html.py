@@ -21,7 +21,6 @@ import dataclasses
 import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
-from urllib.parse import urljoin
 
 # §4.5.1's preprocessing lives with the rule for what a reader sees (builder.lang.text), where a build that needs no
 # HTML parser (an image–caption dataset's) imports it; it stays importable from here.
@@ -340,66 +339,22 @@ def _caption_table(table: LexborNode) -> tuple[LexborNode, LexborNode] | None:
 
 
 class Resolver:
-    """``urljoin(base, src)`` for the ``src`` of a page's images, its common cases taken without a parse: an
-    absolute http(s) URL and a root- or scheme-relative one with no dot segment and no character that urljoin
-    removes resolve as urljoin resolves them (the tests compare both on generated URLs); any other goes to urljoin."""
-
-    _SLOW = re.compile(r"/\.|[\t\n\r\\\[\];]|\?#")  # dot segments, removed or special characters, an empty query
+    """An image's ``src`` resolved against the page's URL (or its ``<base href>``) as browsers resolve it, by the
+    WHATWG URL Standard (``ada_url``): a backslash is a slash in an http(s) URL (``\\img\\a.jpg`` is the host's
+    ``/img/a.jpg``), tabs and newlines are removed, a host is written in ASCII. A base the standard cannot parse
+    resolves nothing relative (an absolute ``src`` still resolves); a ``src`` that does not parse raises
+    ``ValueError``. The result is the standard's serialization, which :func:`builder.filters.images.normalize_url`
+    keys as both sides of a web build meet."""
 
     def __init__(self, base: str) -> None:
-        self.base = base
-        self.scheme = self.origin = self.directory = ""
-        parts = _split_base(base)
-        if parts is None:
-            return
-        self.scheme, netloc, path = parts
-        self.origin = f"{self.scheme}://{netloc}"
-        if not any(mark in path for mark in ("/.", ";", "\\", "//")):
-            self.directory = self.origin + (path[: path.rfind("/") + 1] or "/")
+        import ada_url  # the web extra's, imported where a page is read
+
+        self.base = base if ada_url.check_url(base) else None
+        self._join = ada_url.join_url
+        self._parse = ada_url.normalize_url
 
     def __call__(self, src: str) -> str:
-        plain = src.isascii() and src[:1] > " " and src[-1:] > " " and not src.endswith(("?", "#"))
-        if plain and self.origin and self._SLOW.search(src) is None:  # (urljoin refuses any src of a bad base)
-            if src.startswith(("http://", "https://")):
-                if _has_host(src, src.index("//") + 2):
-                    return src
-            elif src.startswith("//"):
-                if _has_host(src, 2):
-                    return f"{self.scheme}:{src}"
-            elif src.startswith("/"):
-                return self.origin + src
-            elif self.directory and _plain_relative(src):
-                return self.directory + src
-        return urljoin(self.base, src)
-
-
-def _split_base(base: str) -> tuple[str, str, str] | None:
-    """An http(s) base URL's scheme, host and path, or None for one whose resolution is left to urljoin."""
-    if not base.startswith(("http://", "https://")) or not base.isascii() or Resolver._SLOW.search(base):
-        return None
-    start = base.index("//") + 2
-    ends = [index for index in (base.find(mark, start) for mark in "/?#") if index >= 0]
-    end = min(ends) if ends else len(base)
-    if end == start or any(char <= " " for char in base):
-        return None
-    path_end = min([index for index in (base.find(mark, end) for mark in "?#") if index >= 0] or [len(base)])
-    return base[: start - 3], base[start:end], base[end:path_end]
-
-
-def _plain_relative(src: str) -> bool:
-    """Whether ``src`` is a path relative to the page's folder with no scheme and no dot segment."""
-    first = src[:1]
-    if not (first.isalnum() or first in "-_~%") or src.endswith(("/.", "/..")) or "//" in src:
-        return False  # urljoin removes dot segments and empty ones
-    head = src.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
-    return ":" not in head and head not in (".", "..")
-
-
-def _has_host(url: str, start: int) -> bool:
-    """Whether ``url`` names a host from ``start`` on and then a path (its netloc neither empty nor cut by a query or
-    a fragment)."""
-    slash = url.find("/", start)
-    return slash > start and not any(mark in url[start:slash] for mark in "?#")
+        return self._parse(src) if self.base is None else self._join(self.base, src)
 
 
 def _resolve(src: str | None, resolve: Resolver, stats: HtmlStats) -> str | None:
@@ -415,8 +370,7 @@ def _resolve(src: str | None, resolve: Resolver, stats: HtmlStats) -> str | None
         url = resolve(src)
     except ValueError:
         url = ""
-    scheme, colon, _ = url.partition(":")  # urljoin leaves a scheme only where one was given or inherited
-    scheme = scheme.lower() if colon else ""
+    scheme = url.partition(":")[0]  # the standard's serialization: a scheme, in lower case
     if scheme not in {"http", "https"}:
         stats.unusable_urls += 1
         return None
@@ -444,7 +398,7 @@ def extract_references(text: str, page_url: str, stats: HtmlStats) -> PageRefere
     bases = [element for element in tree.tags("base") if "href" in element.attributes]
     resolve = Resolver(page_url)
     if bases:
-        with contextlib.suppress(ValueError):  # an href urljoin cannot read: the page's URL stays the base
+        with contextlib.suppress(ValueError):  # an href that does not parse: the page's URL stays the base
             resolve = Resolver(resolve((bases[0].attributes.get("href") or "").strip()))
     stats.images += len(images)
     position = {img.mem_id: number for number, img in enumerate(images)}
