@@ -20,6 +20,7 @@ import contextlib
 import dataclasses
 import itertools
 import re
+import zlib
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
@@ -73,7 +74,6 @@ _FLAT = (
 ).split()
 # elements whose text is no markup, read to their end tag (plaintext: to the end of the page)
 _RAW = ("script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes")
-_PLAINTEXT = re.compile(rb"<plaintext(?![a-z0-9-])", re.IGNORECASE)
 _NAME_BYTES = 8  # tag names compared as big-endian numbers of their bytes (every name above fits in 8)
 
 
@@ -113,8 +113,9 @@ def nesting_depth(text: str, scan_above: int = SCAN_TAGS, work: Work | None = No
     length = np.zeros(len(starts), dtype=np.int64)  # the name's length; 0: longer than 8
     for size in range(_NAME_BYTES, 0, -1):
         after = octets[starts + size]
-        name_char = ((after >= ord("a")) & (after <= ord("z"))) | ((after >= ord("0")) & (after <= ord("9")))
-        length = np.where(~name_char & (after != ord("-")), size, length)
+        # a name runs to a space, "/" or ">", as the HTML tokenizer reads it (``<div.x>`` is no div)
+        ends = np.isin(after, np.frombuffer(b"\t\n\x0c\r />", np.uint8))
+        length = np.where(ends, size, length)
     keys = words[starts] >> (np.uint64(8) * (_NAME_BYTES - length).astype(np.uint64))
     keys[length == 0] = 0
 
@@ -122,25 +123,107 @@ def nesting_depth(text: str, scan_above: int = SCAN_TAGS, work: Work | None = No
         table = np.array(sorted_keys, dtype=np.uint64)
         return table[np.minimum(np.searchsorted(table, keys), len(table) - 1)] == keys
 
-    nests = ~named(_FLAT_KEYS)
-    inside = np.zeros(len(opens), dtype=bool)  # tags within raw text, which are text
-    for index in np.flatnonzero(~closing & named(_RAW_KEYS)):
-        if inside[index]:  # a raw-text tag within raw text is text
+    # names of more than 8 bytes: a number of their own (CRC-32, length); a name of _LONG_NAME_BYTES or more (text
+    # such as ``i<n;i++){…}`` in a script, read as far as it runs) is no name any end tag closes
+    for number, index in enumerate(np.flatnonzero(length == 0).tolist()):
+        name = _LONG_NAME.match(data, int(starts[index])).group()
+        keys[index] = np.uint64(_long_key(name) if len(name) < _LONG_NAME_BYTES else (1 << 62) | number)
+    inside, foreign = _raw_and_foreign(data, opens, closing, starts, keys, named)
+    # a void or sibling-closed element nests in svg and math, where HTML's rules for it do not hold
+    valid = (~named(_FLAT_KEYS) | foreign) & ~inside
+    return _floored_depth(keys[valid], closing[valid])
+
+
+def _long_key(name: bytes) -> int:
+    """The number of a tag name of more than 8 bytes: its CRC-32 and length, above every shorter name's number."""
+    return (1 << 63) | (zlib.crc32(name) << 16) | len(name)
+
+
+_LONG_NAME_BYTES = 256
+_LONG_NAME = re.compile(rb"[a-z][^\t\n\f\r />]{0,%d}" % (_LONG_NAME_BYTES - 1))
+_SVG_MATH = _keys(("svg", "math"))
+_PLAINTEXT_KEY = _long_key(b"plaintext")  # 9 bytes: a long name
+# where svg and math content is HTML again (HTML and MathML text integration points), by the numbers of their names
+_INTEGRATION = {
+    *_keys(("desc", "title", "mi", "mo", "mn", "ms", "mtext")),
+    *(_long_key(name) for name in (b"foreignobject", b"annotation-xml")),
+}
+
+
+def _raw_and_foreign(data: bytes, opens, closing, starts, keys, named) -> tuple:  # noqa: ANN001 - numpy arrays
+    """Which tags are text (within a raw-text element, or after ``<plaintext>``) and which sit in svg or math
+    content, read in order over the few tags that switch (raw-text and plaintext start tags, svg and math tags,
+    integration points): a raw-text element is one only in HTML content (``<svg><title>`` holds markup, and a
+    page that hid 120,000 nested ``<div>`` behind it took 27 s), so within svg or math its tags are counted. The
+    reading errs only towards depth: an svg or math element ends at its end tag unless one of its integration
+    points held markup (``<foreignObject><div>…``), after which the parser's place is not followed and the rest of
+    the page is read as svg content."""
+    import numpy as np
+
+    inside = np.zeros(len(opens), dtype=bool)
+    foreign = np.zeros(len(opens), dtype=bool)
+    integration = np.isin(keys, np.array(sorted(_INTEGRATION), dtype=np.uint64))
+    switch = np.isin(keys, np.array(_SVG_MATH, dtype=np.uint64)) | (
+        ~closing & (named(_RAW_KEYS) | (keys == _PLAINTEXT_KEY) | integration)
+    )
+    svg_math = set(_SVG_MATH)
+    raw = set(_RAW_KEYS)
+    depth, lost, region, skip_to = 0, False, 0, 0
+    for index in np.flatnonzero(switch).tolist():
+        if index < skip_to:
             continue
-        name = next(name for name in _RAW if data.startswith(name.encode(), int(starts[index])))
-        end = _RAW_ENDS[name].search(data, int(opens[index]) + 1)
-        inside[index + 1 : np.searchsorted(opens, end.start() if end else len(data))] = True
-    for plaintext in _PLAINTEXT.finditer(data):  # the first one outside raw text: the rest of the page is text
-        index = np.searchsorted(opens, plaintext.start())
-        if not inside[index]:
+        key = int(keys[index])
+        if key in svg_math:
+            if not closing[index]:
+                region = index if depth == 0 else region
+                depth += 1
+            elif depth and not lost:
+                depth -= 1
+                if depth == 0:
+                    foreign[region : index + 1] = True
+            continue
+        if depth:  # in svg or math: an integration point that holds no tag before its end tag is left cleanly
+            if key in _INTEGRATION and not lost:
+                follows = index + 1
+                lost = not (follows < len(keys) and closing[follows] and int(keys[follows]) == key)
+            continue
+        if key == _PLAINTEXT_KEY:
             inside[index + 1 :] = True
             break
-    steps = np.where(closing, -1, 1)[nests & ~inside]
-    if not len(steps):
+        if key in raw:
+            name = next(name for name in _RAW if data.startswith(name.encode(), int(starts[index])))
+            end = _RAW_ENDS[name].search(data, int(opens[index]) + 1)
+            skip_to = int(np.searchsorted(opens, end.start() if end else len(data)))
+            inside[index + 1 : skip_to] = True
+    if depth:
+        foreign[region:] = True
+    return inside, foreign
+
+
+def _floored_depth(keys, closing) -> int:  # noqa: ANN001 - numpy arrays
+    """The deepest point of a walk of start (+1) and end tags (−1), where an end tag counts only while an element of
+    its name is open (a parser ignores ``</span>`` with no span open: ``<div></span>`` repeated nests), all at once:
+    each name's walk held at 0 is its free walk less its lowest point so far (a running minimum per name, the names
+    kept apart by offsets)."""
+    import numpy as np
+
+    if not len(keys):
         return 0
-    walk = np.cumsum(steps)
-    lowest = np.minimum(np.minimum.accumulate(walk), 0)  # a walk held at 0 is the free walk less its lowest point
-    return int((walk - lowest).max())
+    steps = np.where(closing, -1, 1)
+    order = np.argsort(keys, kind="stable")
+    step = steps[order]
+    group = np.concatenate(([0], np.cumsum(keys[order][1:] != keys[order][:-1])))
+    total = np.cumsum(step)
+    first = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
+    walk = total - (total[first] - step[first])[group]  # each name's own walk
+    spread = 2 * len(walk) + 2
+    lowest = np.minimum(np.minimum.accumulate(walk - group * spread) + group * spread, 0)
+    held = walk - lowest
+    before = np.concatenate(([0], held[:-1]))
+    before[first] = 0
+    counted = np.empty_like(step)
+    counted[order] = np.where(step > 0, 1, np.where(held < before, -1, 0))
+    return int(np.cumsum(counted).max(initial=0))
 
 
 @dataclasses.dataclass
