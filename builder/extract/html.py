@@ -63,10 +63,13 @@ class TooDeep(ValueError):
     than its size (100,000 levels: about a minute), so it is skipped before the parse."""
 
 
-MAX_DEPTH = 4096  # browsers cap the tree far lower (Blink: 512); a deeper page is broken or hostile
-# A page with no more tags than this is not scanned: it cannot nest deeper, and its parse is bounded (Lexbor's time
-# grows with the nesting: 10,000 levels 0.05 s, 20,000 levels 0.4 s, 100,000 levels 52 s on this machine).
-SCAN_TAGS = 20_000
+# Lexbor's time per element grows with the depth it works at (a page of sibling <div> 4,000 elements deep: 1.5 s per
+# MB; 1,000 deep: 0.23 s per MB, about an article's 0.13-0.2), so a page nested deeper than this is skipped: its cost
+# stays linear in its size with a constant near an ordinary page's (benchmarks/page_cost.py). Browsers cap the tree
+# lower still (Blink: 512); the real archives' pages nest at most 19 deep.
+MAX_DEPTH = 1024
+# A page with no more tags than this is not scanned: it cannot nest much deeper than the bound, so its parse is short
+SCAN_TAGS = MAX_DEPTH
 # the elements an HTML5 parser closes without an end tag (void, or closed by their next sibling): none of them nests
 _FLAT = (
     "area base br col embed hr img input link meta param source track wbr image keygen basefont bgsound frame "
@@ -77,10 +80,17 @@ _RAW = ("script", "style", "textarea", "title", "xmp", "iframe", "noembed", "nof
 _NAME_BYTES = 8  # tag names compared as big-endian numbers of their bytes (every name above fits in 8)
 
 
+def _long_key(name: bytes) -> int:
+    """The number of a tag name of more than 8 bytes: its CRC-32 and length, above every shorter name's number."""
+    return (1 << 63) | (zlib.crc32(name) << 16) | len(name)
+
+
 def _keys(names: Iterable[str]) -> list[int]:
-    """Names as numbers (their bytes, big-endian), sorted: names of different lengths never share a number, as
-    every name starts with a letter."""
-    return sorted(int.from_bytes(name.encode(), "big") for name in names)
+    """Names as numbers (their bytes, big-endian; a longer name's :func:`_long_key`), sorted: names of different
+    lengths never share a number, as every name starts with a letter."""
+    return sorted(
+        int.from_bytes(name.encode(), "big") if len(name) <= _NAME_BYTES else _long_key(name.encode()) for name in names
+    )
 
 
 _FLAT_KEYS = _keys(_FLAT)
@@ -128,21 +138,59 @@ def nesting_depth(text: str, scan_above: int = SCAN_TAGS, work: Work | None = No
     for number, index in enumerate(np.flatnonzero(length == 0).tolist()):
         name = _LONG_NAME.match(data, int(starts[index])).group()
         keys[index] = np.uint64(_long_key(name) if len(name) < _LONG_NAME_BYTES else (1 << 62) | number)
-    inside, foreign = _raw_and_foreign(data, opens, closing, starts, keys, named)
-    # a void or sibling-closed element nests in svg and math, where HTML's rules for it do not hold
+    inside, foreign, clean = _raw_and_foreign(data, opens, closing, starts, keys, named)
+    # a void or sibling-closed element nests in svg and math, where HTML's rules for it do not hold; there an element
+    # whose start tag ends in "/>" is closed at once (an icon's <path/>), where the parser is surely in svg content
     valid = (~named(_FLAT_KEYS) | foreign) & ~inside
+    for index in np.flatnonzero(clean & ~closing & valid).tolist():
+        valid[index] = not _self_closing(data, int(starts[index]))
     return _floored_depth(keys[valid], closing[valid])
-
-
-def _long_key(name: bytes) -> int:
-    """The number of a tag name of more than 8 bytes: its CRC-32 and length, above every shorter name's number."""
-    return (1 << 63) | (zlib.crc32(name) << 16) | len(name)
 
 
 _LONG_NAME_BYTES = 256
 _LONG_NAME = re.compile(rb"[a-z][^\t\n\f\r />]{0,%d}" % (_LONG_NAME_BYTES - 1))
 _SVG_MATH = _keys(("svg", "math"))
-_PLAINTEXT_KEY = _long_key(b"plaintext")  # 9 bytes: a long name
+# the start tags that end svg and math content (the HTML standard's list, with font whatever its attributes)
+_BREAKOUT = _keys(
+    "b big blockquote body br center code dd div dl dt em embed h1 h2 h3 h4 h5 h6 head hr i img li listing menu meta "
+    "nobr ol p pre ruby s small span strong strike sub sup table tt u ul var font".split()
+)
+_TAG_TAIL = re.compile(rb"[\t\n\f\r ]*")
+_ATTRIBUTE_NAME = re.compile(rb"[^\t\n\f\r />=]*")
+_UNQUOTED = re.compile(rb"[^\t\n\f\r >]*")
+
+
+def _self_closing(data: bytes, start: int) -> bool:
+    """Whether the start tag whose name begins at ``start`` ends in "/>" as the HTML tokenizer reads it: quoted
+    attribute values may hold ">" and "/>", an unquoted one ends at a space or ">" and may end in "/"."""
+    position = _LONG_NAME.match(data, start).end()
+    size = len(data)
+    while True:
+        position = _TAG_TAIL.match(data, position).end()
+        if position >= size:
+            return False  # the page ends in the tag: no element
+        byte = data[position]
+        if byte == 0x3E:  # ">"
+            return False
+        if byte == 0x2F:  # "/"
+            if data[position + 1 : position + 2] == b">":
+                return True
+            position += 1
+            continue
+        position = _ATTRIBUTE_NAME.match(data, position + 1).end()
+        position = _TAG_TAIL.match(data, position).end()
+        if data[position : position + 1] != b"=":
+            continue
+        position = _TAG_TAIL.match(data, position + 1).end()
+        quote = data[position : position + 1]
+        if quote in (b'"', b"'"):
+            end = data.find(quote, position + 1)
+            if end < 0:
+                return False
+            position = end + 1
+        elif quote != b">":
+            position = _UNQUOTED.match(data, position).end()
+_PLAINTEXT_KEY = _keys(("plaintext",))[0]
 # where svg and math content is HTML again (HTML and MathML text integration points), by the numbers of their names
 _INTEGRATION = {
     *_keys(("desc", "title", "mi", "mo", "mn", "ms", "mtext")),
@@ -151,8 +199,9 @@ _INTEGRATION = {
 
 
 def _raw_and_foreign(data: bytes, opens, closing, starts, keys, named) -> tuple:  # noqa: ANN001 - numpy arrays
-    """Which tags are text (within a raw-text element, or after ``<plaintext>``) and which sit in svg or math
-    content, read in order over the few tags that switch (raw-text and plaintext start tags, svg and math tags,
+    """Which tags are text (within a raw-text element, or after ``<plaintext>``), which sit in svg or math content,
+    and which of those surely in svg or math content (no breakout tag or integration point holding markup since the
+    region began), read in order over the few tags that switch (raw-text and plaintext start tags, svg and math tags,
     integration points): a raw-text element is one only in HTML content (``<svg><title>`` holds markup, and a
     page that hid 120,000 nested ``<div>`` behind it took 27 s), so within svg or math its tags are counted. The
     reading errs only towards depth: an svg or math element ends at its end tag unless one of its integration
@@ -164,16 +213,21 @@ def _raw_and_foreign(data: bytes, opens, closing, starts, keys, named) -> tuple:
     foreign = np.zeros(len(opens), dtype=bool)
     integration = np.isin(keys, np.array(sorted(_INTEGRATION), dtype=np.uint64))
     switch = np.isin(keys, np.array(_SVG_MATH, dtype=np.uint64)) | (
-        ~closing & (named(_RAW_KEYS) | (keys == _PLAINTEXT_KEY) | integration)
+        ~closing & (named(_RAW_KEYS) | (keys == _PLAINTEXT_KEY) | integration | named(_BREAKOUT))
     )
+    clean = np.zeros(len(opens), dtype=bool)
+    breakout = set(_BREAKOUT)
     svg_math = set(_SVG_MATH)
     raw = set(_RAW_KEYS)
-    depth, lost, region, skip_to = 0, False, 0, 0
+    depth, lost, region, skip_to, lost_at = 0, False, 0, 0, 0
     for index in np.flatnonzero(switch).tolist():
         if index < skip_to:
             continue
         key = int(keys[index])
         if key in svg_math:
+            if not closing[index] and not lost and _self_closing(data, int(starts[index])):
+                inside[index] = True  # <svg/> is closed at once (counted for nothing), in HTML and svg content alike
+                continue
             if not closing[index]:
                 region = index if depth == 0 else region
                 depth += 1
@@ -181,11 +235,17 @@ def _raw_and_foreign(data: bytes, opens, closing, starts, keys, named) -> tuple:
                 depth -= 1
                 if depth == 0:
                     foreign[region : index + 1] = True
+                    clean[region : index + 1] = True
             continue
         if depth:  # in svg or math: an integration point that holds no tag before its end tag is left cleanly
             if key in _INTEGRATION and not lost:
                 follows = index + 1
                 lost = not (follows < len(keys) and closing[follows] and int(keys[follows]) == key)
+            elif key in breakout and not lost:
+                lost = True
+            if lost and not lost_at:
+                lost_at = index
+                clean[region:index] = True
             continue
         if key == _PLAINTEXT_KEY:
             inside[index + 1 :] = True
@@ -197,7 +257,9 @@ def _raw_and_foreign(data: bytes, opens, closing, starts, keys, named) -> tuple:
             inside[index + 1 : skip_to] = True
     if depth:
         foreign[region:] = True
-    return inside, foreign
+        if not lost:
+            clean[region:] = True
+    return inside, foreign, clean
 
 
 def _floored_depth(keys, closing) -> int:  # noqa: ANN001 - numpy arrays
