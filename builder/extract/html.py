@@ -121,11 +121,12 @@ def nesting_depth(text: str, scan_above: int = SCAN_TAGS, work: Work | None = No
     if work is not None:
         work.tags += len(opens)
     length = np.zeros(len(starts), dtype=np.int64)  # the name's length; 0: longer than 8
+    ends_name = np.zeros(256, dtype=bool)
+    ends_name[list(b"\t\n\x0c\r />")] = True
     for size in range(_NAME_BYTES, 0, -1):
         after = octets[starts + size]
         # a name runs to a space, "/" or ">", as the HTML tokenizer reads it (``<div.x>`` is no div)
-        ends = np.isin(after, np.frombuffer(b"\t\n\x0c\r />", np.uint8))
-        length = np.where(ends, size, length)
+        length = np.where(ends_name[after], size, length)
     keys = words[starts] >> (np.uint64(8) * (_NAME_BYTES - length).astype(np.uint64))
     keys[length == 0] = 0
 
@@ -211,8 +212,8 @@ def _raw_and_foreign(data: bytes, opens, closing, starts, keys, named) -> tuple:
 
     inside = np.zeros(len(opens), dtype=bool)
     foreign = np.zeros(len(opens), dtype=bool)
-    integration = np.isin(keys, np.array(sorted(_INTEGRATION), dtype=np.uint64))
-    switch = np.isin(keys, np.array(_SVG_MATH, dtype=np.uint64)) | (
+    integration = named(sorted(_INTEGRATION))
+    switch = named(_SVG_MATH) | (
         ~closing & (named(_RAW_KEYS) | (keys == _PLAINTEXT_KEY) | integration | named(_BREAKOUT))
     )
     clean = np.zeros(len(opens), dtype=bool)
