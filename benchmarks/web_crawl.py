@@ -186,3 +186,27 @@ def write_shared_images_crawl(path: Path) -> Path:
         *(Response(f"{SHARED_SITE}/img/placeholder-{k}.png", placeholder, "image/png") for k in range(8)),
     ]
     return write_records(path, pages + images)
+
+
+# ---- one image under two spellings of its URL (issue 45, item 3; tests/test_web_build.py) ----------------------
+
+# (first page's src, second page's src, the image record's WARC-Target-URI): each triple names one image, which
+# the WHATWG URL Standard spells one way (builder.filters.images.normalize_url)
+SPELLINGS = (
+    ("/img/caf%C3%A9.jpg", "/img/café.jpg", f"{SHARED_SITE}/img/café.jpg"),
+    ("/img/a b.jpg", "/img/a%20b.jpg", f"{SHARED_SITE}/img/a%20b.jpg"),
+    ("http://xn--bcher-kva.example/img/book.jpg", "http://bücher.example/img/book.jpg", "http://BÜCHER.example/img/book.jpg"),
+    ("\\img\\e.jpg", f"{SHARED_SITE}/img/e.jpg", f"{SHARED_SITE}\\img\\e.jpg"),
+)
+
+
+def write_spellings_crawl(path: Path) -> Path:
+    """Two pages per :data:`SPELLINGS` triple, each naming the image under one spelling with a caption of its own,
+    and the image's record under a third; every image's pixels are its own."""
+    pages = [
+        _figure_page(2 * number + side, spelling[side], SHARED_CAPTIONS[2 * number + side])
+        for number, spelling in enumerate(SPELLINGS)
+        for side in (0, 1)
+    ]
+    images = [Response(record, picture(10 + number), "image/jpeg") for number, (*_, record) in enumerate(SPELLINGS)]
+    return write_records(path, pages + images)

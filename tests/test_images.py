@@ -216,11 +216,42 @@ def test_images_referenced_too_often_are_named() -> None:
         ("http://example.com/../../x.jpg", "http://example.com/x.jpg"),
         ("  http://[2001:DB8::1]:80/x.gif ", "http://[2001:db8::1]/x.gif"),
         ("http://User:Pw@Example.com/x.gif", "http://User:Pw@example.com/x.gif"),
+        # issue 45, item 3: the spellings of one image meet
+        ("http://example.com/café.jpg", "http://example.com/caf%C3%A9.jpg"),
+        ("http://example.com/caf%c3%a9.jpg", "http://example.com/caf%C3%A9.jpg"),
+        ("http://example.com/a b.jpg", "http://example.com/a%20b.jpg"),
+        ("http://bücher.example/x.jpg", "http://xn--bcher-kva.example/x.jpg"),
+        ("http://XN--BCHER-KVA.example/x.jpg", "http://xn--bcher-kva.example/x.jpg"),
+        ("http://example.com\\img\\a.jpg", "http://example.com/img/a.jpg"),
+        ("http://example.com/a.jpg?q=é é", "http://example.com/a.jpg?q=%C3%A9%20%C3%A9"),
+        # the WHATWG URL Standard's own examples (web-platform-tests, url/resources/urltestdata.json); the
+        # fragment dropped, escapes of unreserved characters decoded
+        ("http://example\t.\norg", "http://example.org/"),
+        ("http://f:21/ b ? d # e ", "http://f:21/%20b%20?%20d%20"),
+        ("http://f:00000000000000000000080/c", "http://f/c"),
+        ("http://&a:foo(b]c@d:2/", "http://&a:foo(b%5Dc@d:2/"),
+        ("http://foo.com/\\@", "http://foo.com//@"),
+        ("http://example.com/foo/%2e%2", "http://example.com/foo/.%2"),
+        ("http://example.com/foo/%2e./%2e%2e/.%2e/%2e.bar", "http://example.com/..bar"),
+        ("http://www.foo\u3002bar.com", "http://www.foo.bar.com/"),
+        ("http://\uff27\uff4f.com", "http://go.com/"),
+        ("http://\u4f60\u597d\u4f60\u597d", "http://xn--6qqa088eba/"),
+        ("https://fa\u00df.ExAmPlE/", "https://xn--fa-hia.example/"),
+        ("http://example.com/\u4f60\u597d\u4f60\u597d", "http://example.com/%E4%BD%A0%E5%A5%BD%E4%BD%A0%E5%A5%BD"),
     ],
 )
 def test_normalize_url(url: str, normal: str) -> None:
     assert normalize_url(url) == normal
     assert normalize_url(normal) == normal  # idempotent
+
+
+@pytest.mark.parametrize(
+    "url", ["http://f:b/c", "http://f: /c", "http://f:999999/c", "http://a b/x.jpg", "http://[::1/x.jpg", "not a url"]
+)
+def test_a_url_the_standard_refuses_is_unusable(url: str) -> None:
+    """The WHATWG failures (urltestdata.json's first three): ValueError, which a build counts as unusable."""
+    with pytest.raises(ValueError):
+        normalize_url(url)
 
 
 def test_equivalence_keys() -> None:

@@ -261,7 +261,7 @@ def test_a_page_of_a_bad_charset_and_a_deep_page_are_counted_skips_in_a_crawl(tm
     assert time.perf_counter() - started < 60  # a hang would be minutes; the check itself takes milliseconds
     assert [row["caption"] for row in rows] == ["a cat on a mat", "a dog on a log"]
     assert result.html.unknown_charsets == 1 and result.html.too_deep_pages == 1
-    assert any(f"{SITE}/deep.html" in problem and "4,096" in problem for problem in result.problems)
+    assert any(f"{SITE}/deep.html" in problem and "1,024" in problem for problem in result.problems)
 
 
 def _rows(folder: Path) -> list[dict]:

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from benchmarks.web_crawl import SHARED_SITE, write_shared_images_crawl
+from benchmarks.web_crawl import SHARED_SITE, SPELLINGS, write_shared_images_crawl, write_spellings_crawl
 from builder.config import GOLD, WEB, ExtractionSettings
 from builder.engines.core import WebLibrariesMissing
 from builder.engines.local import build
@@ -101,6 +101,31 @@ def test_each_equivalence_finds_its_copies_and_rows_trace_to_their_pages(
         assert images["set_bound"]["max_equal_images"] == 3
         assert funnel["References ≤ 10"]["references"] - bound[0]["references"] == 8
     assert record["rows"] == len(rows)
+
+
+@pytest.mark.parametrize("equivalence", ["url", "pixels"])
+def test_one_image_under_two_spellings_is_one_image(
+    tmp_path: Path, equivalence: str, perceptron_available: None
+) -> None:
+    """Issue 45, item 3: ``caf%C3%A9.jpg`` and ``café.jpg``, ``a b.jpg`` and ``a%20b.jpg``, an IDNA host in ASCII
+    and in Unicode, backslashes and slashes: each image, named on two pages under two spellings and recorded under
+    a third, is one image (one pair per image), and under pixels both references find its record."""
+    crawl = write_spellings_crawl(tmp_path / "spellings.warc.gz")
+    rows, record = build_with(crawl, tmp_path / "out", equivalence)
+    keys = [
+        f"{SHARED_SITE}/img/caf%C3%A9.jpg",
+        f"{SHARED_SITE}/img/a%20b.jpg",
+        "http://xn--bcher-kva.example/img/book.jpg",
+        f"{SHARED_SITE}/img/e.jpg",
+    ]
+    assert len(SPELLINGS) == len(keys)
+    assert sorted((row["file1"], row["file2"]) for row in rows) == sorted((key, key) for key in keys)
+    assert all(row["identity"] == "url" for row in rows)
+    crawl_counts, images = record["crawl"], record["identity"]
+    assert crawl_counts["references"] == 8 and crawl_counts["images_indexed"] == 4
+    assert crawl_counts["unusable_urls"] == 0
+    assert images["images_referenced"] == 4 and images["images_kept"] == 4 and images["references_kept"] == 8
+    assert images["left_out"]["images_without_a_record"] == {"images": 0, "references": 0}
 
 
 def test_a_crawl_has_no_set_bound_unless_asked(crawl: Path, tmp_path: Path, perceptron_available: None) -> None:
@@ -226,14 +251,15 @@ def test_the_web_deviations_are_in_the_docs() -> None:
 
 
 def test_the_wikipedia_build_needs_no_web_library(tmp_path: Path, perceptron_available: None) -> None:
-    """fastwarc, selectolax, charset-normalizer, Pillow and imagehash are the web extra's: a sample build runs
+    """fastwarc, selectolax, charset-normalizer, Pillow, imagehash and ada-url are the web extra's: a sample build runs
     with every one of them unimportable."""
     import subprocess
     import sys
 
     code = (
         "import sys\n"
-        "for name in ('fastwarc', 'selectolax', 'charset_normalizer', 'PIL', 'imagehash'): sys.modules[name] = None\n"
+        "for name in ('fastwarc', 'selectolax', 'charset_normalizer', 'PIL', 'imagehash', 'ada_url'):\n"
+        "    sys.modules[name] = None\n"
         "from wikipedia_ipc import main\n"
         f"sys.exit(main(['build', '--configs', 'gold', '--output', {str(tmp_path / 'out')!r}, '--tagger', "
         "'perceptron', '--workers', '1', '--quiet']))\n"

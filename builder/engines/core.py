@@ -54,9 +54,10 @@ WEB_LIBRARIES = {
     "brotli": "brotli",
     "PIL": "Pillow",
     "imagehash": "imagehash",
+    "ada_url": "ada-url",  # the WHATWG URL Standard: image URLs resolved and keyed (builder.filters.images)
 }
-# what a dataset build imports: the images' pixels only (the shards are tar and parquet files)
-DATASET_LIBRARIES = {module: WEB_LIBRARIES[module] for module in ("PIL", "imagehash")}
+# what a dataset build imports: the images' pixels and their URLs' keys (the shards are tar and parquet files)
+DATASET_LIBRARIES = {module: WEB_LIBRARIES[module] for module in ("PIL", "imagehash", "ada_url")}
 
 
 class WebLibrariesMissing(ValueError):
@@ -109,8 +110,8 @@ class StageClock:
 _ROW_LIBRARIES = ("pyarrow", "duckdb", "nltk")
 _INPUT_LIBRARIES = {
     "wiki": ("mwparserfromhell",),
-    "web": ("fastwarc", "selectolax", "charset-normalizer", "webencodings", "brotli", "Pillow", "imagehash"),
-    "dataset": ("Pillow", "imagehash"),
+    "web": ("fastwarc", "selectolax", "charset-normalizer", "webencodings", "brotli", "Pillow", "imagehash", "ada-url"),
+    "dataset": ("Pillow", "imagehash", "ada-url"),
 }
 _TAGGER_LIBRARIES = {"stanza": ("stanza",), "spacy": ("spacy",)}  # a tagger library counts only when it tagged
 _SEGMENTER_LIBRARIES = {"zh": ("jieba",), "ja": ("sudachipy", "sudachidict-core"), "th": ("pythainlp",)}

@@ -34,7 +34,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from builder.extract.web import write_task_files
+from builder.extract.web import callable_name, write_task_files
 from builder.extract.webrefs import PAGE_STRIDE
 from builder.sources.img2dataset import DATASET_SKIPS, MAX_PROBLEMS, ImageDataset, in_place_order
 from builder.storage import exists, identity, join, name_of
@@ -184,9 +184,7 @@ class DatasetBuildTask:
 
     def _normalizer(self) -> str:
         """The normalizer's name (its repr holds an address, which changes from run to run)."""
-        if self.normalize is None:
-            return ""
-        return f"{getattr(self.normalize, '__module__', '')}.{getattr(self.normalize, '__qualname__', '')}"
+        return callable_name(self.normalize)
 
     def _url(self, url: str) -> str:
         if not url or self.normalize is None:

@@ -38,6 +38,7 @@ __all__ = [
     "WEB_REFERENCE_SCHEMA",
     "WebResult",
     "WebTask",
+    "callable_name",
     "iter_web_rows",
     "payload_digest",
     "run_web_task",
@@ -86,10 +87,13 @@ def payload_digest(data: bytes) -> str:
     return hashlib.sha1(data).hexdigest()
 
 
-def _name(function: Callable[..., Any] | None) -> str:
+def callable_name(function: Callable[..., Any] | None) -> str:
+    """A callable's name and the revision of its rules (``rules``), if it has one: a task file made under other
+    rules (``builder.filters.images.normalize_url``'s before the URL Standard) is not reused."""
     if function is None:
         return ""
-    return f"{getattr(function, '__module__', '?')}.{getattr(function, '__qualname__', repr(function))}"
+    name = f"{getattr(function, '__module__', '?')}.{getattr(function, '__qualname__', repr(function))}"
+    return name + (f"@{function.rules}" if getattr(function, "rules", None) else "")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,8 +115,8 @@ def web_task(warc: str, folder: str | Path, **options: Any) -> WebTask:
     another source) and the callables, so a changed source or setting is not reused."""
     task = WebTask(warc, "", "", **options)
     identity = "|".join(
-        [warc, _name(task.normalize), _name(task.inspect), str(task.max_payload), str(task.verify_digests)]
-        + [f"reader {READER_VERSION}"]
+        [warc, callable_name(task.normalize), callable_name(task.inspect), str(task.max_payload)]
+        + [str(task.verify_digests), f"reader {READER_VERSION}"]
     )
     if not warc.startswith(("http://", "https://")):  # a file on a disk or a store: rewritten, it is read again
         identity += f"|{input_identity(warc)}"

@@ -13,7 +13,6 @@ import re
 import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
@@ -100,9 +99,11 @@ def referenced_too_often(references: Mapping[str, int], rules: ImageRules = IMAG
 
 # ---- §4.6.1: resource identity ---------------------------------------------------------------------
 
-DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21, "ws": 80, "wss": 443}
 _ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+# what a build's task files record of the rules below (builder.extract.web.web_task): files made under other rules
+# are not reused by a resumed build
+URL_RULES = "whatwg+rfc3986-escapes"
 
 
 def _percent(text: str) -> str:
@@ -115,58 +116,29 @@ def _percent(text: str) -> str:
     return _ESCAPE.sub(one, text)
 
 
-def _remove_dot_segments(path: str) -> str:
-    """RFC 3986 §5.2.4: "." and ".." segments resolved, as a browser does before it asks for the image."""
-    output: list[str] = []
-    while path:
-        if path.startswith("../"):
-            path = path[3:]
-        elif path.startswith("./"):
-            path = path[2:]
-        elif path.startswith("/./") or path == "/.":
-            path = "/" + path[3:]
-        elif path.startswith("/../") or path == "/..":
-            path = "/" + path[4:]
-            if output:
-                output.pop()
-        elif path in (".", ".."):
-            path = ""
-        else:
-            start = 1 if path.startswith("/") else 0
-            end = path.find("/", start)
-            end = len(path) if end < 0 else end
-            output.append(path[:end])
-            path = path[end:]
-    return "".join(output)
-
-
 def normalize_url(url: str) -> str:
-    """One spelling per resource (§4.6.1; RFC 3986 §6.2.2–6.2.3), so references to one image meet.
+    """One spelling per resource (§4.6.1), so that a page's reference to an image and the crawl's record of it
+    meet however each was written: the one function both sides go through (``builder.engines.core``).
 
-    Surrounding whitespace goes; scheme and host are lower-cased; a port that is the scheme's default is
-    dropped; percent-escapes of unreserved characters are decoded and the rest written in upper case;
-    "." and ".." path segments are resolved; an empty HTTP(S) path becomes "/"; the fragment goes (it
-    never reaches the server). User info, the query and its order are kept: they can name other images.
+    The URL is parsed as browsers parse it, by the WHATWG URL Standard (``ada_url``): surrounding spaces and
+    controls go, and tabs and newlines anywhere; the scheme and host are lower-cased, an internationalized host
+    written in ASCII (IDNA: ``bücher.example`` is ``xn--bcher-kva.example``); a backslash is a slash in an
+    http(s) URL; "." and ".." segments are resolved (``%2e`` too); a default port is dropped; an empty path is
+    "/"; and what the standard's percent-encode sets name is escaped, in UTF-8 (``café.jpg`` is
+    ``caf%C3%A9.jpg``, ``a b.jpg`` is ``a%20b.jpg``). Then, as RFC 3986 §6.2.2.2 allows, escapes of unreserved
+    characters are decoded and the others' hex digits upper-cased, and the fragment goes (it never reaches the
+    server). User info, the query and its order are kept: they can name other images. A URL the standard
+    refuses (``http://a b/``, a host with a forbidden character) raises ``ValueError``: the caller counts it
+    unusable.
     """
-    parts = urlsplit(url.strip())
-    scheme = parts.scheme.lower()
-    netloc = parts.netloc
-    if netloc:
-        userinfo, _, hostport = netloc.rpartition("@")
-        host, port = hostport, ""
-        if hostport.startswith("["):  # an IPv6 literal: [::1]:8080
-            close = hostport.find("]")
-            host, port = hostport[: close + 1], hostport[close + 2 :] if close >= 0 else ""
-        elif ":" in hostport:
-            host, port = hostport.rsplit(":", 1)
-        host = _percent(host).lower()
-        if port and port.isdigit() and DEFAULT_PORTS.get(scheme) == int(port):
-            port = ""
-        netloc = (f"{userinfo}@" if userinfo else "") + host + (f":{port}" if port else "")
-    path = _remove_dot_segments(_percent(parts.path)) if parts.path.startswith("/") or netloc else _percent(parts.path)
-    if not path and netloc and scheme in ("http", "https"):
-        path = "/"
-    return urlunsplit((scheme, netloc, path, _percent(parts.query), ""))
+    from ada_url import normalize_url as parse  # the web extra's; imported where a web build needs it
+
+    href = parse(url)
+    cut = href.find("#")
+    return _percent(href if cut < 0 else href[:cut])
+
+
+normalize_url.rules = URL_RULES  # type: ignore[attr-defined]
 
 
 # ---- §4.6: the key of an image under each equivalence -------------------------------------------------
