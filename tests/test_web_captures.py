@@ -270,15 +270,16 @@ GARBAGE = b"\x00\x01not an archive at all\xff"
     ("name", "data", "shown"),
     [
         ("empty.warc.gz", b"", "it is empty"),
-        ("empty-gzip.warc.gz", gzip.compress(b""), "a gzip file; it is empty once decompressed"),
+        ("empty-gzip.warc.gz", gzip.compress(b"", mtime=0), "a gzip file; it is empty once decompressed"),
         (
             "gzip-of-garbage.warc.gz",
-            gzip.compress(GARBAGE),
+            gzip.compress(GARBAGE, mtime=0),
             "a gzip file; its first bytes, decompressed, are b'\\x00\\x01not an archive'",
         ),
         ("garbage.warc.gz", GARBAGE, "it starts with b'\\x00\\x01not an archive'"),
         ("garbage.arc", GARBAGE, "it starts with b'\\x00\\x01not an archive'"),
     ],
+    ids=["empty.warc.gz", "empty-gzip.warc.gz", "gzip-of-garbage.warc.gz", "garbage.warc.gz", "garbage.arc"],
 )
 def test_a_file_named_as_an_archive_that_is_none_is_refused_with_its_first_bytes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, data: bytes, shown: str
