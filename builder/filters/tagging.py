@@ -263,7 +263,7 @@ class PerceptronTagger:
             warnings.warn(
                 f"NLTK's {NLTK_TAGGER} model is not installed and could not be downloaded (offline?); tagging with "
                 "textblob-aptagger's older trontagger-0.1.0 model, which gives other verdicts on some captions (the "
-                f"card names the model). To use NLTK's: python -c \"import nltk; nltk.download('{NLTK_TAGGER}')\", "
+                f"card names the model). To use NLTK's: python -m nltk.downloader {NLTK_TAGGER}, "
                 f"or point NLTK_DATA at a folder holding taggers/{NLTK_TAGGER}",
                 TaggerWarning,
                 stacklevel=2,
@@ -276,8 +276,8 @@ class PerceptronTagger:
         spec = importlib.util.find_spec("textblob_aptagger")
         if spec is None or spec.origin is None:
             raise TaggerUnavailable(
-                'the perceptron tagger has no model: run python -c "import nltk; '
-                "nltk.download('averaged_perceptron_tagger_eng')\" (or point NLTK_DATA at a folder "
+                "the perceptron tagger has no model: run python -m nltk.downloader averaged_perceptron_tagger_eng "
+                "(or point NLTK_DATA at a folder "
                 "holding taggers/averaged_perceptron_tagger_eng), or pip install textblob-aptagger"
             )
         model_file = Path(spec.origin).parent / "trontagger-0.1.0.pickle"
