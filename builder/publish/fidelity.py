@@ -218,6 +218,15 @@ WEB_DEVIATIONS: tuple[Deviation, ...] = (
         "the first capture, it hid the page's 200 and made the image unreadable",
     ),
     Deviation(
+        "Resource identity (§4.6.1)",
+        "the URI identifies the image, as the page wrote it",
+        "the URI as a browser requests it: parsed by the WHATWG URL Standard (UTF-8 percent-encoding, IDNA hosts, "
+        "backslashes, dot segments, default ports), escapes of unreserved characters decoded, the fragment dropped; "
+        "on the pages' references and the crawl's records alike",
+        "`café.jpg` and `caf%C3%A9.jpg`, `bücher.example` and `xn--bcher-kva.example` are one resource: kept apart, "
+        "one image became two, or (pixels) its references found no record",
+    ),
+    Deviation(
         "Page charset (§4.4.1)",
         "not said; the authors' extractor reads every page as UTF-8",
         "the byte-order mark, the HTTP header's charset, the `<meta>` one, else detection (charset-normalizer); "
