@@ -9,6 +9,7 @@ instance role; ``AWS_ENDPOINT_URL`` for an S3-compatible server), set where the 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import os
 from collections.abc import Iterator
@@ -237,20 +238,20 @@ def identity(path: str | os.PathLike) -> str:
     """What work kept for ``--resume`` is keyed on: the file's place (the absolute path, or the URL), size and
     version mark (:func:`version`); for a folder, those of every file in it. An input rewritten under the same
     name is read again, whatever its kind (dump, crawl, dataset shard, caption TSV)."""
-    if not is_url(path) and Path(path).is_dir():
+    if is_url(path):
+        text = _text(path)
+        with store_errors(text):
+            fs, inside = filesystem(text)
+            fs.invalidate_cache(inside)
+            found = fs.find(inside, detail=True) if fs.isdir(inside) else None  # one listing: every object's marks
+        if found is not None:
+            start = len(inside.rstrip("/")) + 1
+            return _folder_identity(
+                text, [(name[start:], int(info["size"]), _mark(info)) for name, info in sorted(found.items())]
+            )
+    elif Path(path).is_dir():
         files = sorted(item for item in Path(path).rglob("*") if item.is_file())
         return _folder_identity(resolved(path), [(item.relative_to(path).as_posix(), *version(item)) for item in files])
-    if is_url(path):
-        with store_errors(_text(path)):
-            fs, inside = filesystem(_text(path))
-            fs.invalidate_cache(inside)
-            folder = fs.isdir(inside)
-        if folder:
-            with store_errors(_text(path)):
-                found = fs.find(inside, detail=True)  # one listing gives every object's marks
-            start = len(inside.rstrip("/")) + 1
-            entries = [(name[start:], int(info["size"]), _mark(info)) for name, info in sorted(found.items())]
-            return _folder_identity(_text(path), entries)
     size_of, mark = version(path)
     return f"{resolved(path)}|{size_of}|{mark}"
 
@@ -262,8 +263,7 @@ def _mark(info: dict[str, Any]) -> str:
 
 
 def _folder_identity(place: str, entries: list[tuple[str, int, str]]) -> str:
-    import hashlib
-
+    """A folder's identity: its place, its file count and a digest of each file's name, size and mark."""
     digest = hashlib.sha1("\n".join(f"{name}|{size_of}|{mark}" for name, size_of, mark in entries).encode())
     return f"{place}|folder of {len(entries)}|{digest.hexdigest()}"
 

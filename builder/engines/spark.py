@@ -219,12 +219,17 @@ def _first_captures(references):  # noqa: ANN001, ANN202 - an RDD of reference r
     leaves them out."""
     first = references.map(lambda row: (row["page"], row["page_id"])).reduceByKey(min)
     keyed = references.keyBy(lambda row: row["page"]).join(first)
-    later = keyed.filter(lambda item: item[1][0]["page_id"] != item[1][1]).map(lambda item: item[1][0]["page_id"])
-    copies = later.distinct().count()
+    later = keyed.filter(lambda item: item[1][0]["page_id"] != item[1][1]).map(lambda item: (item[1][0]["page_id"], 1))
+    # one job for both counts: the later captures (distinct page ids) and their reference rows
+    copies, copied = (
+        later.reduceByKey(lambda a, b: a + b)
+        .values()
+        .aggregate((0, 0), lambda total, rows: (total[0] + 1, total[1] + rows), lambda a, b: (a[0] + b[0], a[1] + b[1]))
+    )
     if not copies:
         return references, 0, 0
     kept = keyed.filter(lambda item: item[1][0]["page_id"] == item[1][1]).map(lambda item: item[1][0])
-    return kept, copies, later.count()
+    return kept, copies, copied
 
 
 def _before_rule(config: PipelineConfig, groups: Iterable[tuple[str, Iterable[dict]]]) -> Iterator[tuple[str, object]]:
