@@ -56,6 +56,9 @@ __all__ = [
     "parse_splits",
     "preset",
     "REFERENCES",
+    "RECORD_PRESETS",
+    "DEJA",
+    "DEJA_KINDS",
     "with_references",
 ]
 
@@ -84,6 +87,8 @@ DATASET_SOURCES = ("sample", "tsv")
 WEB_EQUIVALENCES = ("url", "pixels", "ahash", "dhash", "phash", "phash-rotation")
 PERCEPTUAL_EQUIVALENCES = ("ahash", "dhash", "phash", "phash-rotation")
 SPLIT_NAMES = ("train", "validation", "test")
+# Déjà Image-Captions' outputs (docs/deja.md): its captions in repetition (§2)
+DEJA_KINDS = ("captions",)
 DEFAULT_FRACTIONS = (0.8, 0.1, 0.1)
 _TOLERANCE = 1e-9
 DEFAULT_MEMORY_LIMIT = "512MB"  # DuckDB's grouping and tagging queries; its own default is 80% of the machine's memory
@@ -189,6 +194,19 @@ class PipelineConfig:
     max_equal_images: int | None = None
     # beyond the paper: publish the image–text records step 0 counts (one row per reference and text), not pairs
     references: bool = False
+    # beyond the paper: Déjà Image-Captions (Chen et al., NAACL 2015; docs/deja.md) over the records step 0 counts:
+    # "captions", its §2 MAIN SET (sentences that name a visible thing, repeated in canonical form for at least
+    # ``min_images`` distinct images by at least ``min_users`` users: a wiki's pages, a crawl's sites; a dataset's rows
+    # name no user, so there the images rule applies alone)
+    deja: str = ""
+    min_images: int = 2
+    min_users: int = 2
+
+    @property
+    def records(self) -> bool:
+        """Whether the config reads every image–text record step 0 counts, whatever the build's pairing configs
+        filter: ``references`` and the Déjà configs, which take the build's input kind and image identity."""
+        return self.references or bool(self.deja)
 
     @property
     def web(self) -> bool:
@@ -216,6 +234,7 @@ class PipelineConfig:
         if self.dump_kind not in DUMP_KINDS:
             raise ValueError(f"dump_kind must be one of {list(DUMP_KINDS)}, not {self.dump_kind!r}")
         self._check_web()
+        self._check_deja()
         if self.history_references not in ("revision", "first_seen"):
             raise ValueError(f"history_references must be 'revision' or 'first_seen', not {self.history_references!r}")
         if self.min_words < 0:
@@ -261,6 +280,14 @@ class PipelineConfig:
                 "image table's SHA-1); a web or dataset config compares its images by its equivalence (--equivalence)"
             )
 
+    def _check_deja(self) -> None:
+        if self.deja not in ("", *DEJA_KINDS):
+            raise ValueError(f"deja must be one of {list(DEJA_KINDS)} or empty, not {self.deja!r}")
+        if self.deja and (self.references or self.crosslingual):
+            raise ValueError("a Déjà config reads one language's records: neither a references nor a cross-lingual one")
+        if self.min_images < 1 or self.min_users < 1:
+            raise ValueError(f"min_images and min_users must be 1 or more, not {self.min_images}, {self.min_users}")
+
     def parameters(self) -> dict[str, object]:
         """The parameters as plain data, for the dataset card and funnel.json.
 
@@ -274,13 +301,21 @@ class PipelineConfig:
         web_fields = ("equivalence", "hash_size", "hash_threshold", "set_size_z", "max_equal_images")
         if not self.references:
             del parameters["references"]
+        if not self.deja:
+            for name in ("deja", "min_images", "min_users"):
+                del parameters[name]
+        else:  # a Déjà config has none of Table 3's steps: its own are §2's (builder.filters.repetition)
+            for name in ("min_references", "max_references", "min_words", "caption_rule"):
+                del parameters[name]
+            if self.dataset:  # a dataset's rows name no user
+                del parameters["min_users"]
         if not self.web:
             for name in web_fields:
                 del parameters[name]
         else:
             for name in ("namespaces", "history_references", "identities"):
                 del parameters[name]
-        if self.dataset:  # no such step in a dataset's chain (builder.filters.chain)
+        if self.dataset and "max_references" in parameters:  # no such step in a dataset's chain
             del parameters["max_references"]
         return parameters
 
@@ -333,19 +368,28 @@ WEB_PRESETS: dict[str, PipelineConfig] = {WEB.name: WEB, CAPTIONS.name: CAPTIONS
 REFERENCES = PipelineConfig(
     name="references", min_references=1, min_words=0, caption_rule="none", sources=SOURCES, splits=(), references=True
 )
+# Beyond the paper and the thesis: Déjà Image-Captions' MAIN SET (§2) from the same records, the caption–image edges of
+# the captions that different users repeat for distinct images; like ``references`` it reads what the build reads.
+DEJA = PipelineConfig(
+    name="deja", min_references=1, min_words=0, caption_rule="none", sources=SOURCES, splits=(), deja="captions"
+)
+
+
+# the configs of records, which read whatever the build reads
+RECORD_PRESETS: dict[str, PipelineConfig] = {REFERENCES.name: REFERENCES, DEJA.name: DEJA}
 
 
 def with_references(configs: Sequence[PipelineConfig], input_kind: str = "articles") -> list[PipelineConfig]:
-    """The configs with each references config made to read what the build reads: the dump kind, the image
-    identity and equivalence of the build's other configs, or, alone, of its inputs (``input_kind``: ``articles``,
-    ``history``, ``web`` or ``dataset``); its sources are every source of that kind."""
-    others = [config for config in configs if not config.references]
+    """The configs with each config of records (``references``, ``deja``) made to read what the build reads: the
+    dump kind, the image identity and equivalence of the build's other configs, or, alone, of its inputs
+    (``input_kind``: ``articles``, ``history``, ``web`` or ``dataset``); its sources are every source of that kind."""
+    others = [config for config in configs if not config.records]
     if len(others) == len(configs):
         return list(configs)
     if others:
         like = others[0]
     else:  # alone: the input's kind, with the image equivalence it was given (else the kind's default)
-        own = next(config for config in configs if config.references)
+        own = next(config for config in configs if config.records)
         like = (
             WEB_PRESETS["captions" if input_kind == "dataset" else "web"]
             if input_kind in ("web", "dataset")
@@ -358,7 +402,7 @@ def with_references(configs: Sequence[PipelineConfig], input_kind: str = "articl
     sources = DATASET_SOURCES if like.dataset else WEB_SOURCES if like.web else SOURCES
     adapted = []
     for config in configs:
-        if config.references:
+        if config.records:
             config = dataclasses.replace(
                 config,
                 dump_kind=like.dump_kind,
@@ -394,7 +438,7 @@ def configs_for_languages(configs: Sequence[PipelineConfig], languages: Sequence
         return list(configs)
     expanded = []
     for config in configs:
-        if config.crosslingual or config.language or config.references:
+        if config.crosslingual or config.language or config.records:
             expanded.append(config)
             continue
         expanded.extend(dataclasses.replace(config, name=f"{code}.{config.name}", language=code) for code in languages)
@@ -403,12 +447,12 @@ def configs_for_languages(configs: Sequence[PipelineConfig], languages: Sequence
 
 def preset(name: str) -> PipelineConfig:
     """Look up a preset by name with an error that lists the choices."""
-    if name == REFERENCES.name:
-        return REFERENCES
+    if name in RECORD_PRESETS:
+        return RECORD_PRESETS[name]
     try:
         return PRESETS[name] if name in PRESETS else WEB_PRESETS[name]
     except KeyError:
-        choices = sorted({*PRESETS, *WEB_PRESETS, REFERENCES.name})
+        choices = sorted({*PRESETS, *WEB_PRESETS, *RECORD_PRESETS})
         raise ValueError(f"unknown config {name!r}; choose from {choices}") from None
 
 

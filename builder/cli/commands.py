@@ -193,7 +193,7 @@ def _build_once(
     from builder.storage import StorageError
 
     web = any(preset(name).web for name in names)
-    if all(preset(name).references for name in names):  # references alone read what they are given
+    if all(preset(name).records for name in names):  # configs of records alone read what they are given
         from builder.sources.kinds import input_kind
 
         web = bool(given) and all(input_kind(item) in ("web", "dataset") for item in given)

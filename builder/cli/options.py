@@ -26,8 +26,8 @@ __all__ = [
 
 
 def _pairing(config: PipelineConfig) -> bool:
-    """A config that pairs captions (every one but ``references``, which publishes step 0's records as read)."""
-    return not config.references
+    """A config that pairs captions (every one but ``references`` and ``deja``, which read step 0's records)."""
+    return not config.records
 
 
 def _history(config: PipelineConfig) -> bool:
@@ -35,8 +35,8 @@ def _history(config: PipelineConfig) -> bool:
 
 
 def _web_family(config: PipelineConfig) -> bool:
-    """Web and dataset configs, and ``references``, which takes a web build's image equivalence."""
-    return config.web or config.references
+    """Web and dataset configs, and the configs of records, which take a web build's image equivalence."""
+    return config.web or config.records
 
 
 def _every(config: PipelineConfig) -> bool:

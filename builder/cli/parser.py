@@ -17,7 +17,7 @@ from builder.config import (
     IDENTITIES,
     MAX_WORKERS,
     PRESETS,
-    REFERENCES,
+    RECORD_PRESETS,
     SOURCES,
     WEB_EQUIVALENCES,
     WEB_PRESETS,
@@ -130,12 +130,14 @@ def _input_arguments(run: argparse._ArgumentGroup) -> None:
     run.add_argument(
         "--configs",
         nargs="+",
-        choices=sorted({*PRESETS, *WEB_PRESETS, REFERENCES.name}),
+        choices=sorted({*PRESETS, *WEB_PRESETS, *RECORD_PRESETS}),
         help="quality levels to build (default by the inputs: gold silver for dumps, web for WARC/ARC files, folders "
         "of them or *.paths.gz listings, captions for an img2dataset output folder; with no input, gold silver "
         "bronze from the embedded samples); web: the thesis's pipeline over crawls, captions: over an image–caption "
         "dataset as img2dataset wrote it (files, webdataset or parquet layout, §5.1; docs/web.md); references: every "
-        "image–text record step 0 counts, of whatever the build reads, one row per reference and text",
+        "image–text record step 0 counts, of whatever the build reads, one row per reference and text; deja: Déjà "
+        "Image-Captions' captions in repetition (Chen et al. 2015, §2; English; docs/deja.md), one row per "
+        "caption–image edge",
     )
 
 

@@ -94,6 +94,13 @@ def print_summary(report: BuildReport, scored_into: str | None = None) -> None:
             print(f"Build id {build} (in the card's YAML and in each config's funnel.json)")
     else:
         print(f"Wrote {report.output}/ — no config has pairs, so there is nothing to load")
+    deja = [name for name in empty if report.funnels[name].config.deja]
+    empty = [name for name in empty if name not in deja]
+    if deja:
+        print(
+            f"No caption was repeated in {', '.join(deja)}: {'it is' if len(deja) == 1 else 'they are'} described in "
+            "the card and funnel.json, but not in the card's configs (datasets cannot load a split with no rows)."
+        )
     if empty:
         print(
             f"No pair survived in {', '.join(empty)}: "

@@ -164,7 +164,7 @@ def taggers_for(configs: Sequence[PipelineConfig], languages: Sequence[str], spe
     needed = {
         language
         for config in configs
-        if config.caption_rule != "none"
+        if config.caption_rule != "none" or config.deja  # Déjà's rules read the tags of every sentence (§2)
         for language in config_languages(config, languages)
     }
     return check_taggers(spec, sorted(needed))
@@ -177,6 +177,10 @@ def tagger_tagset(tagger: Tagger) -> str:
 
 def tagger_signature(config: PipelineConfig, taggers: Mapping[str, Tagger], languages: Sequence[str]) -> str:
     """The tagger line of a config's card: its language's tagger, or each language's."""
+    if config.deja:  # §2's rules: the tagger of the build's one language (English), and WordNet's nouns
+        from builder.lang.wordnet import load_wordnet
+
+        return f"{taggers[languages[0]].signature()}; wordnet: {load_wordnet().signature()}"
     if config.caption_rule == "none":
         return "none: the config has no caption rule"
     chosen = config_languages(config, languages)
@@ -292,7 +296,7 @@ class BuildPlan:
 
 def prepare(dumps: Sequence[str | Path], configs: Sequence[PipelineConfig], options: BuildOptions) -> BuildPlan:
     """Every check a build can make before it reads a page, so that it fails in seconds, not after hours."""
-    configs = with_references(configs, references_input_kind(dumps) if any(c.references for c in configs) else "")
+    configs = with_references(configs, references_input_kind(dumps) if any(c.records for c in configs) else "")
     settings = ExtractionSettings.of(configs)
     if settings.web:
         return prepare_web(dumps, configs, options, settings)
@@ -317,7 +321,31 @@ def prepare(dumps: Sequence[str | Path], configs: Sequence[PipelineConfig], opti
         read_inline_table(options.inline_templates)
     for language in languages:
         word_counter_signature(language)  # a language written without spaces needs its segmenter
+    check_deja(expanded, languages)
     return BuildPlan(list(dumps), expanded, options, settings, languages, given, taggers)
+
+
+def check_deja(configs: Sequence[PipelineConfig], languages: Sequence[str]) -> None:
+    """A Déjà config reads English with WordNet (§2); another language, a missing WordNet or, for a crawl's sites,
+    a missing Public Suffix List stop the build here, in one line."""
+    deja = [config for config in configs if config.deja]
+    if not deja:
+        return
+    from builder.filters.deja import check_deja_language
+    from builder.lang.wordnet import load_wordnet
+
+    for language in languages:
+        try:
+            check_deja_language(language)
+        except ValueError as error:
+            raise ValueError(f"{deja[0].name}: {error}") from None
+    load_wordnet()  # WordNetUnavailable says what is missing
+    crawl = any(config.web and not config.dataset for config in deja)
+    if crawl and importlib.util.find_spec("publicsuffixlist") is None:
+        raise WebLibrariesMissing(
+            f'{deja[0].name} counts a crawl\'s users by their registered domains: pip install "wikipedia-ipc[web]" '
+            "(publicsuffixlist)"
+        )
 
 
 def references_input_kind(inputs: Sequence[str | Path]) -> str:
@@ -381,6 +409,7 @@ def prepare_web(
     language = options.languages if isinstance(options.languages, str) else "en"
     taggers = taggers_for(configs, [language], options.tagger)
     word_counter_signature(language)
+    check_deja(configs, [language])
     return BuildPlan(list(sources), list(configs), options, settings, [language], {}, taggers)
 
 
@@ -428,6 +457,7 @@ class Written:
     files: list[Path | str]  # a URL where executors wrote to an object store
     splits: dict[str, object] | None = None  # :func:`builder.publish.splits.split_record`; None without splits
     writing_seconds: float = 0.0  # of the pair-filter stage, spent writing
+    statistics: dict[str, object] | None = None  # a Déjà config's Tables 1, 2 and 5 (builder.filters.repetition)
 
 
 class Engine(Protocol):
@@ -521,7 +551,7 @@ def run(
                 rows[name] = written.rows
                 if chain.config.references:  # its records are its rows: the headline and the funnel say one thing
                     chain.funnel.rows[0].pairs = written.rows
-                pairs = {} if chain.config.references else pairs_per_identity(written.files)
+                pairs = {} if chain.config.records else pairs_per_identity(written.files)
                 if web is not None:
                     merged[name] = {**web.record, "pairs": {kind: n for kind, n in pairs.items() if n}}
                 else:
@@ -529,6 +559,8 @@ def run(
                 if written.splits is not None:
                     splits[name] = written.splits
                 record = config_record(plan, chain, written, extraction, merged[name])
+                if written.statistics is not None:
+                    record["deja"] = written.statistics
                 if web is not None:
                     web_record(record, extraction, selected[name].kept_apart)
                 if chain.config.crosslingual and wiki_files:

@@ -72,6 +72,7 @@ from builder.filters.captions import rule_verdicts, tag_batch, text_batches
 from builder.filters.chain import FilterChain
 from builder.filters.clusters import SORT_COLUMNS, Cluster, cluster_from_rows, cluster_rows
 from builder.filters.identity import Identity, IdentityMap, InProcessIdentity
+from builder.filters.repetition import SENTENCE_SCHEMA, DuckDBDejaTables, deja_graph, judge_texts, output_rows
 from builder.filters.tagging import Tagger, TaggerWarning, get_tagger
 from builder.filters.web import DuckDBImageTables
 from builder.progress import progress_bar
@@ -415,6 +416,73 @@ def _tagged_batches(
             raise RuntimeError(f"a tagging worker ended abruptly (killed, or out of memory; {SCRIPT_GUARD})") from None
 
 
+_worker_deja: tuple[Tagger, object] | None = None
+
+
+def _init_deja_worker(spec: str, language: str) -> None:
+    """A Déjà worker builds its tagger by name and loads WordNet once."""
+    global _worker_deja
+    from builder.lang.wordnet import load_wordnet
+
+    quiet_interrupt()
+    warnings.simplefilter("ignore", TaggerWarning)
+    _worker_deja = (get_tagger(spec, language), load_wordnet())
+
+
+def _judge_in_worker(language: str, texts: list[str]) -> list[dict]:
+    assert _worker_deja is not None
+    return judge_texts(language, texts, *_worker_deja)
+
+
+def judge_sentences(
+    connection: duckdb.DuckDBPyConnection,
+    candidates: Sequence[Path],
+    out: Path,
+    taggers: Mapping[str, Tagger],
+    by_name: bool,
+    workers: int,
+    show_progress: bool,
+) -> int:
+    """Déjà's rules (§2) on every sentence of every unique text of the candidates, once per language; the judged
+    sentences (:data:`builder.filters.repetition.SENTENCE_SCHEMA`) go to ``out``. Returns the texts judged."""
+    from builder.lang.wordnet import load_wordnet
+
+    files = sql_list(candidates)
+    texts = (
+        f"SELECT language, caption AS text FROM read_parquet({files}) UNION "
+        f"SELECT language, alt AS text FROM read_parquet({files})"
+    )
+    total = 0
+    with pq.ParquetWriter(out, SENTENCE_SCHEMA, compression="zstd") as writer:
+        for language, tagger in sorted(taggers.items()):
+            query = f"SELECT text FROM ({texts}) WHERE text <> '' AND language = '{language}' ORDER BY text"
+            count = connection.sql(f"SELECT count(*) FROM ({query})").fetchall()[0][0]
+            total += count
+            batches = text_batches(row["text"] for row in _stream_rows(connection, query))
+            size = pool_size(workers)
+            with progress_bar(total=count, desc="deja sentences", unit=" texts", disable=not show_progress) as bar:
+                if size <= 1 or not by_name:
+                    wordnet = load_wordnet()
+                    judged = ((batch, judge_texts(language, batch, tagger, wordnet)) for batch in batches)
+                    for batch, rows in judged:
+                        writer.write_table(pa.Table.from_pylist(rows, schema=SENTENCE_SCHEMA))
+                        bar.update(len(batch))
+                    continue
+                pool = worker_pool(size, False, initializer=_init_deja_worker, initargs=(tagger.name, language))
+                with pool as executor:
+                    try:
+                        while window := list(itertools.islice(batches, size * 4)):
+                            results = executor.map(_judge_in_worker, [language] * len(window), window)
+                            for batch, rows in zip(window, results, strict=True):
+                                writer.write_table(pa.Table.from_pylist(rows, schema=SENTENCE_SCHEMA))
+                                bar.update(len(batch))
+                    except concurrent.futures.BrokenExecutor:
+                        raise RuntimeError(
+                            f"a Déjà worker ended abruptly (killed, or out of memory; {SCRIPT_GUARD})"
+                        ) from None
+    return total
+
+
 def write_pairs(
     connection: duckdb.DuckDBPyConnection,
     candidates: Path,
@@ -687,19 +755,32 @@ class LocalEngine:
     def tag(self, plan: BuildPlan, chains: Mapping[str, FilterChain]) -> None:
         ruled = [self.candidates[name] for name, chain in chains.items() if chain.config.caption_rule != "none"]
         options = plan.options
-        tag_texts(
+        deja = [self.candidates[name] for name, chain in chains.items() if chain.config.deja]
+        if deja:  # Déjà's rules judge every sentence of its records' texts (§2)
+            judge_sentences(
+                self._connect(plan),
+                deja,
+                self.work / "deja-sentences.parquet",
+                plan.taggers,
+                plan.tagger_name is not None,
+                options.workers,
+                options.show_progress,
+            )
+        tag_texts(  # the file is written whatever is tagged: the configs without a caption rule join it too
             self._connect(plan),
             ruled,
             self.work / "tags.parquet",
-            plan.taggers,
+            plan.taggers if ruled else {},
             plan.tagger_name is not None,
             options.workers,
             options.show_progress,
         )
 
     def write(self, plan: BuildPlan, chain: FilterChain, publisher: Publisher) -> Written:
+        if chain.config.deja:
+            return self._write_deja(plan, chain, publisher)
         if chain.config.references:  # the references step 0 counted, as they are: one train split
-            writer = publisher.writer(chain.config.name, references=True)
+            writer = publisher.writer(chain.config.name, rows="references")
             with pq.ParquetFile(self.candidates[chain.config.name]) as candidates:
                 for batch in candidates.iter_batches(batch_size=BATCH_ROWS):
                     writer.write_rows(row for reference in batch.to_pylist() for row in reference_rows(reference))
@@ -722,3 +803,20 @@ class LocalEngine:
         files = [file for done in writers for file in done.files]
         seconds = writer.seconds + sum(done.seconds for done in writers)
         return Written(writer.rows, files, record, seconds)
+
+    def _write_deja(self, plan: BuildPlan, chain: FilterChain, publisher: Publisher) -> Written:
+        """A Déjà config's graph (:func:`builder.filters.repetition.deja_graph`) in DuckDB, its edges written in
+        caption and image order into one ``train`` split."""
+        name = chain.config.name
+        connection = self._connect(plan)
+        tables = DuckDBDejaTables(connection, self.candidates[name], self.work / "deja-sentences.parquet")
+        try:
+            graph = deja_graph(chain.config, tables)
+            chain.funnel.set_rows(graph.funnel)
+            writer = publisher.writer(name, rows="deja")
+            for batch in connection.sql(graph.rows_query).to_arrow_reader(BATCH_ROWS):
+                writer.write_rows(output_rows(batch.to_pylist()))
+            writer.close()
+        finally:
+            tables.close()
+        return Written(writer.rows, list(writer.files), None, writer.seconds, graph.statistics)

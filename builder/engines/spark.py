@@ -303,7 +303,7 @@ def _write_partition(
     web: str,
     partition: int,
     rows: Iterable[tuple[tuple[str, int], dict]],
-    references: bool = False,
+    kind: str = "pairs",
 ) -> Iterator[tuple[int, list[tuple[str, str]]]]:
     """Write one range partition of a split's sorted pairs as parquet parts named after the split and partition,
     each with its content hash (the driver names the parts by it without reading them back).
@@ -323,7 +323,7 @@ def _write_partition(
     with contextlib.ExitStack() as stack:
         local = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="wikipedia_ipc-part-"))) if remote else None
         writer = PairWriter(
-            local or Path(folder), rows_per_shard, prefix=prefix, languages=languages, web=web, references=references
+            local or Path(folder), rows_per_shard, prefix=prefix, languages=languages, web=web, rows=kind
         )
         writer.write_rows(row for _, row in rows)
         parts = []
@@ -347,17 +347,17 @@ def _with_tags(rows, tags, column: str):  # noqa: ANN001, ANN202 - RDDs
 
 
 def _write_split(  # noqa: ANN001 - rows: an RDD
-    rows, folder: str | Path, rows_per_shard: int, split: str, languages: bool, web: str = "", references: bool = False
+    rows, folder: str | Path, rows_per_shard: int, split: str, languages: bool, web: str = "", kind: str = "pairs"
 ) -> tuple[int, list[tuple[str, str]]]:
-    """One split's rows (an RDD keyed by order key), range-partitioned and written by the executors: pairs, or a
-    references config's reference rows."""
+    """One split's rows (an RDD keyed by order key), range-partitioned and written by the executors: pairs, or the
+    rows of another ``kind`` (:data:`builder.publish.writer.ROW_KINDS`)."""
     total = rows.count()
     if not total:
         return 0, []
     ordered = rows.sortByKey(numPartitions=math.ceil(total / rows_per_shard))
     written = ordered.mapPartitionsWithIndex(
         lambda partition, part, where=str(folder), size=rows_per_shard: _write_partition(
-            where, size, split, languages, web, partition, part, references
+            where, size, split, languages, web, partition, part, kind
         )
     ).collect()
     return sum(count for count, _ in written), [part for _, parts in written for part in parts]
@@ -766,10 +766,10 @@ class SparkEngine:
             keyed = survivors.flatMap(
                 lambda row: [((sort_key(row), number), out) for number, out in enumerate(reference_rows(row))]
             )
-            written, parts = _write_split(keyed, folder, plan.options.rows_per_shard, "train", False, "", True)
+            written, parts = _write_split(keyed, folder, plan.options.rows_per_shard, "train", False, "", "references")
             files = finalize_parts(folder, parts, "train") if parts else []
             if not files:
-                files = publisher.writer(config.name, references=True).close()
+                files = publisher.writer(config.name, rows="references").close()
             return Written(written, files, None)
         if config.caption_rule == "none":
             tagged = survivors.map(lambda row: {**row, "caption_tags": None, "alt_tags": None})

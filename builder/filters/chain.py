@@ -31,6 +31,7 @@ from builder.filters.clusters import (
 )
 from builder.filters.funnel import Funnel, FunnelRow
 from builder.filters.pairs import UniqueCandidates, divergent_captions, significant_difference
+from builder.filters.repetition import deja_step_names
 from builder.lang.segmenters import has_min_words
 
 __all__ = ["FilterChain"]
@@ -44,6 +45,10 @@ RULE_NAMES = {"sentence": "Caption is sentence", "verb": "Caption has verb", "no
 # A web config has one step more, after step 2: §5.1.2's bound on the images of one equivalence set; a dataset
 # config has that step and fewer others (see FilterChain).
 SET_BOUND_NAME = "Equal images ≤ {bound} (§5.1.2, z < {z:g})"
+
+
+def _in_graph(*_: object) -> None:
+    raise RuntimeError("a Déjà step runs in the engine's SQL (builder.filters.repetition.deja_graph), not per cluster")
 
 
 @dataclasses.dataclass
@@ -72,7 +77,10 @@ class FilterChain:
     (step 2), nor the caption length when ``min_words`` is 0, nor the near-duplicate step (9): the thesis only
     discarded identical pairs and candidates already seen, the dataset's creators having filtered its captions.
 
-    A references config (``config.references``) has step 0 alone: it publishes the references it counts.
+    A references config (``config.references``) has step 0 alone: it publishes the references it counts. A Déjà
+    config (``config.deja``) has step 0 and the steps of :func:`builder.filters.repetition.deja_step_names`, which
+    its engine runs in SQL over every sentence (:func:`builder.filters.repetition.deja_graph`); its funnel counts
+    caption–image edges.
     """
 
     def __init__(self, config: PipelineConfig) -> None:
@@ -94,7 +102,15 @@ class FilterChain:
         steps: list[tuple[str, Callable, str]] = (
             [("No filter", lambda cluster: cluster, "before")] if config.references else self._steps(lower, upper)
         )
-        self.funnel = Funnel([name for name, _, _ in steps], "records" if config.references else "pairs")
+        unit = "records" if config.references else "pairs"
+        if config.deja:  # step 0 as a references config reads it; §2's steps in the engine's SQL (filters.repetition)
+            names = deja_step_names(config)
+            steps = [
+                ("No filter", lambda cluster: cluster, "before"),
+                *((name, _in_graph, "graph") for name in names[1:]),
+            ]
+            unit = "edges"
+        self.funnel = Funnel([name for name, _, _ in steps], unit)
         self.steps = {
             number: Step(number, name, run, row)
             for (number, (name, run, _)), row in zip(enumerate(steps), self.funnel.rows, strict=True)

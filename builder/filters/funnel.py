@@ -2,7 +2,8 @@
 added up over clusters and partitions, and printed in the paper's layout.
 
 A references config pairs nothing: its last column counts its records (its rows, one per reference and text), as
-its headline does, named ``records`` in ``funnel.json`` and "Records" in the table.
+its headline does, named ``records`` in ``funnel.json`` and "Records" in the table; a Déjà config's counts its
+caption–image edges (``edges``), and its captions column its captions in canonical form.
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ from builder.filters.clusters import (
     count_pairs,
 )
 
-__all__ = ["Funnel", "FunnelRow"]
+__all__ = ["Funnel", "FunnelRow", "UNITS"]
+
+# what a funnel's last column counts: pairs; a references config's records; a Déjà config's caption–image edges
+UNITS = ("pairs", "records", "edges")
 
 
 @dataclasses.dataclass
@@ -63,23 +67,31 @@ class Funnel:
 
     def __init__(self, names: list[str], unit: str = "pairs") -> None:
         self.rows = [FunnelRow(step, name) for step, name in enumerate(names)]
-        self.unit = unit  # what the last column counts: ``pairs``, or a references config's ``records``
+        self.unit = unit  # what the last column counts (:data:`UNITS`)
 
     def add(self, other: Funnel) -> None:
         for mine, theirs in zip(self.rows, other.rows, strict=True):
             mine.add(theirs)
 
+    def set_rows(self, rows: list[FunnelRow]) -> None:
+        """Every step's counts as an engine computed them in one place (a Déjà config's graph), in place, so that
+        the chain's steps keep their rows."""
+        for mine, theirs in zip(self.rows, rows, strict=True):
+            for field in dataclasses.fields(FunnelRow):
+                if field.name not in ("step", "name"):
+                    setattr(mine, field.name, getattr(theirs, field.name))
+
     def to_list(self) -> list[dict[str, object]]:
         rows = [dataclasses.asdict(row) for row in self.rows]
-        if self.unit == "records":
-            rows = [{("records" if key == "pairs" else key): value for key, value in row.items()} for row in rows]
+        if self.unit != "pairs":
+            rows = [{(self.unit if key == "pairs" else key): value for key, value in row.items()} for row in rows]
         return rows
 
     @classmethod
     def from_list(cls, rows: list[dict[str, object]]) -> Funnel:
-        unit = "records" if rows and "records" in rows[0] else "pairs"
+        unit = next((name for name in UNITS if rows and name in rows[0]), "pairs")
         funnel = cls([str(row["name"]) for row in rows], unit)
-        named = [{("pairs" if key == "records" else key): value for key, value in row.items()} for row in rows]
+        named = [{("pairs" if key == unit else key): value for key, value in row.items()} for row in rows]
         funnel.rows = [FunnelRow(**row) for row in named]  # type: ignore[arg-type]
         return funnel
 

@@ -71,16 +71,20 @@ def _build_section(record: dict[str, object]) -> str:
     assert isinstance(skipped, dict)
     skipped_lines = ", ".join(f"{key.replace('_', ' ')}: {value:,}" for key, value in skipped.items())
     references = bool(parameters.get("references"))
+    deja = bool(parameters.get("deja"))
+    found = "record was found" if references else "caption was repeated" if deja else "pair survived the filters"
+    rows = "image–text records" if references else "caption–image edges" if deja else "pairs"
     empty = (
-        f"No {'record was found' if references else 'pair survived the filters'}: this config's parquet file has no "
+        f"No {found}: this config's parquet file has no "
         "rows, and the config is not in the card's `configs:` (`datasets` cannot load a split with no rows).\n\n"
         if not record["rows"]
         else ""
     )
     inputs = f"Crawl files ({len(dumps):,})" if "crawl" in record else "Dataset" if "dataset" in record else "Dumps"
     return (
-        f"### `{record['config']}` – {record['rows']:,} {'image–text records' if references else 'pairs'}\n\n"
+        f"### `{record['config']}` – {record['rows']:,} {rows}\n\n"
         f"{_references_note(references)}"
+        f"{_deja_note(record) if deja else ''}"
         f"{empty}"
         f"- {inputs}:\n{dump_lines}\n"
         f"{_language_lines(record)}"
@@ -96,6 +100,7 @@ def _build_section(record: dict[str, object]) -> str:
         f"{Funnel.from_list(record['funnel']).markdown()}"  # type: ignore[arg-type]
         f"{_web_section(record)}"
         f"{_dataset_section(record)}"
+        f"{_deja_section(record.get('deja'))}"
     )
 
 
@@ -122,6 +127,62 @@ def _references_note(references: bool) -> str:
         "the `page` and where it came from (`revision`, or a crawl's `record`, `date` and `html_lang`). `language` "
         "is the wiki's; a crawl's or a dataset's is the build's (`--language`, English by default), the language its "
         "texts were counted and tagged in, not detected from the text: the page's own declaration is `html_lang`.\n\n"
+    )
+
+
+def _deja_note(record: dict) -> str:
+    """What a Déjà config's rows are (Chen et al. 2015, §2), and who its users are."""
+    parameters = record["parameters"]
+    users = (
+        "A dataset's rows name no user (Conceptual Captions, COCO), so the users rule does not apply: a caption is "
+        "kept when it is used for distinct images."
+        if parameters.get("dump_kind") == "dataset"
+        else "A user is a crawl's site (the registered domain of the page's URL)."
+        if parameters.get("dump_kind") == "web"
+        else "A user is a wiki's page."
+    )
+    return (
+        "Déjà Image-Captions' captions in repetition (Chen et al., NAACL 2015, §2), from every image–text record "
+        "step 0 counts: each sentence that names a visible thing (a noun WordNet puts under `physical_entity.n.01`), "
+        "has no first-person pronoun and has a verb, preposition or adjective, in canonical form (lemmas, "
+        "prepositions as `IN`, function words, numbers and punctuation dropped), kept when that form is used for at "
+        f"least {parameters['min_images']} distinct images"
+        + (f" by at least {parameters['min_users']} users" if "min_users" in parameters else "")
+        + f". {users} One row per caption–image edge (`canonical`, `image`), with the first occurrence's sentence "
+        "as written (`text`), page and record, the caption's `images` and `users`, and the edge's `occurrences`. "
+        "The funnel counts images, records, captions (canonical forms) and edges; docs/deja.md.\n\n"
+    )
+
+
+def _deja_section(statistics: object) -> str:
+    """The paper's Tables 1, 2 and 5 over a Déjà config's kept captions."""
+    if not isinstance(statistics, dict):
+        return ""
+
+    def number(value: object) -> str:
+        return "–" if value is None else f"{value:,.1f}" if isinstance(value, float) else f"{value:,}"
+
+    columns = ("mean", "std", "25%", "50%", "75%", "max")
+    table2 = "\n".join(
+        f"| {label} | " + " | ".join(number(statistics[key][column]) for column in columns) + " |"
+        for label, key in (("#imgs.", "images_per_caption"), ("#tokens", "tokens_per_caption"))
+    )
+    kinds = []
+    for kind, counts in statistics["syntax"].items():
+        share = lambda value: "–" if value is None else f"{value:.0%}"  # noqa: E731
+        words = ", ".join(word for word, _ in counts["top_words"]) or "–"
+        top = "; ".join(f"{text} ({images:,})" for text, images in counts["top_captions"]) or "–"
+        kinds.append(
+            f"| {kind} | {share(counts['captions_share'])} | {share(counts['images_share'])} "
+            f"| {number(counts['mean_images'])} | {number(counts['std_images'])} | {words} | {top} |"
+        )
+    return (
+        f"\nDéjà's Table 1: {statistics['captions']:,} captions, {statistics['images']:,} images.\n\n"
+        "Table 2, per caption:\n\n| | mean | std | 25% | 50% | 75% | max |\n|---|---:|---:|---:|---:|---:|---:|\n"
+        f"{table2}\n\n"
+        "Table 5, the captions' syntax (verb: a verb; prep: a preposition, no verb; adj: an adjective only):\n\n"
+        "| type | % caps. | % imgs. | mean #imgs. | std #imgs. | top words | top captions (#imgs.) |\n"
+        "|---|---:|---:|---:|---:|---|---|\n" + "\n".join(kinds) + "\n"
     )
 
 
@@ -216,7 +277,7 @@ def _language_lines(record: dict) -> str:
             "< `language2`); the bounds of steps 1, 2 and 6 are read across languages (references in at least two "
             f"languages, at most the upper bound in each). {_local_files_note(record.get('local_files'))}\n"
         )
-    if record["parameters"]["caption_rule"] == "none":
+    if record["parameters"].get("caption_rule") == "none":
         lines += (
             "- Caption rule: none. Step 5 keeps every caption (no tagger judged them): the pairs are not filtered "
             "for sentences or verbs as the paper's levels are.\n"

@@ -361,11 +361,11 @@ class Publisher:
             )
         self._aside = conflicts
 
-    def writer(self, name: str, languages: bool = False, web: str = "", references: bool = False) -> PairWriter:
-        """A writer of the config's single ``train`` split into its staging folder."""
+    def writer(self, name: str, languages: bool = False, web: str = "", rows: str = "pairs") -> PairWriter:
+        """A writer of the config's single ``train`` split into its staging folder (``rows``: :data:`ROW_KINDS`)."""
         if self.staging is None:
             raise RuntimeError("Publisher.open() must come first")
-        self._writers[name] = PairWriter(self.staging / name, languages=languages, web=web, references=references)
+        self._writers[name] = PairWriter(self.staging / name, languages=languages, web=web, rows=rows)
         return self._writers[name]
 
     def config_folder(self, name: str) -> Path:

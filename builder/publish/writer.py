@@ -14,9 +14,18 @@ import pyarrow.parquet as pq
 
 from builder.config import ROWS_PER_SHARD
 from builder.filters.clusters import Pair
+from builder.filters.repetition import DEJA_ROW_SCHEMA
 from builder.storage import filesystem, is_url, join
 
-__all__ = ["REFERENCE_ROW_SCHEMA", "PairWriter", "file_digest", "finalize_parts", "pair_row", "reference_rows"]
+__all__ = [
+    "REFERENCE_ROW_SCHEMA",
+    "ROW_KINDS",
+    "PairWriter",
+    "file_digest",
+    "finalize_parts",
+    "pair_row",
+    "reference_rows",
+]
 
 PAIR_SCHEMA = pa.schema(
     [
@@ -69,6 +78,9 @@ REFERENCE_ROW_SCHEMA = pa.schema(
     ]
 )
 _CAPTION_KINDS = frozenset({"figure", "table"})
+# what a config writes besides pairs, and the schema of its rows
+ROW_SCHEMAS = {"references": REFERENCE_ROW_SCHEMA, "deja": DEJA_ROW_SCHEMA}
+ROW_KINDS = ("pairs", *ROW_SCHEMAS)
 
 
 def reference_rows(row: dict[str, object]) -> list[dict[str, object]]:
@@ -184,7 +196,9 @@ class PairWriter:
     A writer that holds one slice of the output (a Spark partition) stops at :meth:`finish`
     instead, under a ``prefix`` of its own, and the parts of all slices are named together
     by :func:`finalize_parts`. ``languages`` writes :data:`CROSSLINGUAL_PAIR_SCHEMA`; ``web`` (a web config's
-    equivalence label) :data:`WEB_PAIR_SCHEMA`; ``references`` a references config's :data:`REFERENCE_ROW_SCHEMA`.
+    equivalence label) :data:`WEB_PAIR_SCHEMA`; ``rows`` names what else a config writes: ``references``, a
+    references config's :data:`REFERENCE_ROW_SCHEMA`; ``deja``, a Déjà config's caption–image edges
+    (:data:`builder.filters.repetition.DEJA_ROW_SCHEMA`).
     """
 
     def __init__(
@@ -196,14 +210,16 @@ class PairWriter:
         split: str = "train",
         languages: bool = False,
         web: str = "",
-        references: bool = False,
+        rows: str = "pairs",
     ) -> None:
         self.folder = folder
         self.languages = languages
         self.web = web
+        if rows not in ROW_KINDS:
+            raise ValueError(f"rows must be one of {list(ROW_KINDS)}, not {rows!r}")
         self.schema = (
-            REFERENCE_ROW_SCHEMA
-            if references
+            ROW_SCHEMAS[rows]
+            if rows != "pairs"
             else WEB_PAIR_SCHEMA
             if web
             else CROSSLINGUAL_PAIR_SCHEMA
