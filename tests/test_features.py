@@ -12,6 +12,7 @@ import pytest
 from PIL import Image
 
 from builder.sources.features import (
+    FEATURE_SKIP_REASONS,
     FEATURES,
     LEAR_COMPUTE_GIST,
     TINY_SIDE,
@@ -206,3 +207,4 @@ def test_bad_images_are_named_skips_never_zeros() -> None:
     with pytest.raises(ImageSkip) as skipped:
         image_features(photo, max_pixels=100 * 100)
     assert skipped.value.reason == "decompression_bomb" and "400×400" in str(skipped.value)
+    assert {*cases, "decompression_bomb"} == set(FEATURE_SKIP_REASONS)

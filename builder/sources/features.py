@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from builder.sources.images import DEFAULT_MAX_PIXELS, ImageSkip, decode_image
+from builder.sources.images import DEFAULT_MAX_PIXELS, SKIP_REASONS, ImageSkip, decode_image
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FEATURES",
+    "FEATURE_SKIP_REASONS",
     "GIST_MIN_SIDE",
     "LEAR_COMPUTE_GIST",
     "TINY_SIDE",
@@ -63,6 +64,8 @@ __all__ = [
 ]
 
 FEATURES = ("gist", "tiny", "gist+tiny")
+# why an image has no features: the decoding's reasons, and GIST's own (a side under GIST_MIN_SIDE pixels)
+FEATURE_SKIP_REASONS = (*SKIP_REASONS, "too_small")
 TINY_SIDE = 32  # Torralba et al. 2008: 32 × 32 colour
 GIST_ORIENTATIONS = (8, 8, 8, 8)  # LMgist's default: 4 scales × 8 orientations
 GIST_BLOCKS = 4
@@ -116,7 +119,8 @@ def _resize_crop(channel: np.ndarray, size: int) -> np.ndarray:
     if (height, width) == (size, size):
         return channel
     scaling = max(size / height, size / width)
-    new_height, new_width = max(size, round(height * scaling)), max(size, round(width * scaling))
+    # MATLAB's round: halves away from zero (Python's round takes halves to even)
+    new_height, new_width = (max(size, int(side * scaling + 0.5)) for side in (height, width))
     resized = np.asarray(
         Image.fromarray(channel.astype(np.float32), "F").resize((new_width, new_height), Image.Resampling.BILINEAR),
         dtype=np.float64,
