@@ -25,6 +25,10 @@ import hashlib
 import io
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 __all__ = [
     "DEFAULT_HASH_SIZE",
@@ -32,6 +36,7 @@ __all__ = [
     "SKIP_REASONS",
     "ImageFacts",
     "ImageSkip",
+    "decode_image",
     "inspect_image",
 ]
 
@@ -116,15 +121,12 @@ def _as_int(value: object) -> int:
     return number
 
 
-def inspect_image(
-    data: bytes, *, max_pixels: int = DEFAULT_MAX_PIXELS, hash_size: int = DEFAULT_HASH_SIZE
-) -> ImageFacts:
-    """The facts of one image file's bytes, or ``ImageSkip``: ``unreadable`` (not an image Pillow knows),
-    ``corrupt`` (a known format whose data fails to decode, truncated files included) or
-    ``decompression_bomb`` (the header declares more than ``max_pixels`` pixels: refused before any
-    pixel is decoded, so a small file that would expand to gigabytes costs nothing)."""
-    _check_hash_size(hash_size)
-    import imagehash
+def decode_image(data: bytes, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> Image.Image:
+    """The first frame of an image file's bytes, decoded (``Image.load`` done, ``format`` kept), or
+    ``ImageSkip``: ``unreadable`` (not an image Pillow knows), ``corrupt`` (a known format whose data fails
+    to decode, truncated files included) or ``decompression_bomb`` (the header declares more than
+    ``max_pixels`` pixels: refused before any pixel is decoded, so a small file that would expand to
+    gigabytes costs nothing). Every reader of pixels decodes here, so all skip the same files alike."""
     from PIL import Image, UnidentifiedImageError
 
     with warnings.catch_warnings():
@@ -138,20 +140,39 @@ def inspect_image(
             raise ImageSkip("unreadable", "not an image format Pillow reads") from None
         except (OSError, ValueError, SyntaxError, EOFError) as error:
             raise ImageSkip("corrupt", str(error) or type(error).__name__) from None
-        with image:
-            width, height = image.size
-            if width * height > max_pixels:
-                raise ImageSkip("decompression_bomb", f"{width}×{height} pixels declared, over {max_pixels:,}")
-            if width < 1 or height < 1:
-                raise ImageSkip("corrupt", f"{width}×{height} pixels")
-            image_format = image.format or "unknown"
-            try:
-                image.load()
-                rgba = image.convert("RGBA")
-            except (Image.DecompressionBombWarning, Image.DecompressionBombError) as error:
-                raise ImageSkip("decompression_bomb", str(error)) from None
-            except (OSError, ValueError, SyntaxError, EOFError, MemoryError) as error:
-                raise ImageSkip("corrupt", str(error) or type(error).__name__) from None
+        width, height = image.size
+        if width * height > max_pixels:
+            image.close()
+            raise ImageSkip("decompression_bomb", f"{width}×{height} pixels declared, over {max_pixels:,}")
+        if width < 1 or height < 1:
+            image.close()
+            raise ImageSkip("corrupt", f"{width}×{height} pixels")
+        try:
+            image.load()
+        except (Image.DecompressionBombWarning, Image.DecompressionBombError) as error:
+            image.close()
+            raise ImageSkip("decompression_bomb", str(error)) from None
+        except (OSError, ValueError, SyntaxError, EOFError, MemoryError) as error:
+            image.close()
+            raise ImageSkip("corrupt", str(error) or type(error).__name__) from None
+    return image
+
+
+def inspect_image(
+    data: bytes, *, max_pixels: int = DEFAULT_MAX_PIXELS, hash_size: int = DEFAULT_HASH_SIZE
+) -> ImageFacts:
+    """The facts of one image file's bytes, or ``ImageSkip`` (``decode_image``'s reasons)."""
+    _check_hash_size(hash_size)
+    import imagehash
+    from PIL import Image
+
+    with decode_image(data, max_pixels=max_pixels) as image:
+        width, height = image.size
+        image_format = image.format or "unknown"
+        try:
+            rgba = image.convert("RGBA")
+        except (OSError, ValueError, MemoryError) as error:
+            raise ImageSkip("corrupt", str(error) or type(error).__name__) from None
     digest = hashlib.md5(usedforsecurity=False)
     digest.update(f"{width}x{height}:".encode("ascii"))
     digest.update(rgba.tobytes())
