@@ -188,6 +188,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--dev-share", type=float, default=1 / 3)
     parser.add_argument("--bootstrap", type=int, default=2000)
     args = parser.parse_args(argv)
+    wordnet = wordnet_for(args.wordnet)  # a missing WordNet is said before the work, not after
 
     corpus = load(args.data)
     sizes = np.bincount(corpus.pool.edge_caption)
@@ -227,7 +228,6 @@ def main(argv: Sequence[str] | None = None) -> None:
             methods[f"ASSOC {feature} w/ {label}"] = lambda row, f=feature, s=sigma: (
                 assoc(corpus.queries[row], pools[row], args.K, s, f).caption
             )
-    wordnet = wordnet_for(args.wordnet)
     references = [corpus.captions_of[row] for row in test]
     results = {}
     for name, method in methods.items():

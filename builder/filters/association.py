@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -141,8 +142,8 @@ class Pool:
     def excluding(self, captions: Iterable[str]) -> Pool:
         """The pool without these captions and without every image of theirs (§4 "Dataset"): a query's own
         caption cannot be retrieved, nor reached through one of its images."""
-        drop = set(captions)
-        gone = np.array([caption in drop for caption in self.captions], dtype=bool)
+        gone = np.zeros(len(self.captions), dtype=bool)
+        gone[[self.position[caption] for caption in set(captions) if caption in self.position]] = True
         active = self.active.copy()
         if gone.any():
             active[self.edge_image[gone[self.edge_caption]]] = False
@@ -158,10 +159,14 @@ class Pool:
             active=active,
         )
 
+    @cached_property
+    def position(self) -> dict[str, int]:
+        """Each caption's index in ``captions``."""
+        return {caption: index for index, caption in enumerate(self.captions)}
+
     def neighbourhood(self, caption: str) -> np.ndarray:
         """The image rows of a caption (N_c), ascending."""
-        position = self.captions.index(caption)
-        return np.sort(self.edge_image[self.edge_caption == position])
+        return np.sort(self.edge_image[self.edge_caption == self.position[caption]])
 
     def matrix(self, feature: str) -> np.ndarray:
         if feature not in self.features:
