@@ -31,6 +31,7 @@ import shutil
 import sys
 import tarfile
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -69,8 +70,11 @@ def _jpeg(seed: int) -> bytes:
     return buffer.getvalue()
 
 
-def write_cc_dataset(folder: Path, rows: int, seed: int, downloaded: float, per_shard: int) -> dict:
-    """The dataset of the module's docstring: ``folder/images`` (webdataset layout) and ``folder/cc.tsv``."""
+def write_cc_dataset(
+    folder: Path, rows: int, seed: int, downloaded: float, per_shard: int, caption: Callable = _caption
+) -> dict:
+    """The dataset of the module's docstring: ``folder/images`` (webdataset layout) and ``folder/cc.tsv``;
+    ``caption(rng)`` draws a row's caption (benchmarks/deja_scale.py draws captions that repeat)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -79,7 +83,7 @@ def write_cc_dataset(folder: Path, rows: int, seed: int, downloaded: float, per_
     urls = [_url(rng, number) for number in range(rows)]
     for number in range(100, rows, 100):  # one row in a hundred repeats an earlier URL
         urls[number] = urls[int(rng.integers(0, number))]
-    captions = [_caption(rng) for _ in range(rows)]
+    captions = [caption(rng) for _ in range(rows)]
     fetched = rng.random(rows) < downloaded
     images = folder / "images"
     images.mkdir(parents=True)

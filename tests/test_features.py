@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from builder.filters.association import similarities
 from builder.sources.features import (
     FEATURE_SKIP_REASONS,
     FEATURES,
@@ -19,7 +20,6 @@ from builder.sources.features import (
     combined,
     gist,
     image_features,
-    similarity,
     tiny_image,
 )
 from builder.sources.images import ImageSkip
@@ -172,7 +172,7 @@ def test_each_feature_finds_a_re_encoded_copy_first(name: str) -> None:
     for index, path in enumerate(pictures):
         with Image.open(path) as image:
             copy = encoded(image.convert("RGB"), "JPEG", quality=40)
-        scores = similarity(combined(image_features(copy), name), library)
+        scores = similarities(combined(image_features(copy), name), library)
         assert scores.shape == (4,) and int(scores.argmax()) == index and scores.max() <= 0
 
 
@@ -186,7 +186,7 @@ def test_gist_plus_tiny_puts_both_on_one_scale() -> None:
         name: [vector[name] / np.linalg.norm(vector[name]) for vector in (first, second)] for name in ("gist", "tiny")
     }
     parts = [float(np.sum((unit[name][0] - unit[name][1]) ** 2)) for name in ("gist", "tiny")]
-    assert -similarity(both[0], both[1][None])[0] == pytest.approx(sum(parts), rel=1e-5)
+    assert -similarities(both[0], both[1][None])[0] == pytest.approx(sum(parts), rel=1e-5)
     assert all(0 < part < 4 for part in parts)
     np.testing.assert_array_equal(combined(first, "tiny"), first["tiny"])  # alone: as computed
     with pytest.raises(ValueError, match="unknown image feature 'hog'"):

@@ -67,7 +67,6 @@ __all__ = [
     "combined",
     "gist",
     "image_features",
-    "similarity",
     "tiny_image",
 ]
 
@@ -266,9 +265,3 @@ def combined(features: Mapping[str, np.ndarray], name: str) -> np.ndarray:
         length = float(np.linalg.norm(vector))
         parts.append(vector / length if length > 0 else vector)
     return np.concatenate(parts)
-
-
-def similarity(query: np.ndarray, images: np.ndarray) -> np.ndarray:
-    """Déjà's ``sim(Q, I) = −‖Q − I‖²`` of one query vector to each row of ``images`` (float64)."""
-    difference = np.asarray(images, dtype=np.float64) - np.asarray(query, dtype=np.float64)
-    return -np.einsum("...i,...i->...", difference, difference)
