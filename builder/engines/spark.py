@@ -70,7 +70,7 @@ from builder.engines.core import (
     web_read,
     web_tasks,
 )
-from builder.engines.sparksql import SparkImageTables, SparkTables, spill
+from builder.engines.sparksql import SparkImageTables, SparkTables, spark_schema, spill
 from builder.extract.copies import CopyGroup, copy_key, copy_kind, copy_unit, merge_examples, note_copies
 from builder.extract.tasks import (
     Extraction,
@@ -95,6 +95,7 @@ from builder.filters.identity import (
     table_wiki,
 )
 from builder.filters.pairs import candidate_key
+from builder.filters.repetition import DEJA_CANDIDATE_SCHEMA, SENTENCE_SCHEMA, deja_graph, judge_texts, output_row
 from builder.filters.tagging import get_tagger
 from builder.publish.publisher import Publisher
 from builder.publish.splits import assign_in_tables, node_hex, split_names, split_record
@@ -249,6 +250,25 @@ def _tag_partition(tagger_name: str, language: str, texts: Iterable[str]) -> Ite
         if tagger is None:
             tagger = _worker_tagger(tagger_name, language)
         yield from zip(batch, tag_batch(batch, tagger), strict=True)
+
+
+@functools.lru_cache(maxsize=1)
+def _worker_wordnet():  # noqa: ANN202 - a WordNet
+    """The worker's WordNet, loaded once per worker and kept out of the garbage collector's view."""
+    from builder.lang.wordnet import load_wordnet
+
+    wordnet = load_wordnet()
+    gc.freeze()
+    return wordnet
+
+
+def _judge_partition(tagger_name: str, language: str, texts: Iterable[str]) -> Iterator[tuple]:
+    """Déjà's rules on the sentences of a partition's texts (:func:`builder.filters.repetition.judge_texts`), as
+    tuples in :data:`builder.filters.repetition.SENTENCE_SCHEMA`'s order."""
+    columns = SENTENCE_SCHEMA.names
+    for batch in text_batches(texts):
+        rows = judge_texts(language, batch, _worker_tagger(tagger_name, language), _worker_wordnet())
+        yield from (tuple(row[column] for column in columns) for row in rows)
 
 
 def _apply_rule(
@@ -573,6 +593,7 @@ class SparkEngine:
         self.references = None  # an RDD of the reference rows of the dumps that were read whole
         self.survivors: dict[str, object] = {}  # per config, an RDD of the rows that passed steps 0–4
         self.tags = None  # an RDD of ((language, text), tags)
+        self.sentences = None  # a DataFrame of the sentences Déjà's rules judged (SENTENCE_SCHEMA)
         self.cached: list = []  # RDDs kept for the stages after theirs, released when the build ends
         self.web_records = None  # a web build's image records: (image, facts, skip, source number, record number)
         self.web_referenced = None  # a web build's (image URL, references)
@@ -738,6 +759,9 @@ class SparkEngine:
         return identity.table.rdd.map(lambda row: (row["file"], (row["redirect"], row["image"])))
 
     def tag(self, plan: BuildPlan, chains: Mapping[str, FilterChain]) -> None:
+        deja = [self.survivors[name] for name, chain in chains.items() if chain.config.deja]
+        if deja:
+            self._judge(plan, deja)
         ruled = [self.survivors[name] for name, chain in chains.items() if chain.config.caption_rule != "none"]
         if not ruled:
             return
@@ -758,8 +782,53 @@ class SparkEngine:
         self.cached.append(self.tags)
         self.tags.count()  # tag here, in the tagging stage, not lazily inside the next one
 
+    def _judge(self, plan: BuildPlan, survivors: list) -> None:
+        """Déjà's rules on every sentence of the unique texts of its configs' records, on the executors: a
+        DataFrame of judged sentences for the graph's SQL."""
+        context = self.session.sparkContext
+        texts = (
+            context.union(survivors)
+            .flatMap(lambda row: [(row["language"], row["caption"]), (row["language"], row["alt"])])
+            .filter(lambda item: bool(item[1]))
+            .distinct()
+        )
+        judged = []
+        for language, tagger in sorted(plan.taggers.items()):
+            name = plan.tagger_name or tagger.name
+            own = texts.filter(lambda item, code=language: item[0] == code).values().coalesce(plan.options.workers)
+            judged.append(own.mapPartitions(lambda part, n=name, code=language: _judge_partition(n, code, part)))
+        frame = self.session.createDataFrame(context.union(judged), spark_schema(SENTENCE_SCHEMA))
+        self.sentences = frame.persist(spill())
+        self.cached.append(self.sentences)
+        self.sentences.count()  # judged here, in the tagging stage, not lazily inside the next one
+
+    def _write_deja(self, plan: BuildPlan, chain: FilterChain, publisher: Publisher) -> Written:
+        """A Déjà config's graph (:func:`builder.filters.repetition.deja_graph`) in Spark SQL on the executors, its
+        edges written in caption and image order, as the local engine writes them."""
+        config = chain.config
+        columns = DEJA_CANDIDATE_SCHEMA.names
+        candidates = self.survivors[config.name].map(lambda row: tuple(row.get(column) for column in columns))
+        tables = SparkTables(self.session, self.cached)
+        try:
+            tables.source("candidates", candidates, DEJA_CANDIDATE_SCHEMA)
+            tables.frame("sentences", self.sentences)
+            graph = deja_graph(config, tables)
+            chain.funnel.set_rows(graph.funnel)
+            edges = self.session.sql(graph.rows_query).rdd.map(lambda row: row.asDict())
+            keyed = edges.map(lambda row: ((row["canonical"], row["image"]), output_row(row)))
+            folder = publisher.shard_folder(config.name)
+            written, parts = _write_split(keyed, folder, plan.options.rows_per_shard, "train", False, "", "deja")
+        finally:
+            tables.close()
+        files = finalize_parts(folder, parts, "train") if parts else []
+        if not files:
+            files = publisher.writer(config.name, rows="deja").close()
+        return Written(written, files, None, 0.0, graph.statistics)
+
     def write(self, plan: BuildPlan, chain: FilterChain, publisher: Publisher) -> Written:
         config = chain.config
+        if config.deja:
+            return self._write_deja(plan, chain, publisher)
         survivors = self.survivors[config.name]
         if config.references:  # the references step 0 counted, in the local engine's order: one train split
             folder = publisher.shard_folder(config.name)

@@ -55,6 +55,10 @@ class SparkTables:
         """View ``name`` over an RDD of tuples in ``schema``'s order."""
         self._view(name, self.session.createDataFrame(rows, spark_schema(schema)))
 
+    def frame(self, name: str, frame) -> None:  # noqa: ANN001 - a DataFrame the engine keeps
+        """View ``name`` over a DataFrame the engine made and releases itself."""
+        self._view(name, frame)
+
     def __enter__(self) -> SparkTables:
         return self
 

@@ -32,6 +32,7 @@ from builder.filters.tagging import Tagger
 from builder.lang.wordnet import WordNet
 
 __all__ = [
+    "DEJA_CANDIDATE_SCHEMA",
     "DEJA_ROW_SCHEMA",
     "SENTENCE_SCHEMA",
     "DejaGraph",
@@ -62,6 +63,14 @@ SENTENCE_SCHEMA = pa.schema(
     ]
 )
 NOUN_SEPARATOR = "|"
+# the columns of a config's records the graph reads (the ``candidates`` view; a Wikipedia build's have no WARC record)
+DEJA_CANDIDATE_SCHEMA = pa.schema(
+    [
+        *((name, pa.string()) for name in ("image", "file", "page")),
+        *((name, pa.int64()) for name in ("page_id", "revision_id", "position")),
+        *((name, pa.string()) for name in ("source", "language", "caption", "alt", "record", "date")),
+    ]
+)
 KEPT = "kept"
 
 # A deja config's rows: one per edge (caption, image) of the association graph, with the edge's first occurrence
