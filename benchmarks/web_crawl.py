@@ -210,3 +210,40 @@ def write_spellings_crawl(path: Path) -> Path:
     ]
     images = [Response(record, picture(10 + number), "image/jpeg") for number, (*_, record) in enumerate(SPELLINGS)]
     return write_records(path, pages + images)
+
+
+# ---- captions in repetition across sites (Déjà, issue 46; tests/test_deja_build.py) ------------------------------
+
+# (page URL, image path, caption): the sites' registered domains are the users; each image path is one image (its
+# record is written too). The first two captions are one in canonical form ("bird fly IN blue sky", §2's example)
+# on two sites: kept. The dog on the beach is on two pages of one site (www. and blog.birds.test): one user, left
+# out at "Users ≥ 2". The first-person caption fails "No personal information"; the sunset twice names one image:
+# left out at "Images ≥ 2"; "Hello" names nothing visible.
+REPEATED = (
+    ("https://www.birds.test/1.html", "/img/1.jpg", "The bird flies in blue sky"),
+    ("https://photos.shore.test/2.html", "/img/2.jpg", "A bird flying into the blue sky"),
+    ("https://www.birds.test/3.html", "/img/3.jpg", "A dog running on the beach"),
+    ("https://blog.birds.test/4.html", "/img/4.jpg", "Dogs run on the beach"),
+    ("https://news.wildlife.test/5.html", "/img/5.jpg", "My dog on the beach"),
+    ("https://photos.shore.test/6.html", "/img/6.jpg", "My dog on the beach"),
+    ("https://news.wildlife.test/7.html", "https://cdn.pictures.test/7.jpg", "Sunset over the sea"),
+    ("https://www.birds.test/8.html", "https://cdn.pictures.test/7.jpg", "Sunset over the sea"),
+    ("https://news.wildlife.test/9.html", "/img/9.jpg", "Hello"),
+    ("https://photos.shore.test/10.html", "/img/10.jpg", "Hello"),
+)
+
+
+def write_repeated_captions_crawl(path: Path) -> Path:
+    """The pages of :data:`REPEATED`, each a figure with its caption, and one image record per image, all in one
+    WARC file; an image path is on its page's site, a URL where it is."""
+    pages, images = [], {}
+    for number, (page, image, caption) in enumerate(REPEATED):
+        site = page.split("/", 3)[:3]
+        url = image if "://" in image else "/".join(site) + image
+        html = (
+            f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Page {number}</title></head>'
+            f'<body><figure><img src="{url}"><figcaption>{caption}</figcaption></figure></body></html>'
+        )
+        pages.append(Response(page, html.encode()))
+        images.setdefault(url, Response(url, picture(100 + number), "image/jpeg"))
+    return write_records(path, pages + list(images.values()))
