@@ -5,21 +5,31 @@ excerpts keep, from three real caption files, every image of every caption the w
 shares between two or more images (so each shared caption keeps all its images), plus the
 first few other images, which share nothing. The counts printed at the end are the
 independent reference that README.md states and tests/test_deja_data.py checks: plain
-Python, not the toolkit. Usage (the three files as the README says to fetch them)::
+Python, not the toolkit. From Wikipedia it keeps the French and Romanian pages (of DBpedia's
+Parsoid renderings) that caption two different files alike, each reduced to its figures as
+tests/data/make_frwiki_sample.py does. Usage (the sources as the README says to fetch them)::
 
-    python tests/data/deja/make_excerpts.py COCO_VAL2017_JSON FLICKR8K_TOKEN_TXT GCC_VALIDATION_TSV
+    python tests/data/deja/make_excerpts.py COCO_VAL2017_JSON FLICKR8K_TOKEN_TXT GCC_VALIDATION_TSV \
+        EXTRACTION_FRAMEWORK_GIT_DIR
 """
 
 from __future__ import annotations
 
+import bz2
 import collections
 import hashlib
+import html
+import io
 import json
+import subprocess
 import sys
+import tarfile
 from collections.abc import Iterable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from make_frwiki_sample import Figures  # noqa: E402  (the project's own Parsoid figure reader)
 
 # sha256 of each source as the README names it, so that a different copy is refused, not cut.
 COCO_SHA256 = "1018a8760deaf1fc71be2f1b8da1a1348b9c35994af4322ca2fd795a78abb79c"
@@ -32,6 +42,17 @@ COCO_OTHERS = 50  # images by ascending id that share no caption
 FLICKR8K_OTHERS = 50  # images by file name that share no caption
 GCC_OTHERS = 100  # rows in file order whose caption no other URL has
 TOP = 12
+
+# DBpedia's Parsoid renderings of 1,000 French and 1,100 Romanian pages (2022), see the README.
+WIKI_COMMIT = "c1227c05d44cb11bb9c27266c9fdac911b34f553"
+WIKI_FOLDER = "GSOC external ressources/API_answer/REST_API_HTML/"
+WIKIS = {  # language: (its File namespace, its thumb option, its sitename), as builder/data/languages.json has them
+    "fr": ("Fichier", "vignette", "Wikipédia"),
+    "ro": ("Fișier", "miniatura", "Wikipedia"),
+}
+# Figures of these files only: sound and video files (.ogg, .oga, .webm…) are not images, and Parsoid gives
+# their player's "noicon" option as their caption.
+IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".gif", ".svg", ".tif", ".tiff", ".webp")
 
 
 def key(caption: str) -> str:
@@ -102,7 +123,7 @@ def cut_flickr8k(path: Path) -> tuple[bytes, list, list]:
     edges = flickr8k_edges(lines)
     keep = set().union(*shared(edges).values())
     keep |= set(sorted({i for _, i in edges} - keep)[:FLICKR8K_OTHERS])
-    taken = [line for line, (_, image) in zip(lines, edges) if image in keep]
+    taken = [line for line, (_, image) in zip(lines, edges, strict=True) if image in keep]
     return "".join(taken).encode("utf-8"), edges, flickr8k_edges(taken)
 
 
@@ -121,13 +142,88 @@ def cut_gcc(path: Path) -> tuple[bytes, list, list]:
     edges = gcc_edges(lines)
     many = shared(edges)
     taken, others = [], 0
-    for line, (caption, _) in zip(lines, edges):
+    for line, (caption, _) in zip(lines, edges, strict=True):
         if key(caption) in many:
             taken.append(line)
         elif others < GCC_OTHERS:
             taken.append(line)
             others += 1
     return "".join(taken).encode("utf-8"), edges, gcc_edges(taken)
+
+
+def wiki_pages(mirror: str, language: str) -> list[Figures]:
+    """The pages of one language's folder at WIKI_COMMIT, in file-name order, read from ``git archive``."""
+    folder = WIKI_FOLDER + language
+    archive = subprocess.run(
+        ["git", f"--git-dir={mirror}", "archive", "--format=tar", WIKI_COMMIT, folder], capture_output=True, check=True
+    ).stdout
+    pages = []
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        for member in sorted(tar.getmembers(), key=lambda member: member.name):
+            if member.isfile() and member.name.endswith(".html"):
+                parsed = Figures()
+                parsed.feed(tar.extractfile(member).read().decode("utf-8", "replace"))  # type: ignore[union-attr]
+                parsed.figures = [f for f in parsed.figures if f[0].lower().endswith(IMAGE_EXTENSIONS)]
+                if parsed.figures and parsed.page_id:
+                    pages.append(parsed)
+    return pages
+
+
+def wiki_edges(pages: list[Figures]) -> list[tuple[str, tuple[str, str]]]:
+    """(caption, (file, page)) of every captioned figure."""
+    return [(caption, (file, page.title)) for page in pages for file, _, caption in page.figures if caption]
+
+
+def wiki_shared(pages: list[Figures]) -> dict[str, set[tuple[str, str]]]:
+    """Captions of two or more distinct files on two or more distinct pages (a wiki's users are its pages)."""
+    edges = wiki_edges(pages)
+    files = shared((caption, file) for caption, (file, _) in edges)
+    uses: dict[str, set[tuple[str, str]]] = collections.defaultdict(set)
+    for caption, use in edges:
+        if key(caption) in files:
+            uses[key(caption)].add(use)
+    return {k: v for k, v in uses.items() if len({title for _, title in v}) >= 2}
+
+
+def wiki_xml(language: str, pages: list[Figures]) -> str:
+    """A MediaWiki export of the pages, each figure written back as one image link."""
+    namespace, thumb, sitename = WIKIS[language]
+    out = [
+        f'<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="{language}">\n'
+        f"  <siteinfo>\n    <sitename>{sitename}</sitename>\n    <dbname>{language}wiki</dbname>\n"
+        f"    <base>https://{language}.wikipedia.org/wiki/</base>\n    <generator>MediaWiki 1.39.0-wmf.22</generator>\n"
+        '    <case>first-letter</case>\n    <namespaces>\n      <namespace key="0" case="first-letter" />\n'
+        f'      <namespace key="6" case="first-letter">{namespace}</namespace>\n    </namespaces>\n  </siteinfo>\n'
+    ]
+    for page in pages:
+        links = []
+        for file, alt, caption in page.figures:
+            for part in (file, alt, caption):
+                if "|" in part or "[[" in part or "]]" in part:
+                    raise SystemExit(f"{language}: {page.title}: | or brackets, which a link cannot hold: {part!r}")
+            name = file.split(":", 1)[1]
+            options = thumb + (f"|alt={alt}" if alt else "") + (f"|{caption}" if caption else "")
+            links.append(f"[[{namespace}:{name}|{options}]]")
+        text = html.escape("\n".join(links), quote=False)
+        out.append(
+            f"  <page>\n    <title>{html.escape(page.title, quote=False)}</title>\n    <ns>0</ns>\n"
+            f"    <id>{page.page_id}</id>\n    <revision>\n      <id>{page.revision}</id>\n"
+            f'      <text xml:space="preserve">{text}</text>\n    </revision>\n  </page>\n'
+        )
+    return "".join(out) + "</mediawiki>\n"
+
+
+def cut_wiki(mirror: str, language: str) -> tuple[bytes, list, list]:
+    """Every page holding a caption that two or more pages give to different files, with all its figures."""
+    pages = wiki_pages(mirror, language)
+    titles = {title for uses in wiki_shared(pages).values() for _, title in uses}
+    taken = [page for page in pages if page.title in titles]
+    # bz2 of a fixed level over fixed text: the same bytes on every run
+    data = bz2.compress(wiki_xml(language, taken).encode("utf-8"), 9)
+    print(f"## {language}: {len(pages):,} pages with figures, {len(taken)} taken; captions on 2+ pages and files:")
+    for caption, uses in sorted(wiki_shared(taken).items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        print(f"  {len(uses)} ({', '.join(sorted(title for _, title in uses))}): {caption}")
+    return data, *[[(caption, file) for caption, (file, _) in wiki_edges(p)] for p in (pages, taken)]
 
 
 def report(name: str, size: int, whole: list, cut: list) -> None:
@@ -142,15 +238,16 @@ def report(name: str, size: int, whole: list, cut: list) -> None:
 
 
 def main(argv: list[str]) -> None:
-    if len(argv) != 3:
+    if len(argv) != 4:
         raise SystemExit(__doc__)
     jobs = (
         ("coco/captions_val2017.json", cut_coco),
         ("flickr8k/Flickr8k.token.txt", cut_flickr8k),
         ("conceptual_captions/Validation_GCC-1.1.0-Validation.tsv", cut_gcc),
     )
-    for source, (target, cut) in zip(argv, jobs):
-        data, whole, taken = cut(Path(source))
+    results = [(target, *cut(Path(source))) for source, (target, cut) in zip(argv[:3], jobs, strict=True)]
+    results += [(f"wikipedia/{lang}wiki-deja-pages-articles.xml.bz2", *cut_wiki(argv[3], lang)) for lang in WIKIS]
+    for target, data, whole, taken in results:
         out = HERE / target
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_suffix(out.suffix + ".tmp")
