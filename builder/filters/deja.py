@@ -38,7 +38,7 @@ DEJA_LANGUAGES = ("en", "simple")  # WordNet and the Penn Treebank tags are Engl
 FIRST_PERSON = frozenset("i me my mine myself we us our ours ourselves".split())
 PRONOUN_TAGS = frozenset({"PRP", "PRP$"})
 # A first-person word the tagger did not tag as a pronoun is one still ("Me and my dog", Me/NN), but for
-# its homographs: the US (us/NNP), a coal mine (mine/NN), and a capital I tagged otherwise: Elizabeth I, World War I.
+# its homographs: the US (us/NNP) and a coal mine (mine/NN); see _first_person for the numeral I and US/PRP.
 NOT_PRONOUNS = frozenset({("us", "NNP"), ("us", "NNPS"), ("mine", "NN"), ("mine", "NNS")})
 COMMON_NOUNS = frozenset({"NN", "NNS"})
 PROPER_NOUNS = frozenset({"NNP", "NNPS"})
@@ -92,6 +92,15 @@ def _lemma(wordnet: WordNet, word: str, tag: str) -> str:
     return found[0] if found else lower
 
 
+def _first_person(token: str, tag: str, previous: str) -> bool:
+    """Whether a first-person word is the pronoun. The perceptron tags PRP an I after a name, which is a numeral
+    ("Elizabeth I", "World War I") or Catalan "and" ("Ferrer i Guàrdia"), and "US" in capitals, the country:
+    read as pronouns, they would wrongly reject many Wikipedia captions."""
+    if token in ("I", "i") and previous in PROPER_NOUNS or token == "US":
+        return False
+    return tag in PRONOUN_TAGS or (token.lower(), tag) not in NOT_PRONOUNS and token != "I"
+
+
 def _is_word(token: str) -> bool:
     return any(character.isalnum() for character in token)
 
@@ -103,14 +112,16 @@ def analyse_sentence(text: str, tagged: TaggedSentence, wordnet: WordNet) -> Dej
     personal = False
     tags: set[str] = set()
     words = 0
+    previous = ""
     for token, tag in tagged:
         if not _is_word(token):
             continue
         words += 1
         tags.add(tag)
         lower = token.lower()
-        if lower in FIRST_PERSON and (tag in PRONOUN_TAGS or (lower, tag) not in NOT_PRONOUNS and token != "I"):
+        if lower in FIRST_PERSON and _first_person(token, tag, previous):
             personal = True
+        previous = tag
         if tag == PREPOSITION:
             canonical.append("IN")
         elif tag in WORDNET_POS:
