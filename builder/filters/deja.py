@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from builder.filters.tagging import SentenceSplitter, TaggedSentence, Tagger
 from builder.lang.wordnet import WordNet
 
-__all__ = ["DEJA_LANGUAGES", "DEJA_RULES", "DejaSentence", "analyse_texts", "check_deja_language"]
+__all__ = ["DEJA_LANGUAGES", "DEJA_RULES", "DejaSentence", "analyse_texts", "check_deja_language", "uncapitalised"]
 
 DEJA_RULES = ("Names a visible thing", "No personal information", "Has a verb, preposition or adjective")
 DEJA_LANGUAGES = ("en", "simple")  # WordNet and the Penn Treebank tags are English
@@ -66,6 +66,8 @@ class DejaSentence:
     kind: str  # Table 5: "verb" (≥ 1 verb), "prep" (a preposition, no verb), "adj" (an adjective only), ""
     verdict: str  # "kept", or the first of DEJA_RULES it fails
     tokens: int  # its words (Table 2's tokens per caption)
+    words: tuple[str, ...] = ()  # the words that make its kind, in order: its verbs' lemmas, prepositions or
+    # adjectives' lemmas (Table 5's top words)
 
 
 def check_deja_language(language: str) -> None:
@@ -111,6 +113,7 @@ def analyse_sentence(text: str, tagged: TaggedSentence, wordnet: WordNet) -> Dej
     nouns: set[str] = set()
     personal = False
     tags: set[str] = set()
+    by_kind: dict[str, list[str]] = {"verb": [], "prep": [], "adj": []}
     words = 0
     previous = ""
     for token, tag in tagged:
@@ -124,9 +127,12 @@ def analyse_sentence(text: str, tagged: TaggedSentence, wordnet: WordNet) -> Dej
         previous = tag
         if tag == PREPOSITION:
             canonical.append("IN")
+            by_kind["prep"].append(lower)
         elif tag in WORDNET_POS:
             lemma = _lemma(wordnet, token, tag)
             canonical.append(lemma)
+            if tag in VERBS or tag in ADJECTIVES:
+                by_kind["verb" if tag in VERBS else "adj"].append(lemma)
             if tag in COMMON_NOUNS and wordnet.physical(lemma):
                 nouns.add(lemma)
         elif tag in AS_WRITTEN:
@@ -140,7 +146,23 @@ def analyse_sentence(text: str, tagged: TaggedSentence, wordnet: WordNet) -> Dej
         verdict = DEJA_RULES[2]
     else:
         verdict = "kept"
-    return DejaSentence(text, " ".join(canonical), tuple(sorted(nouns)), kind, verdict, words)
+    kind_words = tuple(dict.fromkeys(by_kind[kind])) if kind else ()
+    return DejaSentence(text, " ".join(canonical), tuple(sorted(nouns)), kind, verdict, words, kind_words)
+
+
+def uncapitalised(sentence: str, wordnet: WordNet) -> str:
+    """The sentence as the tagger reads it: a first word written with a capital only because it starts the sentence
+    in lower case, when WordNet knows it so and the next word is not a capitalised one too ("Dogs", "Sun"; not
+    "NASA", "McDonald", "Mildred", nor "Charles I" or "Neil Armstrong", names). Flickr's and
+    Wikipedia's captions mostly start with a capital, COCO's and Flickr8k's often not; a tagger reads a capitalised
+    first noun as a name, so "Children playing in water" and "children playing in water" would get two canonical
+    forms, and "Sun is going to bed" (Déjà's Figure 1) no visible thing."""
+    first, space, rest = sentence.partition(" ")
+    if rest[:1].isupper():
+        return sentence
+    if len(first) > 1 and first[0].isupper() and first[1:].islower() and wordnet.synsets(first.lower()):
+        return f"{first.lower()}{space}{rest}"
+    return sentence
 
 
 def analyse_texts(texts: Sequence[str], tagger: Tagger, wordnet: WordNet) -> list[list[DejaSentence]]:
@@ -156,7 +178,7 @@ def analyse_texts(texts: Sequence[str], tagger: Tagger, wordnet: WordNet) -> lis
     check_deja_language(tagger.language)
     splitter = SentenceSplitter()
     sentences = [[sentence.strip() for sentence in splitter.split(text) if sentence.strip()] for text in texts]
-    tagged = iter(tagger.tag([sentence for group in sentences for sentence in group]))
+    tagged = iter(tagger.tag([uncapitalised(sentence, wordnet) for group in sentences for sentence in group]))
     return [
         [analyse_sentence(sentence, [token for part in next(tagged) for token in part], wordnet) for sentence in group]
         for group in sentences

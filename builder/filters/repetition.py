@@ -112,7 +112,7 @@ def sentence_rows(language: str, text: str, sentences: Sequence[DejaSentence]) -
             "canonical": sentence.canonical,
             "nouns": NOUN_SEPARATOR.join(sentence.nouns),
             "syntax": sentence.kind,
-            "words": NOUN_SEPARATOR.join(getattr(sentence, "words", ())),
+            "words": NOUN_SEPARATOR.join(sentence.words),
             "verdict": sentence.verdict,
             "tokens": sentence.tokens,
         }

@@ -1,0 +1,235 @@
+"""The ``deja`` config (Déjà Image-Captions §2, issue 46) built from a dump, a crawl and a dataset, on both engines:
+its funnel, its caption–image edges, its users, and its graph over real caption files (COCO, Flickr8k, Conceptual
+Captions: tests/data/deja/README.md), whose repetitions were counted independently (tests/test_deja_data.py)."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from test_real_excerpt import EXCERPT
+
+from benchmarks.web_crawl import write_repeated_captions_crawl
+from builder.config import DATASET_SOURCES, DEJA, GOLD, preset
+from builder.engines.local import build
+from builder.filters.repetition import (
+    DEJA_CANDIDATE_SCHEMA,
+    SENTENCE_SCHEMA,
+    DuckDBDejaTables,
+    deja_graph,
+    describe,
+    judge_texts,
+    registered_domain,
+)
+from builder.filters.tagging import get_tagger
+from builder.lang.wordnet import load_wordnet
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
+
+
+def funnel(out: Path) -> list[tuple]:
+    record = json.loads((out / "deja" / "funnel.json").read_text())
+    return [(row["name"], row["images"], row["references"], row["captions"], row["edges"]) for row in record["funnel"]]
+
+
+def rows(out: Path) -> list[dict]:
+    return pq.read_table(sorted((out / "deja").glob("*.parquet"))).to_pylist()
+
+
+@pytest.fixture(scope="module")
+def crawl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_repeated_captions_crawl(tmp_path_factory.mktemp("deja-crawl") / "repeated.warc.gz")
+
+
+@pytest.fixture(scope="module")
+def crawl_build(crawl: Path, tmp_path_factory: pytest.TempPathFactory, nltk_perceptron: None) -> Path:
+    out = tmp_path_factory.mktemp("deja-crawl-build") / "out"
+    build([crawl], [DEJA], out, tagger="perceptron", show_progress=False)
+    return out
+
+
+def test_the_preset_reads_every_record_and_pairs_nothing() -> None:
+    config = preset("deja")
+    assert (config.records, config.references, config.deja, config.splits) == (True, False, "captions", ())
+    assert config.parameters() == {
+        "name": "deja",
+        "dump_kind": "articles",
+        "namespaces": (0,),
+        "sources": ("link", "template", "gallery"),
+        "history_references": "revision",
+        "identities": ("title",),
+        "splits": (),
+        "deja": "captions",
+        "min_images": 2,
+        "min_users": 2,
+    }
+    with pytest.raises(ValueError, match="min_images and min_users must be 1 or more"):
+        dataclasses.replace(DEJA, min_users=0)
+
+
+def test_a_language_deja_cannot_read_is_refused_before_the_work(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"deja: Déjà's caption rules .* language 'fr' is not covered"):
+        build([DATA / "frwiki-sample-pages-articles.xml.bz2"], [DEJA], tmp_path / "out", show_progress=False)
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_users_of_a_crawl_are_its_registered_domains() -> None:
+    assert registered_domain("https://www.birds.test/1.html") == "birds.test"
+    assert registered_domain("https://blog.birds.test/4.html") == "birds.test"
+    assert registered_domain("https://news.bbc.co.uk/a") == "bbc.co.uk"
+    assert registered_domain("http://127.0.0.1:8000/x") == "127.0.0.1"
+    assert registered_domain("http://localhost/x") == "localhost"
+    assert registered_domain(None) is None
+
+
+def test_a_crawl_keeps_what_two_sites_repeat_for_two_images(crawl_build: Path) -> None:
+    """Each rule and bound drops the case it is for (benchmarks/web_crawl.py: REPEATED)."""
+    assert funnel(crawl_build) == [
+        ("No filter", 9, 10, 5, 9),
+        ("Names a visible thing", 7, 8, 4, 7),  # "Hello" twice
+        ("No personal information", 5, 6, 3, 5),  # "My dog on the beach" twice
+        ("Has a verb, preposition or adjective", 5, 6, 3, 5),
+        ("Images ≥ 2", 4, 4, 2, 4),  # the sunset: two pages, one image
+        ("Users ≥ 2", 2, 2, 1, 2),  # the dog: www. and blog.birds.test, one site
+    ]
+    found = [(r["canonical"], r["text"], r["image"], r["user"], r["images"], r["users"]) for r in rows(crawl_build)]
+    assert found == [
+        ("bird fly IN blue sky", "A bird flying into the blue sky", "https://photos.shore.test/img/2.jpg",
+         "shore.test", 2, 2),
+        ("bird fly IN blue sky", "The bird flies in blue sky", "https://www.birds.test/img/1.jpg", "birds.test", 2, 2),
+    ]  # fmt: skip
+    card = (crawl_build / "README.md").read_text(encoding="utf-8")
+    assert "### `deja` – 2 caption–image edges" in card
+    assert "Déjà's Table 1: 1 captions, 2 images." in card
+    assert "A user is a crawl's site (the registered domain of the page's URL)." in card
+
+
+def test_the_same_edges_whatever_the_workers(crawl: Path, crawl_build: Path, tmp_path: Path) -> None:
+    out = tmp_path / "two"
+    build([crawl], [DEJA], out, tagger="perceptron", workers=2, show_progress=False)
+    assert rows(out) == rows(crawl_build) and funnel(out) == funnel(crawl_build)
+
+
+def test_the_real_enwiki_excerpt(tmp_path: Path, nltk_perceptron: None) -> None:
+    """gensim's real excerpt: two Apollo pages caption their own medallions alike; a frog skeleton's caption repeats
+    for two images on one page (one user)."""
+    report = build([EXCERPT], [DEJA, GOLD], tmp_path / "out", tagger="perceptron", show_progress=False)
+    assert report.rows == {"deja": 2, "gold": report.rows["gold"]}
+    assert funnel(tmp_path / "out") == [
+        ("No filter", 1085, 1088, 1364, 1371),
+        ("Names a visible thing", 840, 843, 1041, 1043),
+        ("No personal information", 838, 841, 1037, 1039),
+        ("Has a verb, preposition or adjective", 803, 806, 983, 985),
+        ("Images ≥ 2", 4, 4, 2, 4),
+        ("Users ≥ 2", 2, 2, 1, 2),
+    ]
+    found = [(r["text"], r["page"], r["images"], r["users"], r["syntax"]) for r in rows(tmp_path / "out")]
+    assert found == [
+        ("Apollo 11 space-flown silver Robbins medallion", "Apollo 11", 2, 2, "adj"),
+        ("Apollo 8 space-flown silver Robbins medallion", "Apollo 8", 2, 2, "adj"),
+    ]
+    record = json.loads((tmp_path / "out" / "deja" / "funnel.json").read_text())
+    assert record["deja"]["captions"] == 1 and record["deja"]["images_per_caption"]["max"] == 2
+    assert record["tagger"].endswith(f"; wordnet: {load_wordnet().signature()}")
+
+
+# ---- the graph over real caption files: a dataset's rows name no user -------------------------------------------
+
+
+def caption_rows(name: str) -> list[tuple[str, str]]:
+    """(image, caption) of a real excerpt of tests/data/deja/."""
+    folder = DATA / "deja"
+    if name == "coco":
+        data = json.loads((folder / "coco" / "captions_val2017.json").read_text())
+        return [(str(a["image_id"]), a["caption"]) for a in data["annotations"]]
+    if name == "flickr8k":
+        lines = (folder / "flickr8k" / "Flickr8k.token.txt").read_text(encoding="utf-8").splitlines()
+        return [(line.split("\t")[0].split("#")[0], line.split("\t")[1]) for line in lines if line]
+    with (folder / "conceptual_captions" / "Validation_GCC-1.1.0-Validation.tsv").open(encoding="utf-8") as stream:
+        return [(url, caption) for caption, url in csv.reader(stream, delimiter="\t", quoting=csv.QUOTE_NONE)]
+
+
+def dataset_graph(pairs: list[tuple[str, str]], folder: Path) -> tuple[list, list[dict], dict]:
+    """The engines' graph (DuckDB) over image–caption rows as a dataset build's records: funnel, edges, statistics."""
+    config = dataclasses.replace(DEJA, dump_kind="dataset", sources=DATASET_SOURCES)
+    candidates = [
+        {"image": image, "file": image, "page": image, "page_id": n, "revision_id": 0, "position": 0,
+         "source": "tsv", "language": "en", "caption": caption, "alt": "", "record": str(n), "date": None}
+        for n, (image, caption) in enumerate(pairs)
+    ]  # fmt: skip
+    pq.write_table(pa.Table.from_pylist(candidates, schema=DEJA_CANDIDATE_SCHEMA), folder / "candidates.parquet")
+    texts = sorted({caption for _, caption in pairs})
+    judged = judge_texts("en", texts, get_tagger("perceptron", "en"), load_wordnet())
+    pq.write_table(pa.Table.from_pylist(judged, schema=SENTENCE_SCHEMA), folder / "sentences.parquet")
+    connection = duckdb.connect()
+    tables = DuckDBDejaTables(connection, folder / "candidates.parquet", folder / "sentences.parquet")
+    graph = deja_graph(config, tables)
+    edges = [dict(zip([c[0] for c in connection.description], row, strict=True)) for row in
+             connection.execute(graph.rows_query).fetchall()]  # fmt: skip
+    tables.close()
+    return graph.funnel, edges, graph.statistics
+
+
+@pytest.mark.parametrize(
+    ("name", "steps", "known"),
+    [
+        # the issue's examples; "i am unable to see an image above." (5 images) fails "No personal information"
+        ("coco", (1806, 1799, 1793, 1791, 355), {"large long train IN steel track": 11,
+                                                  "man ride wave IN top IN surfboard": 8}),
+        # "Two dogs running through the grass ." and "a dog runs through the grass .": numbers and plurals forgiven
+        ("flickr8k", (2337, 2332, 2332, 2305, 493), {"dog run IN grass": 21, "surfer ride wave": 8}),
+        # the hypernymised captions repeat most
+        ("conceptual_captions", (509, 503, 495, 495, 400), {"digital art select IN": 40,
+                                                             "actor arrive IN premiere": 18}),
+    ],
+)  # fmt: skip
+def test_the_graph_of_real_caption_files(
+    name: str, steps: tuple, known: dict, tmp_path: Path, nltk_perceptron: None
+) -> None:
+    """Steps 0–4 on real caption files: the canonical form joins what the exact text keeps apart, so every caption
+    the excerpt's README counts as shared (exactly, by ≥ 2 images) that §2's rules keep is kept, with at least as
+    many images; a dataset has no users step."""
+    pairs = caption_rows(name)
+    rows_, edges, statistics = dataset_graph(pairs, tmp_path)
+    assert [row.name for row in rows_][-1] == "Images ≥ 2"
+    assert tuple(row.pairs for row in rows_) == steps
+    canonical_images = {edge["canonical"]: edge["images"] for edge in edges}
+    assert {caption: canonical_images.get(caption) for caption in known} == known
+    assert max(canonical_images.values()) == max(known.values())
+    assert statistics["captions"] == len(canonical_images)
+    images: dict[str, set[str]] = {}
+    for image, caption in pairs:
+        images.setdefault(" ".join(caption.lower().split()), set()).add(image)
+    shared = sorted(caption for caption, seen in images.items() if len(seen) >= 2)
+    judged = judge_texts("en", shared, get_tagger("perceptron", "en"), load_wordnet())
+    sentences: dict[str, list[dict]] = {}
+    for row in judged:
+        sentences.setdefault(row["text"], []).append(row)
+    checked = 0
+    for caption in shared:
+        (only, *more) = sentences[caption]
+        if not more and only["verdict"] == "kept":  # lower-cased, it is still the sentence the rules kept
+            assert canonical_images.get(only["canonical"], 0) >= len(images[caption]), caption
+            checked += 1
+    assert checked >= len(shared) * 0.8
+    assert all(count >= 2 for count in canonical_images.values())
+
+
+def test_table_two_percentiles_as_numpy_gives_them() -> None:
+    import numpy as np
+
+    values = [2, 2, 3, 4, 4, 4, 10, 25]
+    histogram = {value: values.count(value) for value in set(values)}
+    described = describe(histogram)
+    assert described["mean"] == pytest.approx(np.mean(values))
+    assert described["std"] == pytest.approx(np.std(values, ddof=1))
+    for share in (25, 50, 75):
+        assert described[f"{share}%"] == pytest.approx(np.percentile(values, share))
+    assert described["max"] == 25 and describe({})["mean"] is None
