@@ -233,3 +233,11 @@ def test_table_two_percentiles_as_numpy_gives_them() -> None:
     for share in (25, 50, 75):
         assert described[f"{share}%"] == pytest.approx(np.percentile(values, share))
     assert described["max"] == 25 and describe({})["mean"] is None
+
+
+def test_the_deviations_are_in_the_docs_and_the_card(crawl_build: Path) -> None:
+    from builder.publish.fidelity import DEJA_DEVIATIONS, deja_markdown_table
+
+    assert all(all(dataclasses.astuple(deviation)) for deviation in DEJA_DEVIATIONS)
+    assert deja_markdown_table() in (ROOT / "docs" / "deja.md").read_text(encoding="utf-8")
+    assert deja_markdown_table() in (crawl_build / "README.md").read_text(encoding="utf-8")

@@ -13,7 +13,7 @@ import yaml
 from builder.common import DATA, PACKAGE, plural
 from builder.config import SPLIT_NAMES
 from builder.filters.funnel import Funnel
-from builder.publish.fidelity import dataset_markdown_table, markdown_table, web_markdown_table
+from builder.publish.fidelity import dataset_markdown_table, deja_markdown_table, markdown_table, web_markdown_table
 from builder.publish.layout import BUILD, CONFIG_ORDER, FORMAT, MARKER, split_of_file
 
 __all__ = ["SAMPLE_DUMP", "SAMPLE_HISTORY", "render_card"]
@@ -182,7 +182,8 @@ def _deja_section(statistics: object) -> str:
         f"{table2}\n\n"
         "Table 5, the captions' syntax (verb: a verb; prep: a preposition, no verb; adj: an adjective only):\n\n"
         "| type | % caps. | % imgs. | mean #imgs. | std #imgs. | top words | top captions (#imgs.) |\n"
-        "|---|---:|---:|---:|---:|---|---|\n" + "\n".join(kinds) + "\n"
+        "|---|---:|---:|---:|---:|---|---|\n" + "\n".join(kinds) + "\n\n"
+        f"Where this Déjà build differs from the paper (Chen et al. 2015):\n\n{deja_markdown_table()}"
     )
 
 
