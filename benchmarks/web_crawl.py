@@ -218,7 +218,8 @@ def write_spellings_crawl(path: Path) -> Path:
 # record is written too). The first two captions are one in canonical form ("bird fly IN blue sky", §2's example)
 # on two sites: kept. The dog on the beach is on two pages of one site (www. and blog.birds.test): one user, left
 # out at "Users ≥ 2". The first-person caption fails "No personal information"; the sunset twice names one image:
-# left out at "Images ≥ 2"; "Hello" names nothing visible.
+# left out at "Images ≥ 2"; "Hello" names nothing visible. The resting birds are kept, and share their bird (and
+# beach) with the flying bird and the dog: PARAcaption pairs the two bird captions.
 REPEATED = (
     ("https://www.birds.test/1.html", "/img/1.jpg", "The bird flies in blue sky"),
     ("https://photos.shore.test/2.html", "/img/2.jpg", "A bird flying into the blue sky"),
@@ -230,6 +231,8 @@ REPEATED = (
     ("https://www.birds.test/8.html", "https://cdn.pictures.test/7.jpg", "Sunset over the sea"),
     ("https://news.wildlife.test/9.html", "/img/9.jpg", "Hello"),
     ("https://photos.shore.test/10.html", "/img/10.jpg", "Hello"),
+    ("https://news.wildlife.test/11.html", "/img/11.jpg", "Birds resting on the beach"),
+    ("https://photos.shore.test/12.html", "/img/12.jpg", "A bird rests on the beach."),
 )
 
 

@@ -59,6 +59,7 @@ __all__ = [
     "RECORD_PRESETS",
     "DEJA",
     "DEJA_KINDS",
+    "DEJA_PARACAPTION",
     "with_references",
 ]
 
@@ -87,8 +88,9 @@ DATASET_SOURCES = ("sample", "tsv")
 WEB_EQUIVALENCES = ("url", "pixels", "ahash", "dhash", "phash", "phash-rotation")
 PERCEPTUAL_EQUIVALENCES = ("ahash", "dhash", "phash", "phash-rotation")
 SPLIT_NAMES = ("train", "validation", "test")
-# Déjà Image-Captions' outputs (docs/deja.md): its captions in repetition (§2)
-DEJA_KINDS = ("captions",)
+# Déjà Image-Captions' outputs (docs/deja.md): its captions in repetition (§2); each caption paired with the caption
+# sharing the most physical-object nouns with it, PARAcaption, the text-only variant of its visual paraphrases (§8.2)
+DEJA_KINDS = ("captions", "paracaption")
 DEFAULT_FRACTIONS = (0.8, 0.1, 0.1)
 _TOLERANCE = 1e-9
 DEFAULT_MEMORY_LIMIT = "512MB"  # DuckDB's grouping and tagging queries; its own default is 80% of the machine's memory
@@ -375,8 +377,10 @@ DEJA = PipelineConfig(
 )
 
 
+# §5's visual paraphrases without the images: PARAcaption (§8.2), for a build of any source
+DEJA_PARACAPTION = dataclasses.replace(DEJA, name="deja-paracaption", deja="paracaption")
 # the configs of records, which read whatever the build reads
-RECORD_PRESETS: dict[str, PipelineConfig] = {REFERENCES.name: REFERENCES, DEJA.name: DEJA}
+RECORD_PRESETS: dict[str, PipelineConfig] = {config.name: config for config in (REFERENCES, DEJA, DEJA_PARACAPTION)}
 
 
 def with_references(configs: Sequence[PipelineConfig], input_kind: str = "articles") -> list[PipelineConfig]:

@@ -16,7 +16,7 @@ import pytest
 from test_real_excerpt import EXCERPT
 
 from benchmarks.web_crawl import write_repeated_captions_crawl
-from builder.config import DATASET_SOURCES, DEJA, GOLD, preset
+from builder.config import DATASET_SOURCES, DEJA, DEJA_PARACAPTION, GOLD, preset
 from builder.engines.local import build
 from builder.filters.repetition import (
     DEJA_CANDIDATE_SCHEMA,
@@ -27,6 +27,7 @@ from builder.filters.repetition import (
     judge_texts,
     registered_domain,
 )
+from builder.filters.situated import paracaption, paracaption_row
 from builder.filters.tagging import get_tagger
 from builder.lang.wordnet import load_wordnet
 
@@ -92,23 +93,56 @@ def test_the_users_of_a_crawl_are_its_registered_domains() -> None:
 def test_a_crawl_keeps_what_two_sites_repeat_for_two_images(crawl_build: Path) -> None:
     """Each rule and bound drops the case it is for (benchmarks/web_crawl.py: REPEATED)."""
     assert funnel(crawl_build) == [
-        ("No filter", 9, 10, 5, 9),
-        ("Names a visible thing", 7, 8, 4, 7),  # "Hello" twice
-        ("No personal information", 5, 6, 3, 5),  # "My dog on the beach" twice
-        ("Has a verb, preposition or adjective", 5, 6, 3, 5),
-        ("Images ≥ 2", 4, 4, 2, 4),  # the sunset: two pages, one image
-        ("Users ≥ 2", 2, 2, 1, 2),  # the dog: www. and blog.birds.test, one site
+        ("No filter", 11, 12, 6, 11),
+        ("Names a visible thing", 9, 10, 5, 9),  # "Hello" twice
+        ("No personal information", 7, 8, 4, 7),  # "My dog on the beach" twice
+        ("Has a verb, preposition or adjective", 7, 8, 4, 7),
+        ("Images ≥ 2", 6, 6, 3, 6),  # the sunset: two pages, one image
+        ("Users ≥ 2", 4, 4, 2, 4),  # the dog: www. and blog.birds.test, one site
     ]
     found = [(r["canonical"], r["text"], r["image"], r["user"], r["images"], r["users"]) for r in rows(crawl_build)]
     assert found == [
         ("bird fly IN blue sky", "A bird flying into the blue sky", "https://photos.shore.test/img/2.jpg",
          "shore.test", 2, 2),
         ("bird fly IN blue sky", "The bird flies in blue sky", "https://www.birds.test/img/1.jpg", "birds.test", 2, 2),
+        ("bird rest IN beach", "Birds resting on the beach", "https://news.wildlife.test/img/11.jpg",
+         "wildlife.test", 2, 2),
+        ("bird rest IN beach", "A bird rests on the beach.", "https://photos.shore.test/img/12.jpg",
+         "shore.test", 2, 2),
     ]  # fmt: skip
     card = (crawl_build / "README.md").read_text(encoding="utf-8")
-    assert "### `deja` – 2 caption–image edges" in card
-    assert "Déjà's Table 1: 1 captions, 2 images." in card
+    assert "### `deja` – 4 caption–image edges" in card
+    assert "Déjà's Table 1: 2 captions, 4 images." in card
     assert "A user is a crawl's site (the registered domain of the page's URL)." in card
+
+
+def test_paracaption_pairs_each_caption_with_the_one_sharing_most_nouns(
+    crawl: Path, crawl_build: Path, tmp_path: Path
+) -> None:
+    """§8.2's text-only visual paraphrases beside the graph, in one build: the graph's rows are the deja config's,
+    and the pairs read as a build's pairs do (metrics' reader of a built folder)."""
+    from metrics.corpora import ReadReport, read_wikipedia_ipc
+
+    out = tmp_path / "out"
+    report = build([crawl], [DEJA, DEJA_PARACAPTION], out, tagger="perceptron", show_progress=False)
+    assert report.rows == {"deja": 4, "deja-paracaption": 2}
+    assert rows(out) == rows(crawl_build)
+    record = json.loads((out / "deja-paracaption" / "funnel.json").read_text())
+    assert [step["name"] for step in record["funnel"]][-1] == "Shares a noun (PARAcaption)"
+    assert (
+        record["funnel"][-1]["edges"] == 2
+        and record["funnel"][:-1] == json.loads((out / "deja" / "funnel.json").read_text())["funnel"]
+    )
+    pairs = pq.read_table(sorted((out / "deja-paracaption").glob("*.parquet"))).to_pylist()
+    assert [(p["sentence1"], p["sentence2"], p["image"], p["shared_nouns"], p["affinity"]) for p in pairs] == [
+        ("A bird flying into the blue sky", "Birds resting on the beach", "https://photos.shore.test/img/2.jpg",
+         ["bird"], None),
+        ("Birds resting on the beach", "A bird flying into the blue sky", "https://news.wildlife.test/img/11.jpg",
+         ["bird"], None),
+    ]  # fmt: skip
+    read = list(read_wikipedia_ipc(out / "deja-paracaption", ReadReport()))
+    assert [(r.sentence1, r.sentence2) for r in read] == [(p["sentence1"], p["sentence2"]) for p in pairs]
+    assert "### `deja-paracaption` – 2 pairs" in (out / "README.md").read_text(encoding="utf-8")
 
 
 def test_the_same_edges_whatever_the_workers(crawl: Path, crawl_build: Path, tmp_path: Path) -> None:
@@ -156,8 +190,11 @@ def caption_rows(name: str) -> list[tuple[str, str]]:
         return [(url, caption) for caption, url in csv.reader(stream, delimiter="\t", quoting=csv.QUOTE_NONE)]
 
 
-def dataset_graph(pairs: list[tuple[str, str]], folder: Path) -> tuple[list, list[dict], dict]:
-    """The engines' graph (DuckDB) over image–caption rows as a dataset build's records: funnel, edges, statistics."""
+def dataset_graph(
+    pairs: list[tuple[str, str]], folder: Path, paraphrases: bool = False
+) -> tuple[list, list[dict], dict]:
+    """The engines' graph (DuckDB) over image–caption rows as a dataset build's records: funnel, edges (with
+    ``paraphrases``: PARAcaption's pairs and its funnel row last), statistics."""
     config = dataclasses.replace(DEJA, dump_kind="dataset", sources=DATASET_SOURCES)
     candidates = [
         {"image": image, "file": image, "page": image, "page_id": n, "revision_id": 0, "position": 0,
@@ -171,10 +208,16 @@ def dataset_graph(pairs: list[tuple[str, str]], folder: Path) -> tuple[list, lis
     connection = duckdb.connect()
     tables = DuckDBDejaTables(connection, folder / "candidates.parquet", folder / "sentences.parquet")
     graph = deja_graph(config, tables)
-    edges = [dict(zip([c[0] for c in connection.description], row, strict=True)) for row in
-             connection.execute(graph.rows_query).fetchall()]  # fmt: skip
+    query, convert = graph.rows_query, dict
+    if paraphrases:
+        row, query = paracaption(tables)
+        graph.funnel.append(row)
+        convert = paracaption_row
+    result = connection.execute(query)
+    names = [column[0] for column in result.description]
+    found = [convert(dict(zip(names, values, strict=True))) for values in result.fetchall()]
     tables.close()
-    return graph.funnel, edges, graph.statistics
+    return graph.funnel, found, graph.statistics
 
 
 @pytest.mark.parametrize(
@@ -220,6 +263,27 @@ def test_the_graph_of_real_caption_files(
             checked += 1
     assert checked >= len(shared) * 0.8
     assert all(count >= 2 for count in canonical_images.values())
+
+
+def test_paracaption_on_real_coco_captions(tmp_path: Path, nltk_perceptron: None) -> None:
+    """Each of COCO's 124 kept captions with the kept caption sharing the most nouns (two share none)."""
+    funnel_rows, pairs, _ = dataset_graph(caption_rows("coco"), tmp_path, paraphrases=True)
+    last = funnel_rows[-1]
+    assert (last.name, last.captions, last.images, last.pairs) == ("Shares a noun (PARAcaption)", 122, 116, 122)
+    found = {(p["sentence1"], p["sentence2"]): p["shared_nouns"] for p in pairs}
+    assert found[
+        (
+            "A batter, catcher and umpire during a baseball game.",
+            "A baseball game in progress with the batter up to plate.",
+        )
+    ] == ["baseball", "batter", "game"]
+    assert found[
+        ("A bathroom scene with focus on the toilet.", "A white toilet sitting in a bathroom next to a sink.")
+    ] == [
+        "bathroom",
+        "toilet",
+    ]
+    assert all(p["shared_nouns"] and p["canonical1"] != p["canonical2"] for p in pairs)
 
 
 def test_table_two_percentiles_as_numpy_gives_them() -> None:

@@ -58,7 +58,8 @@ def print_summary(report: BuildReport, scored_into: str | None = None) -> None:
     if spent:
         print("Time: " + " · ".join(f"{stage} {seconds:.1f} s" for stage, seconds in spent.items()))
     for name, chain in report.funnels.items():
-        print(f"\n## {name}: {plural(report.rows[name], chain.funnel.unit[:-1])}\n")
+        unit = "pair" if chain.config.deja == "paracaption" else chain.funnel.unit[:-1]  # its last step: pairs
+        print(f"\n## {name}: {plural(report.rows[name], unit)}\n")
         print(chain.funnel.markdown())
         identity = report.identities.get(name)
         if identity and "equivalence" in identity:

@@ -72,7 +72,8 @@ from builder.filters.captions import rule_verdicts, tag_batch, text_batches
 from builder.filters.chain import FilterChain
 from builder.filters.clusters import SORT_COLUMNS, Cluster, cluster_from_rows, cluster_rows
 from builder.filters.identity import Identity, IdentityMap, InProcessIdentity
-from builder.filters.repetition import SENTENCE_SCHEMA, DuckDBDejaTables, deja_graph, judge_texts, output_rows
+from builder.filters.repetition import SENTENCE_SCHEMA, DuckDBDejaTables, deja_graph, judge_texts, output_row
+from builder.filters.situated import paracaption, paracaption_row
 from builder.filters.tagging import Tagger, TaggerWarning, get_tagger
 from builder.filters.web import DuckDBImageTables
 from builder.progress import progress_bar
@@ -812,10 +813,15 @@ class LocalEngine:
         tables = DuckDBDejaTables(connection, self.candidates[name], self.work / "deja-sentences.parquet")
         try:
             graph = deja_graph(chain.config, tables)
+            query, kind, convert = graph.rows_query, "deja", output_row
+            if chain.config.deja == "paracaption":  # §8.2: each caption paired by the nouns it shares
+                row, query = paracaption(tables)
+                graph.funnel.append(row)
+                kind, convert = "deja-pairs", paracaption_row
             chain.funnel.set_rows(graph.funnel)
-            writer = publisher.writer(name, rows="deja")
-            for batch in connection.sql(graph.rows_query).to_arrow_reader(BATCH_ROWS):
-                writer.write_rows(output_rows(batch.to_pylist()))
+            writer = publisher.writer(name, rows=kind)
+            for batch in connection.sql(query).to_arrow_reader(BATCH_ROWS):
+                writer.write_rows(convert(row) for row in batch.to_pylist())
             writer.close()
         finally:
             tables.close()

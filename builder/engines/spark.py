@@ -96,6 +96,7 @@ from builder.filters.identity import (
 )
 from builder.filters.pairs import candidate_key
 from builder.filters.repetition import DEJA_CANDIDATE_SCHEMA, SENTENCE_SCHEMA, deja_graph, judge_texts, output_row
+from builder.filters.situated import paracaption, paracaption_row
 from builder.filters.tagging import get_tagger
 from builder.publish.publisher import Publisher
 from builder.publish.splits import assign_in_tables, node_hex, split_names, split_record
@@ -813,16 +814,24 @@ class SparkEngine:
             tables.source("candidates", candidates, DEJA_CANDIDATE_SCHEMA)
             tables.frame("sentences", self.sentences)
             graph = deja_graph(config, tables)
+            if config.deja == "paracaption":  # §8.2: each caption paired by the nouns it shares
+                row, query = paracaption(tables)
+                graph.funnel.append(row)
+                pairs = self.session.sql(query).rdd.map(lambda row: row.asDict())
+                keyed = pairs.map(lambda row: (row["canonical1"], paracaption_row(row)))
+                kind = "deja-pairs"
+            else:
+                edges = self.session.sql(graph.rows_query).rdd.map(lambda row: row.asDict())
+                keyed = edges.map(lambda row: ((row["canonical"], row["image"]), output_row(row)))
+                kind = "deja"
             chain.funnel.set_rows(graph.funnel)
-            edges = self.session.sql(graph.rows_query).rdd.map(lambda row: row.asDict())
-            keyed = edges.map(lambda row: ((row["canonical"], row["image"]), output_row(row)))
             folder = publisher.shard_folder(config.name)
-            written, parts = _write_split(keyed, folder, plan.options.rows_per_shard, "train", False, "", "deja")
+            written, parts = _write_split(keyed, folder, plan.options.rows_per_shard, "train", False, "", kind)
         finally:
             tables.close()
         files = finalize_parts(folder, parts, "train") if parts else []
         if not files:
-            files = publisher.writer(config.name, rows="deja").close()
+            files = publisher.writer(config.name, rows=kind).close()
         return Written(written, files, None, 0.0, graph.statistics)
 
     def write(self, plan: BuildPlan, chain: FilterChain, publisher: Publisher) -> Written:

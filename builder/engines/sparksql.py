@@ -55,6 +55,11 @@ class SparkTables:
         """View ``name`` over an RDD of tuples in ``schema``'s order."""
         self._view(name, self.session.createDataFrame(rows, spark_schema(schema)))
 
+    def split(self, name: str, query: str, key: str, column: str) -> None:
+        """Table ``name`` of ``(key, part)`` rows, one per ``|``-separated part of ``column``
+        (:meth:`builder.filters.repetition.DejaTables.split`)."""
+        self.table(name, f"SELECT {key}, explode(split({column}, '[|]')) AS part FROM ({query}) q WHERE {column} <> ''")
+
     def frame(self, name: str, frame) -> None:  # noqa: ANN001 - a DataFrame the engine keeps
         """View ``name`` over a DataFrame the engine made and releases itself."""
         self._view(name, frame)

@@ -191,6 +191,8 @@ def _self_closing(data: bytes, start: int) -> bool:
             position = end + 1
         elif quote != b">":
             position = _UNQUOTED.match(data, position).end()
+
+
 _PLAINTEXT_KEY = _keys(("plaintext",))[0]
 # where svg and math content is HTML again (HTML and MathML text integration points), by the numbers of their names
 _INTEGRATION = {

@@ -18,7 +18,7 @@ import dataclasses
 import hashlib
 import ipaddress
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -72,6 +72,7 @@ DEJA_CANDIDATE_SCHEMA = pa.schema(
     ]
 )
 KEPT = "kept"
+PARACAPTION_STEP = "Shares a noun (PARAcaption)"
 
 # A deja config's rows: one per edge (caption, image) of the association graph, with the edge's first occurrence
 DEJA_ROW_SCHEMA = pa.schema(
@@ -163,6 +164,8 @@ def deja_step_names(config: PipelineConfig) -> list[str]:
     names = ["No filter", *DEJA_RULES, f"Images ≥ {config.min_images}"]
     if not config.dataset:
         names.append(f"Users ≥ {config.min_users}")
+    if config.deja == "paracaption":
+        names.append(PARACAPTION_STEP)
     return names
 
 
@@ -178,6 +181,10 @@ class DejaTables(Protocol):
 
     def function(self, name: str, function: Callable[[str | None, str | None], str | None]) -> None:
         """A Python function of two strings that gives a string or null, callable from SQL."""
+
+    def split(self, name: str, query: str, key: str, column: str) -> None:
+        """Make table ``name`` of ``(key, part)`` rows: one per part of each of ``query``'s ``column`` values
+        cut at :data:`NOUN_SEPARATOR` (an empty value: no row)."""
 
 
 class DuckDBDejaTables:
@@ -203,6 +210,13 @@ class DuckDBDejaTables:
     def function(self, name: str, function: Callable[[str | None, str | None], str | None]) -> None:
         self.connection.create_function(
             name, function, ["VARCHAR", "VARCHAR"], "VARCHAR", null_handling="special", side_effects=False
+        )
+
+    def split(self, name: str, query: str, key: str, column: str) -> None:
+        self.table(
+            name,
+            f"SELECT {key}, unnest(string_split({column}, '{NOUN_SEPARATOR}')) AS part FROM ({query}) q "
+            f"WHERE {column} <> ''",
         )
 
     def close(self) -> None:
@@ -272,7 +286,7 @@ def deja_graph(config: PipelineConfig, tables: DejaTables) -> DejaGraph:
         "FROM deja_occurrences o LEFT JOIN deja_repeated r ON o.canonical = r.canonical AND o.ruled = "
         f"{kept}",
     )
-    names = deja_step_names(config)
+    names = [name for name in deja_step_names(config) if name != PARACAPTION_STEP]  # the graph's own steps
     funnel = _funnel(tables, names)
     users = "CAST(NULL AS BIGINT)" if config.dataset else "caption_users"
     tables.table(
@@ -319,7 +333,8 @@ def _statistics(tables: DejaTables) -> dict[str, object]:
     tables.table(
         "deja_captions",
         "SELECT canonical, max(images) AS images, min_by(tokens, image) AS tokens, min_by(syntax, image) AS syntax, "
-        "min_by(text, image) AS text, min_by(words, image) AS words FROM deja_edges GROUP BY canonical",
+        "min_by(text, image) AS text, min_by(words, image) AS words, min_by(nouns, image) AS nouns "
+        "FROM deja_edges GROUP BY canonical",
     )
     (captions, images) = tables.rows(
         "SELECT count(*), (SELECT count(DISTINCT image) FROM deja_edges) FROM deja_captions"
@@ -428,7 +443,3 @@ def output_row(row: Mapping[str, object]) -> dict[str, object]:
         "users": row["users"],
         "occurrences": row["occurrences"],
     }
-
-
-def output_rows(rows: Iterable[Mapping[str, object]]) -> Iterable[dict[str, object]]:
-    return (output_row(row) for row in rows)

@@ -73,7 +73,13 @@ def _build_section(record: dict[str, object]) -> str:
     references = bool(parameters.get("references"))
     deja = bool(parameters.get("deja"))
     found = "record was found" if references else "caption was repeated" if deja else "pair survived the filters"
-    rows = "image–text records" if references else "caption–image edges" if deja else "pairs"
+    rows = (
+        "image–text records"
+        if references
+        else "pairs"
+        if parameters.get("deja") == "paracaption"
+        else ("caption–image edges" if deja else "pairs")
+    )
     empty = (
         f"No {found}: this config's parquet file has no "
         "rows, and the config is not in the card's `configs:` (`datasets` cannot load a split with no rows).\n\n"
@@ -151,6 +157,14 @@ def _deja_note(record: dict) -> str:
         + f". {users} One row per caption–image edge (`canonical`, `image`), with the first occurrence's sentence "
         "as written (`text`), page and record, the caption's `images` and `users`, and the edge's `occurrences`. "
         "The funnel counts images, records, captions (canonical forms) and edges; docs/deja.md.\n\n"
+        + (
+            "This config pairs each kept caption with the kept caption that shares the most physical-object nouns "
+            "with it (PARAcaption, the text-only variant of §5's visual paraphrases, §8.2; ties: the first in "
+            "canonical order), situated in the caption's first image: its rows are pairs (`sentence1` the caption, "
+            "`sentence2` its paraphrase, `shared_nouns`), and its last step counts them.\n\n"
+            if parameters.get("deja") == "paracaption"
+            else ""
+        )
     )
 
 

@@ -78,8 +78,21 @@ REFERENCE_ROW_SCHEMA = pa.schema(
     ]
 )
 _CAPTION_KINDS = frozenset({"figure", "table"})
+# a Déjà config's visually situated paraphrases (i, c, p) (builder.filters.situated): a pair's columns, then the two
+# captions' canonical forms, the nouns they share, their images, and φ(i, N_p) where the images were compared
+DEJA_PAIR_SCHEMA = pa.schema(
+    [
+        *PAIR_SCHEMA,
+        pa.field("canonical1", pa.string()),
+        pa.field("canonical2", pa.string()),
+        pa.field("shared_nouns", pa.list_(pa.string())),
+        pa.field("images1", pa.int64()),
+        pa.field("images2", pa.int64()),
+        pa.field("affinity", pa.float64()),
+    ]
+)
 # what a config writes besides pairs, and the schema of its rows
-ROW_SCHEMAS = {"references": REFERENCE_ROW_SCHEMA, "deja": DEJA_ROW_SCHEMA}
+ROW_SCHEMAS = {"references": REFERENCE_ROW_SCHEMA, "deja": DEJA_ROW_SCHEMA, "deja-pairs": DEJA_PAIR_SCHEMA}
 ROW_KINDS = ("pairs", *ROW_SCHEMAS)
 
 
