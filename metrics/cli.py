@@ -290,14 +290,20 @@ def score_folder(folder: Path, output: Path, arguments: argparse.Namespace) -> d
             record.pop(MARKER)
             sources[name] = record, list(built[name].files)
         tables = {name: _unscored(read_pairs_parquet(files)) for name, (_, files) in sources.items()}
-        rules = _strictest_rules({name: (tables[name], record) for name, (record, _) in sources.items()})
-        if not any(table.num_rows for table in tables.values()):
+        paired = {name for name in sources if built[name].pairs}  # records and Déjà's edges: carried over as built
+        rules = _strictest_rules(
+            {name: (tables[name], record) for name, (record, _) in sources.items() if name in paired}
+        )
+        if not any(tables[name].num_rows for name in paired):
             raise NothingToScore(f"{folder}: no config has pairs to score")
         with Publisher(output, list(sources), overwrite=arguments.overwrite, keep_earlier=False) as publisher:
             written: dict[str, list[Path]] = {}  # each config's scored files, staged once its map is drawn too
             pictures: dict[str, tuple[np.ndarray, str]] = {}  # each config's map and its title, drawn at the end
             for name, (_, files) in sources.items():
                 table = tables[name]
+                if name not in paired:  # not pairs: copied into the scored folder as they are, unscored
+                    written[name] = _write_splits(publisher.config_folder(name), table, files)
+                    continue
                 if not table.num_rows:  # carried over as built (its funnel says why), with the score columns
                     for column in [*SCORE_COLUMNS, *([PROBABILITY] if classifier is not None else [])]:
                         table = table.append_column(column, pa.array([], type=pa.float64()))

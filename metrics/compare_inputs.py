@@ -179,7 +179,10 @@ def build_sources(folder: Path) -> list[Source]:
         built = read_built(folder)
     except OutputError as error:
         raise CorpusError(f"{error} (corpus wikipedia_ipc)") from None
-    names = sorted(built, key=lambda name: (CONFIG_ORDER.get(name, len(CONFIG_ORDER)), name))
+    paired = [name for name in built if built[name].pairs]  # records and Déjà's edges are no pairs to compare
+    if not paired:
+        raise CorpusError(f"{folder}: no config of pairs ({', '.join(sorted(built))}) (corpus wikipedia_ipc)")
+    names = sorted(paired, key=lambda name: (CONFIG_ORDER.get(name, len(CONFIG_ORDER)), name))
     return [Source(f"wikipedia_ipc/{name}", "wikipedia_ipc", built[name].folder) for name in names]
 
 

@@ -305,3 +305,26 @@ def test_the_deviations_are_in_the_docs_and_the_card(crawl_build: Path) -> None:
     assert all(all(dataclasses.astuple(deviation)) for deviation in DEJA_DEVIATIONS)
     assert deja_markdown_table() in (ROOT / "docs" / "deja.md").read_text(encoding="utf-8")
     assert deja_markdown_table() in (crawl_build / "README.md").read_text(encoding="utf-8")
+
+
+def test_paraphrases_are_scored_and_compared_the_edges_carried_over(
+    crawl: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], nltk_perceptron: None
+) -> None:
+    """``metrics score`` scores deja-paracaption's pairs and copies deja's edges as they are; the corpus comparison
+    takes the pairs as a corpus of the build, not the edges."""
+    import datasets
+
+    from metrics.cli import main as metrics_main
+    from metrics.compare_inputs import build_sources
+
+    built = tmp_path / "built"
+    build([crawl], [DEJA, DEJA_PARACAPTION], built, tagger="perceptron", show_progress=False)
+    assert [source.name for source in build_sources(built)] == ["wikipedia_ipc/deja-paracaption"]
+    assert metrics_main(["score", str(built), "--output", str(tmp_path / "scored")]) == 0
+    capsys.readouterr()
+    cache = str(tmp_path / "cache")
+    pairs = datasets.load_dataset(str(tmp_path / "scored"), "deja-paracaption", split="train", cache_dir=cache)
+    assert pairs["sentence2"] == ["Birds resting on the beach", "A bird flying into the blue sky"]
+    assert all(0 <= value <= 1 for value in pairs["st"])
+    edges = datasets.load_dataset(str(tmp_path / "scored"), "deja", split="train", cache_dir=cache)
+    assert edges.to_list() == rows(built) and "st" not in edges.column_names

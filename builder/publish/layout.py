@@ -188,6 +188,13 @@ class BuiltConfig:
     record: dict
     files: tuple[Path, ...]
 
+    @property
+    def pairs(self) -> bool:
+        """Whether the config's rows are pairs: not a references config's records, nor a Déjà config's caption–image
+        edges (its ``funnel.json`` parameters say which); scorers and comparisons read only pairs."""
+        parameters = self.record.get("parameters", {})
+        return not parameters.get("references") and parameters.get("deja") != "captions"
+
     def splits(self) -> dict[str, list[Path]]:
         """The config's files per split, in ``train``, ``validation``, ``test`` order; splits without files left out."""
         ordered = sorted(self.files, key=lambda file: (_split_rank(split_of_file(file)), file.name))
