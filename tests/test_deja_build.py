@@ -4,30 +4,23 @@ Captions: tests/data/deja/README.md), whose repetitions were counted independent
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import json
 from pathlib import Path
 
-import duckdb
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from test_real_excerpt import EXCERPT
 
+from benchmarks.deja_corpus import caption_rows, dataset_graph
 from benchmarks.web_crawl import write_repeated_captions_crawl
-from builder.config import DATASET_SOURCES, DEJA, DEJA_PARACAPTION, GOLD, preset
+from builder.config import DEJA, DEJA_PARACAPTION, GOLD, preset
 from builder.engines.local import build
 from builder.filters.repetition import (
-    DEJA_CANDIDATE_SCHEMA,
-    SENTENCE_SCHEMA,
-    DuckDBDejaTables,
-    deja_graph,
     describe,
     judge_texts,
     registered_domain,
 )
-from builder.filters.situated import paracaption, paracaption_row
 from builder.filters.tagging import get_tagger
 from builder.lang.wordnet import load_wordnet
 
@@ -175,49 +168,6 @@ def test_the_real_enwiki_excerpt(tmp_path: Path, nltk_perceptron: None) -> None:
 
 
 # ---- the graph over real caption files: a dataset's rows name no user -------------------------------------------
-
-
-def caption_rows(name: str) -> list[tuple[str, str]]:
-    """(image, caption) of a real excerpt of tests/data/deja/."""
-    folder = DATA / "deja"
-    if name == "coco":
-        data = json.loads((folder / "coco" / "captions_val2017.json").read_text())
-        return [(str(a["image_id"]), a["caption"]) for a in data["annotations"]]
-    if name == "flickr8k":
-        lines = (folder / "flickr8k" / "Flickr8k.token.txt").read_text(encoding="utf-8").splitlines()
-        return [(line.split("\t")[0].split("#")[0], line.split("\t")[1]) for line in lines if line]
-    with (folder / "conceptual_captions" / "Validation_GCC-1.1.0-Validation.tsv").open(encoding="utf-8") as stream:
-        return [(url, caption) for caption, url in csv.reader(stream, delimiter="\t", quoting=csv.QUOTE_NONE)]
-
-
-def dataset_graph(
-    pairs: list[tuple[str, str]], folder: Path, paraphrases: bool = False
-) -> tuple[list, list[dict], dict]:
-    """The engines' graph (DuckDB) over image–caption rows as a dataset build's records: funnel, edges (with
-    ``paraphrases``: PARAcaption's pairs and its funnel row last), statistics."""
-    config = dataclasses.replace(DEJA, dump_kind="dataset", sources=DATASET_SOURCES)
-    candidates = [
-        {"image": image, "file": image, "page": image, "page_id": n, "revision_id": 0, "position": 0,
-         "source": "tsv", "language": "en", "caption": caption, "alt": "", "record": str(n), "date": None}
-        for n, (image, caption) in enumerate(pairs)
-    ]  # fmt: skip
-    pq.write_table(pa.Table.from_pylist(candidates, schema=DEJA_CANDIDATE_SCHEMA), folder / "candidates.parquet")
-    texts = sorted({caption for _, caption in pairs})
-    judged = judge_texts("en", texts, get_tagger("perceptron", "en"), load_wordnet())
-    pq.write_table(pa.Table.from_pylist(judged, schema=SENTENCE_SCHEMA), folder / "sentences.parquet")
-    connection = duckdb.connect()
-    tables = DuckDBDejaTables(connection, folder / "candidates.parquet", folder / "sentences.parquet")
-    graph = deja_graph(config, tables)
-    query, convert = graph.rows_query, dict
-    if paraphrases:
-        row, query = paracaption(tables)
-        graph.funnel.append(row)
-        convert = paracaption_row
-    result = connection.execute(query)
-    names = [column[0] for column in result.description]
-    found = [convert(dict(zip(names, values, strict=True))) for values in result.fetchall()]
-    tables.close()
-    return graph.funnel, found, graph.statistics
 
 
 @pytest.mark.parametrize(
