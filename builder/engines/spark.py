@@ -70,6 +70,7 @@ from builder.engines.core import (
     web_read,
     web_tasks,
 )
+from builder.engines.sparkdeja import judge_partition
 from builder.engines.sparksql import SparkImageTables, SparkTables, spark_schema, spill
 from builder.extract.copies import CopyGroup, copy_key, copy_kind, copy_unit, merge_examples, note_copies
 from builder.extract.tasks import (
@@ -95,7 +96,7 @@ from builder.filters.identity import (
     table_wiki,
 )
 from builder.filters.pairs import candidate_key
-from builder.filters.repetition import DEJA_CANDIDATE_SCHEMA, SENTENCE_SCHEMA, deja_graph, judge_texts, output_row
+from builder.filters.repetition import DEJA_CANDIDATE_SCHEMA, SENTENCE_SCHEMA, deja_graph, output_row
 from builder.filters.situated import paracaption, paracaption_row
 from builder.filters.tagging import get_tagger
 from builder.publish.publisher import Publisher
@@ -251,25 +252,6 @@ def _tag_partition(tagger_name: str, language: str, texts: Iterable[str]) -> Ite
         if tagger is None:
             tagger = _worker_tagger(tagger_name, language)
         yield from zip(batch, tag_batch(batch, tagger), strict=True)
-
-
-@functools.lru_cache(maxsize=1)
-def _worker_wordnet():  # noqa: ANN202 - a WordNet
-    """The worker's WordNet, loaded once per worker and kept out of the garbage collector's view."""
-    from builder.lang.wordnet import load_wordnet
-
-    wordnet = load_wordnet()
-    gc.freeze()
-    return wordnet
-
-
-def _judge_partition(tagger_name: str, language: str, texts: Iterable[str]) -> Iterator[tuple]:
-    """Déjà's rules on the sentences of a partition's texts (:func:`builder.filters.repetition.judge_texts`), as
-    tuples in :data:`builder.filters.repetition.SENTENCE_SCHEMA`'s order."""
-    columns = SENTENCE_SCHEMA.names
-    for batch in text_batches(texts):
-        rows = judge_texts(language, batch, _worker_tagger(tagger_name, language), _worker_wordnet())
-        yield from (tuple(row[column] for column in columns) for row in rows)
 
 
 def _apply_rule(
@@ -767,12 +749,7 @@ class SparkEngine:
         if not ruled:
             return
         context = self.session.sparkContext
-        texts = (
-            context.union(ruled)
-            .flatMap(lambda row: [(row["language"], row["caption"]), (row["language"], row["alt"])])
-            .filter(lambda item: bool(item[1]))
-            .distinct()
-        )
+        texts = _unique_texts(context, ruled)
         tagged = []
         for language, tagger in sorted(plan.taggers.items()):
             name = plan.tagger_name or tagger.name
@@ -787,17 +764,12 @@ class SparkEngine:
         """Déjà's rules on every sentence of the unique texts of its configs' records, on the executors: a
         DataFrame of judged sentences for the graph's SQL."""
         context = self.session.sparkContext
-        texts = (
-            context.union(survivors)
-            .flatMap(lambda row: [(row["language"], row["caption"]), (row["language"], row["alt"])])
-            .filter(lambda item: bool(item[1]))
-            .distinct()
-        )
+        texts = _unique_texts(context, survivors)
         judged = []
         for language, tagger in sorted(plan.taggers.items()):
             name = plan.tagger_name or tagger.name
             own = texts.filter(lambda item, code=language: item[0] == code).values().coalesce(plan.options.workers)
-            judged.append(own.mapPartitions(lambda part, n=name, code=language: _judge_partition(n, code, part)))
+            judged.append(own.mapPartitions(lambda part, n=name, code=language: judge_partition(n, code, part)))
         frame = self.session.createDataFrame(context.union(judged), spark_schema(SENTENCE_SCHEMA))
         self.sentences = frame.persist(spill())
         self.cached.append(self.sentences)
@@ -873,6 +845,14 @@ class SparkEngine:
             files = publisher.writer(config.name, languages=config.crosslingual, web=web).close()
         after.unpersist()
         return Written(written, files, record)
+
+
+def _unique_texts(context, survivors: list):  # noqa: ANN001, ANN202 - a SparkContext; an RDD of (language, text)
+    """The unique texts of the rows' captions and alt texts, with their language, on the executors."""
+    pairs = context.union(survivors).flatMap(
+        lambda row: [(row["language"], row["caption"]), (row["language"], row["alt"])]
+    )
+    return pairs.filter(lambda item: bool(item[1])).distinct()
 
 
 def _selects(config: PipelineConfig, row: dict) -> bool:
