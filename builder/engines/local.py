@@ -367,6 +367,21 @@ def _tag_in_worker(texts: list[str]) -> list[list[list[str]]]:
     return tag_batch(texts, _worker_tagger)
 
 
+def _unique_texts(
+    connection: duckdb.DuckDBPyConnection, candidates: Sequence[Path], language: str
+) -> tuple[int, Iterator[list[str]]]:
+    """How many unique non-empty texts (captions and alt texts) the candidates hold in ``language``, and those
+    texts in sorted order, in the batches taggers work in, streamed from DuckDB."""
+    files = sql_list(candidates)
+    texts = (
+        f"SELECT language, caption AS text FROM read_parquet({files}) UNION "
+        f"SELECT language, alt AS text FROM read_parquet({files})"
+    )
+    query = f"SELECT text FROM ({texts}) WHERE text <> '' AND language = '{language}' ORDER BY text"
+    count = connection.sql(f"SELECT count(*) FROM ({query})").fetchall()[0][0]
+    return count, text_batches(row["text"] for row in _stream_rows(connection, query))
+
+
 def tag_texts(
     connection: duckdb.DuckDBPyConnection,
     candidates: Sequence[Path],
@@ -377,18 +392,11 @@ def tag_texts(
     show_progress: bool,
 ) -> int:
     """Tag every unique text of the candidates once per language, by that language's tagger; tags go to ``out``."""
-    files = sql_list(candidates)
-    texts = (
-        f"SELECT language, caption AS text FROM read_parquet({files}) UNION "
-        f"SELECT language, alt AS text FROM read_parquet({files})"
-    )
     total = 0
     with pq.ParquetWriter(out, TAG_SCHEMA, compression="zstd") as writer:
         for language, tagger in sorted(taggers.items()):
-            query = f"SELECT text FROM ({texts}) WHERE text <> '' AND language = '{language}' ORDER BY text"
-            count = connection.sql(f"SELECT count(*) FROM ({query})").fetchall()[0][0]
+            count, batches = _unique_texts(connection, candidates, language)
             total += count
-            batches = text_batches(row["text"] for row in _stream_rows(connection, query))
             description = "tagging" if len(taggers) == 1 else f"tagging {language}"
             with progress_bar(total=count, desc=description, unit=" texts", disable=not show_progress) as progress:
                 for batch, tags in _tagged_batches(batches, tagger, language, by_name, workers):
@@ -448,18 +456,11 @@ def judge_sentences(
     sentences (:data:`builder.filters.repetition.SENTENCE_SCHEMA`) go to ``out``. Returns the texts judged."""
     from builder.lang.wordnet import load_wordnet
 
-    files = sql_list(candidates)
-    texts = (
-        f"SELECT language, caption AS text FROM read_parquet({files}) UNION "
-        f"SELECT language, alt AS text FROM read_parquet({files})"
-    )
     total = 0
     with pq.ParquetWriter(out, SENTENCE_SCHEMA, compression="zstd") as writer:
         for language, tagger in sorted(taggers.items()):
-            query = f"SELECT text FROM ({texts}) WHERE text <> '' AND language = '{language}' ORDER BY text"
-            count = connection.sql(f"SELECT count(*) FROM ({query})").fetchall()[0][0]
+            count, batches = _unique_texts(connection, candidates, language)
             total += count
-            batches = text_batches(row["text"] for row in _stream_rows(connection, query))
             size = pool_size(workers)
             with progress_bar(total=count, desc="deja sentences", unit=" texts", disable=not show_progress) as bar:
                 if size <= 1 or not by_name:

@@ -246,9 +246,7 @@ WEB_DEVIATIONS: tuple[Deviation, ...] = (
 
 def web_markdown_table() -> str:
     """The web build's deviations from the thesis as one Markdown table, for docs/web.md and a web card."""
-    lines = ["| Step | Thesis | This toolkit | Why |", "|---|---|---|---|"]
-    lines += [f"| {d.step} | {d.authors} | {d.ours} | {d.why} |" for d in WEB_DEVIATIONS]
-    return "\n".join(lines) + "\n"
+    return _table(WEB_DEVIATIONS, "Thesis")
 
 
 # The image–caption dataset source (thesis §5.1, Conceptual Captions) against the thesis.
@@ -277,9 +275,7 @@ DATASET_DEVIATIONS: tuple[Deviation, ...] = (
 
 def dataset_markdown_table() -> str:
     """The dataset build's deviations from the thesis as one Markdown table, for docs/web.md and a dataset card."""
-    lines = ["| Step | Thesis | This toolkit | Why |", "|---|---|---|---|"]
-    lines += [f"| {d.step} | {d.authors} | {d.ours} | {d.why} |" for d in DATASET_DEVIATIONS]
-    return "\n".join(lines) + "\n"
+    return _table(DATASET_DEVIATIONS, "Thesis")
 
 
 # Déjà Image-Captions (Chen et al., NAACL 2015; docs/deja.md) against the paper: its §2 over what the toolkit reads.
@@ -380,6 +376,11 @@ DEJA_DEVIATIONS: tuple[Deviation, ...] = (
 
 def deja_markdown_table() -> str:
     """The Déjà configs' deviations from the paper as one Markdown table, for docs/deja.md and a Déjà card."""
-    lines = ["| Step | Paper | This toolkit | Why |", "|---|---|---|---|"]
-    lines += [f"| {d.step} | {d.authors} | {d.ours} | {d.why} |" for d in DEJA_DEVIATIONS]
+    return _table(DEJA_DEVIATIONS, "Paper")
+
+
+def _table(deviations: tuple[Deviation, ...], reference: str) -> str:
+    """Deviations as one Markdown table, their reference (the thesis, a paper) named in the second column."""
+    lines = [f"| Step | {reference} | This toolkit | Why |", "|---|---|---|---|"]
+    lines += [f"| {d.step} | {d.authors} | {d.ours} | {d.why} |" for d in deviations]
     return "\n".join(lines) + "\n"
