@@ -293,25 +293,76 @@ def caption_rows(name: str) -> list[tuple[str, str]]:
         return [(url, caption) for caption, url in csv.reader(stream, delimiter="\t", quoting=csv.QUOTE_NONE)]
 
 
-def dataset_graph(pairs: list[tuple[str, str]], folder: Path) -> tuple[list, list[dict], dict]:
-    """The engines' graph (DuckDB) over image–caption rows as a dataset build's records: funnel, edges, statistics."""
+def dataset_graph(
+    pairs: list[tuple[str, str]],
+    folder: Path,
+    numbers: list[int] | None = None,
+    spark=None,  # noqa: ANN001
+) -> tuple[list, list[dict], dict]:
+    """The engines' graph over image–caption rows as a dataset build's records, in their order, each numbered (its
+    page id and record) by ``numbers`` (else its place): funnel, edges, statistics; on DuckDB, or on Spark SQL
+    where a session is given."""
     config = dataclasses.replace(DEJA, dump_kind="dataset", sources=DATASET_SOURCES)
+    numbered = zip(numbers or range(len(pairs)), pairs, strict=True)
     candidates = [
         {"image": image, "file": image, "page": image, "page_id": n, "revision_id": 0, "position": 0,
          "source": "tsv", "language": "en", "caption": caption, "alt": "", "record": str(n), "date": None}
-        for n, (image, caption) in enumerate(pairs)
+        for n, (image, caption) in numbered
     ]  # fmt: skip
-    pq.write_table(pa.Table.from_pylist(candidates, schema=DEJA_CANDIDATE_SCHEMA), folder / "candidates.parquet")
     texts = sorted({caption for _, caption in pairs})
     judged = judge_texts("en", texts, get_tagger("perceptron", "en"), load_wordnet())
+    if spark is not None:
+        from builder.engines.sparksql import SparkTables, spark_schema
+
+        tables = SparkTables(spark)
+        columns = DEJA_CANDIDATE_SCHEMA.names
+        rdd = spark.sparkContext.parallelize([tuple(row[c] for c in columns) for row in candidates], 2)
+        tables.source("candidates", rdd, DEJA_CANDIDATE_SCHEMA)
+        sentences = [tuple(row[c] for c in SENTENCE_SCHEMA.names) for row in judged]
+        tables.frame("sentences", spark.createDataFrame(sentences, spark_schema(SENTENCE_SCHEMA)))
+        graph = deja_graph(config, tables)
+        edges = [row.asDict() for row in spark.sql(graph.rows_query).collect()]
+        tables.close()
+        return graph.funnel, edges, graph.statistics
+    pq.write_table(pa.Table.from_pylist(candidates, schema=DEJA_CANDIDATE_SCHEMA), folder / "candidates.parquet")
     pq.write_table(pa.Table.from_pylist(judged, schema=SENTENCE_SCHEMA), folder / "sentences.parquet")
     connection = duckdb.connect()
-    tables = DuckDBDejaTables(connection, folder / "candidates.parquet", folder / "sentences.parquet")
-    graph = deja_graph(config, tables)
+    duck = DuckDBDejaTables(connection, folder / "candidates.parquet", folder / "sentences.parquet")
+    graph = deja_graph(config, duck)
     edges = [dict(zip([c[0] for c in connection.description], row, strict=True)) for row in
              connection.execute(graph.rows_query).fetchall()]  # fmt: skip
-    tables.close()
+    duck.close()
     return graph.funnel, edges, graph.statistics
+
+
+# two samples of one URL with one caption (a dataset's TSV repeats URLs), the later record read first
+TIED = [
+    ("https://a.test/1.jpg", "A dog running on the beach"),
+    ("https://a.test/1.jpg", "A dog running on the beach"),
+    ("https://b.test/2.jpg", "The dogs run on the beach"),
+]
+TIED_NUMBERS = [900, 607, 5]
+
+
+def tied_edges(edges: list[dict]) -> list[tuple]:
+    return [(edge["canonical"], edge["image"], edge["record"], edge["occurrences"]) for edge in edges]
+
+
+def test_an_edge_s_first_occurrence_breaks_ties_by_record(tmp_path: Path, nltk_perceptron: None) -> None:
+    """An edge's first occurrence is the least by page, revision, position, then page id and record: where two
+    samples tie on the page (one URL), the least record, whatever order the engine reads them in (it did differ
+    between the engines: benchmarks/deja_scale.py)."""
+    _, edges, _ = dataset_graph(TIED, tmp_path, TIED_NUMBERS)
+    assert tied_edges(edges) == [
+        ("dog run IN beach", "https://a.test/1.jpg", "607", 2),
+        ("dog run IN beach", "https://b.test/2.jpg", "5", 1),
+    ]
+
+
+def test_spark_breaks_the_ties_as_duckdb(spark, tmp_path: Path, nltk_perceptron: None) -> None:
+    _, edges, statistics = dataset_graph(TIED, tmp_path, TIED_NUMBERS, spark=spark)
+    _, duck, duck_statistics = dataset_graph(TIED, tmp_path, TIED_NUMBERS)
+    assert tied_edges(edges) == tied_edges(duck) and edges == duck and statistics == duck_statistics
 
 
 @pytest.mark.parametrize(

@@ -99,7 +99,13 @@ DEJA_ROW_SCHEMA = pa.schema(
         ("occurrences", pa.int64()),  # the edge's occurrences: records (and sentences) that give it
     ]
 )
-_FIRST = "page, revision_id, position, kind, sentence"  # an edge's first occurrence: the same in every engine
+# an edge's first occurrence, the same in every engine: its page's first reference, then, where a dataset's or a
+# crawl's samples tie there (two samples of one URL and caption), the least page id and record; nulls placed as
+# DuckDB places them by default (Spark SQL puts them first)
+_FIRST = ", ".join(
+    f"{column} NULLS LAST"
+    for column in ("page", "revision_id", "position", "kind", "sentence", "page_id", "record", "source", "file")
+)
 
 
 def sentence_rows(language: str, text: str, sentences: Sequence[DejaSentence]) -> list[dict[str, object]]:
