@@ -50,31 +50,50 @@ def caption_rows(name: str) -> list[tuple[str, str]]:
 
 
 def dataset_graph(
-    pairs: list[tuple[str, str]], folder: Path, paraphrases: bool = False
+    pairs: list[tuple[str, str]],
+    folder: Path,
+    paraphrases: bool = False,
+    numbers: list[int] | None = None,
+    spark=None,  # noqa: ANN001 - a SparkSession
 ) -> tuple[list, list[dict], dict]:
-    """The engines' graph (DuckDB) over image–caption rows as a dataset build's records: funnel, edges (with
-    ``paraphrases``: PARAcaption's pairs and its funnel row last), statistics."""
+    """The engines' graph over image–caption rows as a dataset build's records, in their order, each numbered (its
+    page id and record) by ``numbers`` (else its place): funnel, edges (with ``paraphrases``: PARAcaption's pairs
+    and its funnel row last), statistics; on DuckDB as the local engine runs it, or on Spark SQL where a session is
+    given."""
     config = dataclasses.replace(DEJA, dump_kind="dataset", sources=DATASET_SOURCES)
+    numbered = zip(numbers or range(len(pairs)), pairs, strict=True)
     candidates = [
         {"image": image, "file": image, "page": image, "page_id": n, "revision_id": 0, "position": 0,
          "source": "tsv", "language": "en", "caption": caption, "alt": "", "record": str(n), "date": None}
-        for n, (image, caption) in enumerate(pairs)
+        for n, (image, caption) in numbered
     ]  # fmt: skip
-    pq.write_table(pa.Table.from_pylist(candidates, schema=DEJA_CANDIDATE_SCHEMA), folder / "candidates.parquet")
     texts = sorted({caption for _, caption in pairs})
     judged = judge_texts("en", texts, get_tagger("perceptron", "en"), load_wordnet())
-    pq.write_table(pa.Table.from_pylist(judged, schema=SENTENCE_SCHEMA), folder / "sentences.parquet")
-    connection = duckdb.connect()
-    tables = DuckDBDejaTables(connection, folder / "candidates.parquet", folder / "sentences.parquet")
+    if spark is not None:
+        from builder.engines.sparksql import SparkTables, spark_schema
+
+        tables = SparkTables(spark)
+        rows = [tuple(row[c] for c in DEJA_CANDIDATE_SCHEMA.names) for row in candidates]
+        tables.source("candidates", spark.sparkContext.parallelize(rows, 2), DEJA_CANDIDATE_SCHEMA)
+        sentences = [tuple(row[c] for c in SENTENCE_SCHEMA.names) for row in judged]
+        tables.frame("sentences", spark.createDataFrame(sentences, spark_schema(SENTENCE_SCHEMA)))
+    else:
+        pq.write_table(pa.Table.from_pylist(candidates, schema=DEJA_CANDIDATE_SCHEMA), folder / "candidates.parquet")
+        pq.write_table(pa.Table.from_pylist(judged, schema=SENTENCE_SCHEMA), folder / "sentences.parquet")
+        connection = duckdb.connect()
+        tables = DuckDBDejaTables(connection, folder / "candidates.parquet", folder / "sentences.parquet")
     graph = deja_graph(config, tables)
     query, convert = graph.rows_query, dict
     if paraphrases:
         row, query = paracaption(tables)
         graph.funnel.append(row)
         convert = paracaption_row
-    result = connection.execute(query)
-    names = [column[0] for column in result.description]
-    found = [convert(dict(zip(names, values, strict=True))) for values in result.fetchall()]
+    if spark is not None:
+        found = [convert(row.asDict()) for row in spark.sql(query).collect()]
+    else:
+        result = connection.execute(query)
+        names = [column[0] for column in result.description]
+        found = [convert(dict(zip(names, values, strict=True))) for values in result.fetchall()]
     tables.close()
     return graph.funnel, found, graph.statistics
 

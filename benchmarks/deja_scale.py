@@ -8,9 +8,11 @@ everyday scenes (a subject, a verb or a preposition, a place: "a dog running on 
 its words varied the ways §2's canonical form forgives (articles, tense, number, "into" for "in"), and one caption in
 five a one-off that names nothing visible or speaks of the photographer ("my best day", "summer 2013"). Each size is
 built by each engine in a child process; this process samples its memory (benchmarks/scale.py). Printed per engine
-and size: the rows, each stage's seconds (extraction: reading and checking the images; tagging: the rules on every
-sentence; pair filters: the graph), rows/s per core of the whole build, the peaks, the kept captions and edges; then
-the growth, and the projection for the paper's 760 million pairs on ``--cores`` cores. Usage::
+and size: the rows, each stage's seconds (extraction: reading and checking the images; grouping: the image stage's
+equivalence and the records' selection; tagging: the rules on every sentence; pair filters: the graph), rows/s per
+core of the whole build, the peaks, what reached Spark's driver, the kept captions and edges; whether Spark's rows
+(a digest), funnel and statistics are the local engine's; then the growth, and the projection for the paper's 760
+million pairs on ``--cores`` cores. Usage::
 
     python benchmarks/deja_scale.py [--rows 2000] [--factor 10] [--engines local spark] [--workers 2] [--cores 64]
 """
@@ -95,6 +97,7 @@ def deja_caption(rng) -> str:  # noqa: ANN001 - a numpy Generator
 _CHILD = """  # run after DRIVER_INBOX
 import json, sys
 sys.path.insert(0, {root!r})
+from benchmarks.deja_scale import edges_digest
 if {engine!r} == "spark":
     count_what_the_driver_receives()
 from builder.config import DEJA
@@ -103,21 +106,40 @@ if {engine!r} == "spark":
     from builder.engines.spark import build_spark as build
 report = build([{images!r}], [DEJA], {output!r}, workers={workers}, show_progress=False, captions_tsv={tsv!r})
 record = json.load(open({output!r} + "/deja/funnel.json"))
+digest = edges_digest({output!r} + "/deja")
 print(json.dumps({{"seconds": report.clock.seconds(), "rows": report.rows, "received": received,
-                  "funnel": record["funnel"], "deja": record["deja"]}}))
+                  "funnel": record["funnel"], "deja": record["deja"], "digest": digest}}))
 """
+
+
+def edges_digest(folder: str) -> str:
+    """The SHA-256 of a deja config's rows in the order its shards hold them (caption, then image, in both
+    engines): the same digest, the same rows."""
+    import hashlib
+
+    import pyarrow.parquet as pq
+
+    digest = hashlib.sha256()
+    for shard in sorted(Path(folder).glob("*.parquet")):
+        for row in pq.read_table(shard).to_pylist():
+            digest.update(json.dumps(row, sort_keys=True, default=str).encode("utf-8"))
+    return digest.hexdigest()
 
 
 def run_build(dataset: Path, engine: str, workers: int) -> dict:
     """One deja build in a child process, its memory sampled here."""
     with tempfile.TemporaryDirectory(prefix="wikipedia-ipc-deja-scale-") as scratch:
-        code = DRIVER_INBOX + _CHILD.format(
-            root=str(ROOT),
-            engine=engine,
-            images=str(dataset / "images"),
-            tsv=str(dataset / "cc.tsv"),
-            output=str(Path(scratch) / "out"),
-            workers=workers,
+        code = (
+            DRIVER_INBOX
+            + "from benchmarks.deja_scale import edges_digest\n"
+            + _CHILD.format(
+                root=str(ROOT),
+                engine=engine,
+                images=str(dataset / "images"),
+                tsv=str(dataset / "cc.tsv"),
+                output=str(Path(scratch) / "out"),
+                workers=workers,
+            )
         )
         returned, stdout, stderr, wall, sampler = sampled_child(code, scratch, Path(scratch))
     if returned != 0:
@@ -155,10 +177,10 @@ def main(argv: list[str] | None = None) -> int:
     folders = [dataset_of(rows, arguments) for rows in sizes]
     results: dict[tuple[str, int], dict] = {}
     print(
-        "| engine | rows | extraction s | tagging s | graph s | build s | rows/s/core | driver peak MB "
+        "| engine | rows | extraction s | grouping s | tagging s | graph s | build s | rows/s/core | driver peak MB "
         "| worker peak MB | to the driver | captions kept | edges |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for engine in arguments.engines:
         for folder, rows in zip(folders, sizes, strict=True):
             run = run_build(folder, engine, arguments.workers)
@@ -168,7 +190,8 @@ def main(argv: list[str] | None = None) -> int:
             received = run["received"]
             to_driver = f"{received['items']:,} items, {received['bytes'] / MB:.2f} MB" if engine == "spark" else "–"
             print(
-                f"| {engine} | {rows:,} | {seconds.get('extraction', 0):.1f} | {seconds.get('tagging', 0):.1f} "
+                f"| {engine} | {rows:,} | {seconds.get('extraction', 0):.1f} | {seconds.get('grouping', 0):.1f} "
+                f"| {seconds.get('tagging', 0):.1f} "
                 f"| {seconds.get('pair filters', 0):.1f} | {total:.1f} | {rows / total / arguments.workers:.0f} "
                 f"| {run['driver_peak'] / MB:.0f} | {run['worker_peak'] / MB:.0f} | {to_driver} "
                 f"| {run['deja']['captions']:,} | {run['rows']['deja']:,} |",
@@ -177,10 +200,15 @@ def main(argv: list[str] | None = None) -> int:
     if len(arguments.engines) == 2:
         for rows in sizes:
             local, spark = results["local", rows], results["spark", rows]
+            same = [
+                f"the same {what}" if local[key] == spark[key] else f"DIFFERENT {what}"
+                for key, what in (("digest", "rows"), ("funnel", "funnel"), ("deja", "statistics"))
+            ]
+            graph = ratio(spark["seconds"].get("pair filters", 0), local["seconds"].get("pair filters", 0))
             print(
-                f"- {rows:,} rows: Spark's rows and the local engine's: "
-                f"{'the same funnel' if local['funnel'] == spark['funnel'] else 'DIFFERENT funnels'}, "
-                f"whole build Spark/local {ratio(sum(spark['seconds'].values()), sum(local['seconds'].values()))}"
+                f"- {rows:,} rows: Spark's and the local engine's: {', '.join(same)}; "
+                f"whole build Spark/local {ratio(sum(spark['seconds'].values()), sum(local['seconds'].values()))}, "
+                f"graph Spark/local {graph}"
             )
     print(f"\nGrowth from {sizes[0]:,} to {sizes[1]:,} rows (×{arguments.factor}):")
     for engine in arguments.engines:

@@ -73,6 +73,7 @@ DEJA_CANDIDATE_SCHEMA = pa.schema(
 )
 KEPT = "kept"
 PARACAPTION_STEP = "Shares a noun (PARAcaption)"
+SYNTAX_KINDS = ("verb", "prep", "adj")  # Table 5's kinds of a sentence, as DejaSentence.kind names them
 
 # A deja config's rows: one per edge (caption, image) of the association graph, with the edge's first occurrence
 DEJA_ROW_SCHEMA = pa.schema(
@@ -99,7 +100,13 @@ DEJA_ROW_SCHEMA = pa.schema(
         ("occurrences", pa.int64()),  # the edge's occurrences: records (and sentences) that give it
     ]
 )
-_FIRST = "page, revision_id, position, kind, sentence"  # an edge's first occurrence: the same in every engine
+# an edge's first occurrence, the same in every engine: its page's first reference, then, where a dataset's or a
+# crawl's samples tie there (two samples of one URL and caption), the least page id and record; nulls placed as
+# DuckDB places them by default (Spark SQL puts them first)
+_FIRST = ", ".join(
+    f"{column} NULLS LAST"
+    for column in ("page", "revision_id", "position", "kind", "sentence", "page_id", "record", "source", "file")
+)
 
 
 def sentence_rows(language: str, text: str, sentences: Sequence[DejaSentence]) -> list[dict[str, object]]:
@@ -341,25 +348,32 @@ def _statistics(tables: DejaTables) -> dict[str, object]:
     )[0]
     per_caption = dict(tables.rows("SELECT images, count(*) FROM deja_captions GROUP BY images"))
     tokens = dict(tables.rows("SELECT tokens, count(*) FROM deja_captions GROUP BY tokens"))
+    # one query per column of Table 5 for the three kinds at once (on Spark each query is a job or more); the mean
+    # and deviation computed here from exact counts, the same in every engine whatever its partitions' order
+    histograms: dict[str, dict[int, int]] = {}
+    for kind, value, count in tables.rows("SELECT syntax, images, count(*) FROM deja_captions GROUP BY syntax, images"):
+        histograms.setdefault(kind, {})[int(value)] = int(count)
+    kind_images = dict(tables.rows("SELECT syntax, count(DISTINCT image) FROM deja_edges GROUP BY syntax"))
+    top_captions: dict[str, list[list]] = {}
+    for kind, text, n in tables.rows(
+        "SELECT syntax, text, images FROM (SELECT syntax, text, images, row_number() OVER (PARTITION BY syntax "
+        "ORDER BY images DESC, canonical) AS nth FROM deja_captions) t WHERE nth <= 5 ORDER BY syntax, nth"
+    ):
+        top_captions.setdefault(kind, []).append([text, int(n)])
+    words = _top_words(tables)
     kinds = {}
-    for kind in ("verb", "prep", "adj"):
-        (count, mean, deviation) = tables.rows(
-            f"SELECT count(*), avg(images), stddev_pop(images) FROM deja_captions WHERE syntax = '{kind}'"
-        )[0]
-        (kind_images,) = tables.rows(f"SELECT count(DISTINCT image) FROM deja_edges WHERE syntax = '{kind}'")[0]
-        top_captions = tables.rows(
-            f"SELECT text, images FROM deja_captions WHERE syntax = '{kind}' ORDER BY images DESC, canonical LIMIT 5"
-        )
-        words = _top_words(tables, kind)
+    for kind in SYNTAX_KINDS:
+        count, mean, deviation = _spread(histograms.get(kind, {}))
+        seen = int(kind_images.get(kind, 0))
         kinds[kind] = {
-            "captions": int(count),
-            "images": int(kind_images),
+            "captions": count,
+            "images": seen,
             "captions_share": count / captions if captions else None,
-            "images_share": kind_images / images if images else None,
-            "mean_images": float(mean) if mean is not None else None,
-            "std_images": float(deviation) if deviation is not None else None,
-            "top_words": [[word, int(n)] for word, n in words],
-            "top_captions": [[text, int(n)] for text, n in top_captions],
+            "images_share": seen / images if images else None,
+            "mean_images": mean,
+            "std_images": deviation,
+            "top_words": [[word, int(n)] for word, n in words.get(kind, [])],
+            "top_captions": top_captions.get(kind, []),
         }
     return {
         "captions": int(captions),
@@ -370,16 +384,27 @@ def _statistics(tables: DejaTables) -> dict[str, object]:
     }
 
 
-def _top_words(tables: DejaTables, kind: str) -> list[tuple[str, int]]:
-    """The words of a syntax kind in the most captions (Table 5's left column), counted in Python from the
+def _spread(histogram: Mapping[int, int]) -> tuple[int, float | None, float | None]:
+    """How many values a histogram (value → how many) holds, their mean and population standard deviation."""
+    total = sum(histogram.values())
+    if not total:
+        return 0, None, None
+    mean = math.fsum(value * count for value, count in histogram.items()) / total
+    variance = math.fsum(count * (value - mean) ** 2 for value, count in histogram.items()) / total
+    return total, mean, math.sqrt(variance)
+
+
+def _top_words(tables: DejaTables) -> dict[str, list[tuple[str, int]]]:
+    """Each syntax kind's words in the most captions (Table 5's left column), counted in Python from the
     distinct word lists, which are few (one per caption at most)."""
-    counted: dict[str, int] = {}
-    for words, captions in tables.rows(
-        f"SELECT words, count(*) FROM deja_captions WHERE syntax = '{kind}' AND words <> '' GROUP BY words"
+    counted: dict[str, dict[str, int]] = {}
+    for kind, words, captions in tables.rows(
+        "SELECT syntax, words, count(*) FROM deja_captions WHERE words <> '' GROUP BY syntax, words"
     ):
+        own = counted.setdefault(kind, {})
         for word in set(words.split(NOUN_SEPARATOR)):
-            counted[word] = counted.get(word, 0) + int(captions)
-    return sorted(counted.items(), key=lambda item: (-item[1], item[0]))[:10]
+            own[word] = own.get(word, 0) + int(captions)
+    return {kind: sorted(own.items(), key=lambda item: (-item[1], item[0]))[:10] for kind, own in counted.items()}
 
 
 def describe(histogram: Mapping[int, int]) -> dict[str, float | int | None]:
