@@ -127,10 +127,11 @@ print(json.dumps({{"seconds": report.clock.seconds(), "spans": report.clock.span
 """
 
 
-def run_build(dataset: Path, engine: str, workers: int) -> dict:
-    """One captions build in a child process, its memory sampled here."""
+def run_build(dataset: Path, engine: str, workers: int, child: str = "") -> dict:
+    """One build of the dataset in a child process, its memory sampled here: the captions config's, or the
+    ``child`` code's (a template of the same fields)."""
     with tempfile.TemporaryDirectory(prefix="wikipedia-ipc-captions-scale-") as scratch:
-        code = DRIVER_INBOX + _CHILD.format(
+        code = DRIVER_INBOX + (child or _CHILD).format(
             root=str(ROOT),
             engine=engine,
             images=str(dataset / "images"),

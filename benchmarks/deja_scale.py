@@ -23,13 +23,13 @@ import argparse
 import json
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.captions_scale import run_build as captions_build  # noqa: E402
 from benchmarks.captions_scale import write_cc_dataset  # noqa: E402
-from benchmarks.scale import DRIVER_INBOX, ratio, sampled_child  # noqa: E402
+from benchmarks.scale import ratio  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "deja_scale"
@@ -127,26 +127,8 @@ def edges_digest(folder: str) -> str:
 
 
 def run_build(dataset: Path, engine: str, workers: int) -> dict:
-    """One deja build in a child process, its memory sampled here."""
-    with tempfile.TemporaryDirectory(prefix="wikipedia-ipc-deja-scale-") as scratch:
-        code = (
-            DRIVER_INBOX
-            + "from benchmarks.deja_scale import edges_digest\n"
-            + _CHILD.format(
-                root=str(ROOT),
-                engine=engine,
-                images=str(dataset / "images"),
-                tsv=str(dataset / "cc.tsv"),
-                output=str(Path(scratch) / "out"),
-                workers=workers,
-            )
-        )
-        returned, stdout, stderr, wall, sampler = sampled_child(code, scratch, Path(scratch))
-    if returned != 0:
-        raise RuntimeError(f"the {engine} build of {dataset.name} failed ({returned}): {stderr[-2000:]}")
-    result = json.loads(stdout.strip().splitlines()[-1])
-    result.update(wall=wall, driver_peak=sampler.own_peak, worker_peak=sampler.worker_peak)
-    return result
+    """One deja build in a child process, its memory sampled here (benchmarks/captions_scale.py's runner)."""
+    return captions_build(dataset, engine, workers, _CHILD)
 
 
 def dataset_of(rows: int, arguments: argparse.Namespace) -> Path:

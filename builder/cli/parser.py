@@ -137,7 +137,7 @@ def _input_arguments(run: argparse._ArgumentGroup) -> None:
         "dataset as img2dataset wrote it (files, webdataset or parquet layout, §5.1; docs/web.md); references: every "
         "image–text record step 0 counts, of whatever the build reads, one row per reference and text; deja: Déjà "
         "Image-Captions' captions in repetition (Chen et al. 2015, §2; English; docs/deja.md), one row per "
-        "caption–image edge",
+        "caption–image edge; deja-paracaption: each kept caption paired with the one sharing the most nouns (§8.2)",
     )
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import functools
 import itertools
 import os
 import shutil
@@ -76,6 +77,7 @@ from builder.filters.repetition import SENTENCE_SCHEMA, DuckDBDejaTables, deja_g
 from builder.filters.situated import paracaption, paracaption_row
 from builder.filters.tagging import Tagger, TaggerWarning, get_tagger
 from builder.filters.web import DuckDBImageTables
+from builder.lang.wordnet import load_wordnet
 from builder.progress import progress_bar
 from builder.publish.publisher import Publisher
 from builder.publish.splits import assign_files, check_files, split_record
@@ -399,48 +401,51 @@ def tag_texts(
             total += count
             description = "tagging" if len(taggers) == 1 else f"tagging {language}"
             with progress_bar(total=count, desc=description, unit=" texts", disable=not show_progress) as progress:
-                for batch, tags in _tagged_batches(batches, tagger, language, by_name, workers):
+                here = functools.partial(tag_batch, tagger=tagger)
+                work = _in_order(batches, here, _tag_in_worker, tagger, language, by_name, workers, "tagging")
+                for batch, tags in work:
                     table = {"language": [language] * len(batch), "text": batch, "tags": tags}
                     writer.write_table(pa.Table.from_pydict(table, schema=TAG_SCHEMA))
                     progress.update(len(batch))
     return total
 
 
-def _tagged_batches(
-    batches: Iterator[list[str]], tagger: Tagger, language: str, by_name: bool, workers: int
+def _in_order(
+    batches: Iterator[list[str]],
+    here: Callable[[list[str]], list],
+    worker: Callable[[list[str]], list],
+    tagger: Tagger,
+    language: str,
+    by_name: bool,
+    workers: int,
+    what: str,
 ) -> Iterator[tuple[list[str], list]]:
-    """Tag batches in order; in worker processes when the tagger can be rebuilt there by name."""
+    """Each batch of texts with what ``here`` makes of it in this process, in order; or ``worker`` in worker
+    processes that build the tagger again by name (:func:`_init_tag_worker`), when the build has workers and the
+    tagger a name."""
     if workers <= 1 or not by_name:
         for batch in batches:
-            yield batch, tag_batch(batch, tagger)
+            yield batch, here(batch)
         return
     # not a fork of this process: it holds a DuckDB connection with live threads. An executor, not a Pool: a worker
     # that dies at its start (a script without a main guard, where workers import it) ends the build at once.
-    size = pool_size(workers)  # as many tagging processes as cores, however many workers were asked for
+    size = pool_size(workers)  # as many processes as cores, however many workers were asked for
     with worker_pool(size, False, initializer=_init_tag_worker, initargs=(tagger.name, language)) as executor:
         try:
             while window := list(itertools.islice(batches, size * 4)):
-                yield from zip(window, executor.map(_tag_in_worker, window), strict=True)
+                yield from zip(window, executor.map(worker, window), strict=True)
         except concurrent.futures.BrokenExecutor:
-            raise RuntimeError(f"a tagging worker ended abruptly (killed, or out of memory; {SCRIPT_GUARD})") from None
+            raise RuntimeError(f"a {what} worker ended abruptly (killed, or out of memory; {SCRIPT_GUARD})") from None
 
 
-_worker_deja: tuple[Tagger, object] | None = None
-
-
-def _init_deja_worker(spec: str, language: str) -> None:
-    """A Déjà worker builds its tagger by name and loads WordNet once."""
-    global _worker_deja
-    from builder.lang.wordnet import load_wordnet
-
-    quiet_interrupt()
-    warnings.simplefilter("ignore", TaggerWarning)
-    _worker_deja = (get_tagger(spec, language), load_wordnet())
+def _judge_here(language: str, tagger: Tagger, texts: list[str]) -> list[dict]:
+    """Déjà's rules on a batch: WordNet is loaded once per process, where it is first used."""
+    return judge_texts(language, texts, tagger, load_wordnet())
 
 
 def _judge_in_worker(language: str, texts: list[str]) -> list[dict]:
-    assert _worker_deja is not None
-    return judge_texts(language, texts, *_worker_deja)
+    assert _worker_tagger is not None
+    return _judge_here(language, _worker_tagger, texts)
 
 
 def judge_sentences(
@@ -454,34 +459,17 @@ def judge_sentences(
 ) -> int:
     """Déjà's rules (§2) on every sentence of every unique text of the candidates, once per language; the judged
     sentences (:data:`builder.filters.repetition.SENTENCE_SCHEMA`) go to ``out``. Returns the texts judged."""
-    from builder.lang.wordnet import load_wordnet
-
     total = 0
     with pq.ParquetWriter(out, SENTENCE_SCHEMA, compression="zstd") as writer:
         for language, tagger in sorted(taggers.items()):
             count, batches = _unique_texts(connection, candidates, language)
             total += count
-            size = pool_size(workers)
+            here = functools.partial(_judge_here, language, tagger)  # WordNet loaded where used, once
+            worker = functools.partial(_judge_in_worker, language)
             with progress_bar(total=count, desc="deja sentences", unit=" texts", disable=not show_progress) as bar:
-                if size <= 1 or not by_name:
-                    wordnet = load_wordnet()
-                    judged = ((batch, judge_texts(language, batch, tagger, wordnet)) for batch in batches)
-                    for batch, rows in judged:
-                        writer.write_table(pa.Table.from_pylist(rows, schema=SENTENCE_SCHEMA))
-                        bar.update(len(batch))
-                    continue
-                pool = worker_pool(size, False, initializer=_init_deja_worker, initargs=(tagger.name, language))
-                with pool as executor:
-                    try:
-                        while window := list(itertools.islice(batches, size * 4)):
-                            results = executor.map(_judge_in_worker, [language] * len(window), window)
-                            for batch, rows in zip(window, results, strict=True):
-                                writer.write_table(pa.Table.from_pylist(rows, schema=SENTENCE_SCHEMA))
-                                bar.update(len(batch))
-                    except concurrent.futures.BrokenExecutor:
-                        raise RuntimeError(
-                            f"a Déjà worker ended abruptly (killed, or out of memory; {SCRIPT_GUARD})"
-                        ) from None
+                for batch, rows in _in_order(batches, here, worker, tagger, language, by_name, workers, "Déjà"):
+                    writer.write_table(pa.Table.from_pylist(rows, schema=SENTENCE_SCHEMA))
+                    bar.update(len(batch))
     return total
 
 

@@ -749,13 +749,10 @@ class SparkEngine:
         if not ruled:
             return
         context = self.session.sparkContext
-        texts = _unique_texts(context, ruled)
-        tagged = []
-        for language, tagger in sorted(plan.taggers.items()):
-            name = plan.tagger_name or tagger.name
-            own = texts.filter(lambda item, code=language: item[0] == code).values().coalesce(plan.options.workers)
-            tags = own.mapPartitions(lambda part, n=name, code=language: _tag_partition(n, code, part))
-            tagged.append(tags.map(lambda item, code=language: ((code, item[0]), item[1])))
+        tagged = [
+            tags.map(lambda item, code=language: ((code, item[0]), item[1]))
+            for language, tags in _per_language(plan, _unique_texts(context, ruled), _tag_partition)
+        ]
         self.tags = context.union(tagged).persist(spill())
         self.cached.append(self.tags)
         self.tags.count()  # tag here, in the tagging stage, not lazily inside the next one
@@ -764,12 +761,7 @@ class SparkEngine:
         """Déjà's rules on every sentence of the unique texts of its configs' records, on the executors: a
         DataFrame of judged sentences for the graph's SQL."""
         context = self.session.sparkContext
-        texts = _unique_texts(context, survivors)
-        judged = []
-        for language, tagger in sorted(plan.taggers.items()):
-            name = plan.tagger_name or tagger.name
-            own = texts.filter(lambda item, code=language: item[0] == code).values().coalesce(plan.options.workers)
-            judged.append(own.mapPartitions(lambda part, n=name, code=language: judge_partition(n, code, part)))
+        judged = [rows for _, rows in _per_language(plan, _unique_texts(context, survivors), judge_partition)]
         frame = self.session.createDataFrame(context.union(judged), spark_schema(SENTENCE_SCHEMA))
         self.sentences = frame.persist(spill())
         self.cached.append(self.sentences)
@@ -853,6 +845,17 @@ def _unique_texts(context, survivors: list):  # noqa: ANN001, ANN202 - a SparkCo
         lambda row: [(row["language"], row["caption"]), (row["language"], row["alt"])]
     )
     return pairs.filter(lambda item: bool(item[1])).distinct()
+
+
+def _per_language(plan: BuildPlan, texts, run: Callable) -> list[tuple[str, object]]:  # noqa: ANN001 - an RDD
+    """Each language's texts run through ``run(tagger name, language, texts)`` on the executors, in as many
+    partitions as workers: what tagging and Déjà's rules both do per language."""
+    found = []
+    for language, tagger in sorted(plan.taggers.items()):
+        name = plan.tagger_name or tagger.name
+        own = texts.filter(lambda item, code=language: item[0] == code).values().coalesce(plan.options.workers)
+        found.append((language, own.mapPartitions(lambda part, n=name, code=language: run(n, code, part))))
+    return found
 
 
 def _selects(config: PipelineConfig, row: dict) -> bool:

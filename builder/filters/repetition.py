@@ -13,8 +13,8 @@ step of the funnel and holds the rows. The SQL is the subset DuckDB and Spark SQ
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
+import functools
 import hashlib
 import ipaddress
 import math
@@ -154,16 +154,11 @@ def registered_domain(page: str | None, _: str | None = None) -> str | None:
     return host
 
 
+@functools.lru_cache(maxsize=1)
 def _suffix_list():  # noqa: ANN202 - a publicsuffixlist.PublicSuffixList, built once per process
-    global _SUFFIXES
-    if _SUFFIXES is None:
-        from publicsuffixlist import PublicSuffixList
+    from publicsuffixlist import PublicSuffixList
 
-        _SUFFIXES = PublicSuffixList()
-    return _SUFFIXES
-
-
-_SUFFIXES = None
+    return PublicSuffixList()
 
 
 def deja_step_names(config: PipelineConfig) -> list[str]:
@@ -200,6 +195,7 @@ class DuckDBDejaTables:
     def __init__(self, connection, candidates: Path, sentences: Path) -> None:  # noqa: ANN001 - a DuckDB connection
         self.connection = connection
         self.made: list[str] = []
+        self.functions: list[str] = []
         connection.execute(
             f"CREATE OR REPLACE TEMP VIEW candidates AS SELECT * FROM read_parquet({sql_list([candidates])})"
         )
@@ -218,6 +214,7 @@ class DuckDBDejaTables:
         self.connection.create_function(
             name, function, ["VARCHAR", "VARCHAR"], "VARCHAR", null_handling="special", side_effects=False
         )
+        self.functions.append(name)
 
     def split(self, name: str, query: str, key: str, column: str) -> None:
         self.table(
@@ -231,8 +228,8 @@ class DuckDBDejaTables:
             self.connection.execute(f"DROP TABLE IF EXISTS {name}")
         for view in ("candidates", "sentences"):
             self.connection.execute(f"DROP VIEW IF EXISTS {view}")
-        with contextlib.suppress(Exception):  # registered for a crawl's users only
-            self.connection.remove_function("deja_user")
+        for name in self.functions:
+            self.connection.remove_function(name)
 
 
 @dataclasses.dataclass
@@ -384,14 +381,16 @@ def _statistics(tables: DejaTables) -> dict[str, object]:
     }
 
 
-def _spread(histogram: Mapping[int, int]) -> tuple[int, float | None, float | None]:
-    """How many values a histogram (value → how many) holds, their mean and population standard deviation."""
+def _spread(histogram: Mapping[int, int], ddof: int = 0) -> tuple[int, float | None, float | None]:
+    """How many values a histogram (value → how many) holds, their mean and standard deviation (``ddof`` 0: the
+    population's, as Table 5's; 1: the sample's, as Table 2's, pandas' ``describe``), from exact counts so that
+    every engine gives the same floats."""
     total = sum(histogram.values())
     if not total:
         return 0, None, None
     mean = math.fsum(value * count for value, count in histogram.items()) / total
-    variance = math.fsum(count * (value - mean) ** 2 for value, count in histogram.items()) / total
-    return total, mean, math.sqrt(variance)
+    squares = math.fsum(count * (value - mean) ** 2 for value, count in histogram.items())
+    return total, mean, math.sqrt(squares / (total - ddof)) if total > ddof else 0.0
 
 
 def _top_words(tables: DejaTables) -> dict[str, list[tuple[str, int]]]:
@@ -410,13 +409,9 @@ def _top_words(tables: DejaTables) -> dict[str, list[tuple[str, int]]]:
 def describe(histogram: Mapping[int, int]) -> dict[str, float | int | None]:
     """Table 2's columns of a histogram (value → how many captions): mean, std, 25%, 50%, 75%, max; percentiles
     interpolated linearly between the sorted values, as numpy's and pandas' defaults do."""
-    total = sum(histogram.values())
+    total, mean, deviation = _spread(histogram, ddof=1)
     if not total:
         return {"mean": None, "std": None, "25%": None, "50%": None, "75%": None, "max": None}
-    mean = sum(value * count for value, count in histogram.items()) / total
-    variance = (
-        sum(count * (value - mean) ** 2 for value, count in histogram.items()) / (total - 1) if total > 1 else 0.0
-    )
     values = sorted(histogram.items())
 
     def at(position: int) -> int:
@@ -434,7 +429,7 @@ def describe(histogram: Mapping[int, int]) -> dict[str, float | int | None]:
 
     return {
         "mean": mean,
-        "std": math.sqrt(variance),
+        "std": deviation,
         "25%": percentile(0.25),
         "50%": percentile(0.5),
         "75%": percentile(0.75),
