@@ -47,6 +47,7 @@ from builder.filters.association import (  # noqa: E402
     DevQuery,
     Pool,
     assoc,
+    bleu1,
     choose_sigma,
     instance,
 )
@@ -114,18 +115,6 @@ def load(folder: Path) -> Corpus:
         queries.append({feature: np.asarray(combined(raw, feature), dtype=np.float64) for feature in FEATURES})
     matrices = {feature: np.stack([query[feature] for query in queries]) for feature in queries[0]}
     return Corpus(files, captions_of, keys_of, text, Pool.build(edges, matrices), queries)
-
-
-def bleu1(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> tuple[float, list[float]]:
-    """BLEU@1 without brevity penalty: corpus-level and per sentence (the clipped unigram precision)."""
-    from sacrebleu.metrics import BLEU
-
-    metric = BLEU(max_ngram_order=1, lowercase=True, effective_order=True)
-    width = max(len(refs) for refs in references)
-    streams = [[refs[k] if k < len(refs) else "" for refs in references] for k in range(width)]
-    corpus = metric.corpus_score(list(hypotheses), streams).precisions[0] / 100
-    per = [metric.sentence_score(h, list(r)).precisions[0] / 100 for h, r in zip(hypotheses, references, strict=True)]
-    return corpus, per
 
 
 class NoSynonyms:

@@ -90,7 +90,10 @@ PERCEPTUAL_EQUIVALENCES = ("ahash", "dhash", "phash", "phash-rotation")
 SPLIT_NAMES = ("train", "validation", "test")
 # Déjà Image-Captions' outputs (docs/deja.md): its captions in repetition (§2); each caption paired with the caption
 # sharing the most physical-object nouns with it, PARAcaption, the text-only variant of its visual paraphrases (§8.2)
-DEJA_KINDS = ("captions", "paracaption")
+DEJA_KINDS = ("captions", "paracaption", "paraphrases")
+DEJA_PAIRINGS = ("paracaption", "paraphrases")  # the Déjà configs whose rows are pairs of captions, not edges
+# the image features of Déjà's visual paraphrases (§4: GIST, Tinyimage, the two combined; builder.sources.features)
+DEJA_FEATURES = ("gist", "tiny", "gist+tiny")
 DEFAULT_FRACTIONS = (0.8, 0.1, 0.1)
 _TOLERANCE = 1e-9
 DEFAULT_MEMORY_LIMIT = "512MB"  # DuckDB's grouping and tagging queries; its own default is 80% of the machine's memory
@@ -203,12 +206,21 @@ class PipelineConfig:
     deja: str = ""
     min_images: int = 2
     min_users: int = 2
+    # "paraphrases" (§5): the feature whose φ reranks the candidates (Table 6's best, Tinyimage, by default) and σ
+    # (0: chosen on a held-out development set of the graph's images, as footnote 5 does)
+    deja_feature: str = "tiny"
+    deja_sigma: int = 0
 
     @property
     def records(self) -> bool:
         """Whether the config reads every image–text record step 0 counts, whatever the build's pairing configs
         filter: ``references`` and the Déjà configs, which take the build's input kind and image identity."""
         return self.references or bool(self.deja)
+
+    @property
+    def deja_pairs(self) -> bool:
+        """Whether the config is a Déjà config whose rows are pairs (§5's visual paraphrases, §8.2's PARAcaption)."""
+        return self.deja in DEJA_PAIRINGS
 
     @property
     def web(self) -> bool:
@@ -289,6 +301,10 @@ class PipelineConfig:
             raise ValueError("a Déjà config reads one language's records: neither a references nor a cross-lingual one")
         if self.min_images < 1 or self.min_users < 1:
             raise ValueError(f"min_images and min_users must be 1 or more, not {self.min_images}, {self.min_users}")
+        if self.deja_feature not in DEJA_FEATURES:
+            raise ValueError(f"deja_feature must be one of {list(DEJA_FEATURES)}, not {self.deja_feature!r}")
+        if self.deja_sigma < 0:
+            raise ValueError(f"deja_sigma is a number of images (0: chosen on a dev set), not {self.deja_sigma}")
 
     def parameters(self) -> dict[str, object]:
         """The parameters as plain data, for the dataset card and funnel.json.
@@ -303,6 +319,9 @@ class PipelineConfig:
         web_fields = ("equivalence", "hash_size", "hash_threshold", "set_size_z", "max_equal_images")
         if not self.references:
             del parameters["references"]
+        if self.deja != "paraphrases":
+            for name in ("deja_feature", "deja_sigma"):
+                del parameters[name]
         if not self.deja:
             for name in ("deja", "min_images", "min_users"):
                 del parameters[name]
@@ -379,8 +398,13 @@ DEJA = PipelineConfig(
 
 # §5's visual paraphrases without the images: PARAcaption (§8.2), for a build of any source
 DEJA_PARACAPTION = dataclasses.replace(DEJA, name="deja-paracaption", deja="paracaption")
+# §5's visual paraphrases: each caption's candidates by shared nouns, reranked by φ over the images' features; a build
+# with pixels only (a crawl, an image–caption dataset)
+DEJA_PARAPHRASES = dataclasses.replace(DEJA, name="deja-paraphrases", deja="paraphrases")
 # the configs of records, which read whatever the build reads
-RECORD_PRESETS: dict[str, PipelineConfig] = {config.name: config for config in (REFERENCES, DEJA, DEJA_PARACAPTION)}
+RECORD_PRESETS: dict[str, PipelineConfig] = {
+    config.name: config for config in (REFERENCES, DEJA, DEJA_PARACAPTION, DEJA_PARAPHRASES)
+}
 
 
 def with_references(configs: Sequence[PipelineConfig], input_kind: str = "articles") -> list[PipelineConfig]:
@@ -471,6 +495,7 @@ class ExtractionSettings:
     equivalence: str = "url"  # web builds: how images are one (one image index per build)
     hash_size: int = 6
     hash_threshold: int = 4
+    feature: str = ""  # the feature vector every decoded image keeps (a Déjà paraphrases config's); "": none
 
     @classmethod
     def of(cls, configs: Sequence[PipelineConfig]) -> ExtractionSettings:
@@ -500,6 +525,10 @@ class ExtractionSettings:
             if len({getattr(config, field) for config in configs}) > 1:
                 names = ", ".join(f"{config.name} ({_plain(getattr(config, field))})" for config in configs)
                 raise ValueError(f"configs of one build must {what}; got {names}")
+        features = {config.name: config.deja_feature for config in configs if config.deja == "paraphrases"}
+        if len(set(features.values())) > 1:
+            names = ", ".join(f"{name} ({feature})" for name, feature in features.items())
+            raise ValueError(f"configs of one build must describe images by the same feature; got {names}")
         first = configs[0]
         return cls(
             first.dump_kind,
@@ -509,6 +538,7 @@ class ExtractionSettings:
             first.equivalence,
             first.hash_size,
             first.hash_threshold,
+            next(iter(features.values()), ""),
         )
 
     @property

@@ -43,6 +43,11 @@ def _every(config: PipelineConfig) -> bool:
     return True
 
 
+def _visual(config: PipelineConfig) -> bool:
+    """Déjà's visual paraphrases (``deja-paraphrases``), which rerank by the images' features."""
+    return config.deja == "paraphrases"
+
+
 @dataclasses.dataclass(frozen=True)
 class ConfigOption:
     """One option of ``build`` that sets a field of the configs it ``concerns``; ``takers`` names those configs."""
@@ -82,6 +87,8 @@ CONFIG_OPTIONS: tuple[ConfigOption, ...] = (
     ConfigOption("--hash-threshold", "hash_threshold", _web_family, _WEB, _plain("hash_threshold")),
     ConfigOption("--hash-size", "hash_size", _web_family, _WEB, _plain("hash_size")),
     ConfigOption("--set-bound", "set_size_z", _web_family, _WEB, _set_bound),
+    ConfigOption("--deja-feature", "deja_feature", _visual, "deja-paraphrases", _plain("deja_feature")),
+    ConfigOption("--deja-sigma", "deja_sigma", _visual, "deja-paraphrases", _plain("deja_sigma")),
 )  # fmt: skip
 _WEB_ONLY = ("--equivalence", "--hash-threshold", "--hash-size", "--set-bound")
 

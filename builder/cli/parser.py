@@ -14,6 +14,7 @@ from pathlib import Path
 from builder.config import (
     CAPTION_RULES,
     DEFAULT_MEMORY_LIMIT,
+    DEJA_FEATURES,
     IDENTITIES,
     MAX_WORKERS,
     PRESETS,
@@ -137,7 +138,9 @@ def _input_arguments(run: argparse._ArgumentGroup) -> None:
         "dataset as img2dataset wrote it (files, webdataset or parquet layout, §5.1; docs/web.md); references: every "
         "image–text record step 0 counts, of whatever the build reads, one row per reference and text; deja: Déjà "
         "Image-Captions' captions in repetition (Chen et al. 2015, §2; English; docs/deja.md), one row per "
-        "caption–image edge; deja-paracaption: each kept caption paired with the one sharing the most nouns (§8.2)",
+        "caption–image edge; deja-paracaption: each kept caption paired with the one sharing the most nouns (§8.2); "
+        "deja-paraphrases: §5's visual paraphrases, those candidates reranked by the images' features (crawls and "
+        "datasets, which hold pixels)",
     )
 
 
@@ -226,6 +229,19 @@ def _web_arguments(run: argparse._ArgumentGroup) -> None:
         metavar="Z",
         help="web, captions: §5.1.2's bound on a set of equal images, as a z-score over the sets that can yield "
         "pairs (captions' default 0.05, the thesis's; a crawl applies none unless given); none: no bound",
+    )
+    run.add_argument(
+        "--deja-feature",
+        choices=DEJA_FEATURES,
+        help="deja-paraphrases: the image feature whose affinity reranks the candidates (default tiny, Table 6's "
+        "best; gist, gist+tiny cost about 180 times as much per image)",
+    )
+    run.add_argument(
+        "--deja-sigma",
+        type=int,
+        metavar="N",
+        help="deja-paraphrases: σ, the images of a candidate that φ averages (default: chosen by BLEU@1 on a "
+        "development set of 300 of the graph's images, footnote 5)",
     )
 
 

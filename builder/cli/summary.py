@@ -58,7 +58,7 @@ def print_summary(report: BuildReport, scored_into: str | None = None) -> None:
     if spent:
         print("Time: " + " · ".join(f"{stage} {seconds:.1f} s" for stage, seconds in spent.items()))
     for name, chain in report.funnels.items():
-        unit = "pair" if chain.config.deja == "paracaption" else chain.funnel.unit[:-1]  # its last step: pairs
+        unit = "pair" if chain.config.deja_pairs else chain.funnel.unit[:-1]  # its last step: pairs
         print(f"\n## {name}: {plural(report.rows[name], unit)}\n")
         print(chain.funnel.markdown())
         identity = report.identities.get(name)

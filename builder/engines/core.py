@@ -331,6 +331,17 @@ def check_deja(configs: Sequence[PipelineConfig], languages: Sequence[str]) -> N
     deja = [config for config in configs if config.deja]
     if not deja:
         return
+    visual = [config.name for config in deja if config.deja == "paraphrases"]
+    if visual and not deja[0].web:  # a dump names its images; it holds no pixels to describe
+        raise ValueError(
+            f"{visual[0]} reranks by the images' pixels (§5), which a Wikipedia dump does not hold: build "
+            "deja-paracaption, its text-only variant (§8.2), or give a crawl or an image–caption dataset"
+        )
+    if visual and any(importlib.util.find_spec(name) is None for name in ("PIL", "sacrebleu")):
+        raise WebLibrariesMissing(
+            f"{visual[0]} describes images (Pillow) and chooses σ by BLEU@1 (sacrebleu): "
+            'pip install "wikipedia-ipc[web]"'
+        )
     from builder.filters.deja import check_deja_language
     from builder.lang.wordnet import load_wordnet
 
@@ -584,11 +595,13 @@ def web_tasks(plan: BuildPlan, folder: Path) -> list:
         from builder.extract.datasetrefs import dataset_tasks
 
         tsv = plan.options.captions_tsv is not None
-        return dataset_tasks(plan.dumps[0], tsv, plan.settings.hash_size, folder, normalize_url)
+        return dataset_tasks(
+            plan.dumps[0], tsv, plan.settings.hash_size, folder, normalize_url, feature=plan.settings.feature
+        )
     from builder.extract.web import web_task
     from builder.extract.webrefs import PixelInspector, WebBuildTask
 
-    inspector = PixelInspector(plan.settings.hash_size)
+    inspector = PixelInspector(plan.settings.hash_size, plan.settings.feature)
     return [
         WebBuildTask(number, web_task(source, folder, normalize=normalize_url, inspect=inspector), plan.languages[0])
         for number, source in enumerate(plan.dumps)

@@ -74,7 +74,7 @@ from builder.filters.chain import FilterChain
 from builder.filters.clusters import SORT_COLUMNS, Cluster, cluster_from_rows, cluster_rows
 from builder.filters.identity import Identity, IdentityMap, InProcessIdentity
 from builder.filters.repetition import SENTENCE_SCHEMA, DuckDBDejaTables, deja_graph, judge_texts, output_row
-from builder.filters.situated import paracaption, paracaption_row
+from builder.filters.situated import deja_pairs, paracaption_row
 from builder.filters.tagging import Tagger, TaggerWarning, get_tagger
 from builder.filters.web import DuckDBImageTables
 from builder.lang.wordnet import load_wordnet
@@ -799,14 +799,16 @@ class LocalEngine:
         caption and image order into one ``train`` split."""
         name = chain.config.name
         connection = self._connect(plan)
-        tables = DuckDBDejaTables(connection, self.candidates[name], self.work / "deja-sentences.parquet")
+        index = self.extraction.web.index if chain.config.deja == "paraphrases" else []
+        tables = DuckDBDejaTables(connection, self.candidates[name], self.work / "deja-sentences.parquet", index)
         try:
             graph = deja_graph(chain.config, tables)
             query, kind, convert = graph.rows_query, "deja", output_row
-            if chain.config.deja == "paracaption":  # §8.2: each caption paired by the nouns it shares
-                row, query = paracaption(tables)
-                graph.funnel.append(row)
-                kind, convert = "deja-pairs", paracaption_row
+            if chain.config.deja_pairs:  # §5, §8.2: each caption paired with another
+                pairs = deja_pairs(chain.config, tables)
+                graph.funnel.extend(pairs.funnel)
+                graph.statistics.update({"pairs": pairs.statistics} if pairs.statistics else {})
+                query, kind, convert = pairs.query, "deja-pairs", paracaption_row
             chain.funnel.set_rows(graph.funnel)
             writer = publisher.writer(name, rows=kind)
             for batch in connection.sql(query).to_arrow_reader(BATCH_ROWS):

@@ -96,8 +96,14 @@ from builder.filters.identity import (
     table_wiki,
 )
 from builder.filters.pairs import candidate_key
-from builder.filters.repetition import DEJA_CANDIDATE_SCHEMA, SENTENCE_SCHEMA, deja_graph, output_row
-from builder.filters.situated import paracaption, paracaption_row
+from builder.filters.repetition import (
+    DEJA_CANDIDATE_SCHEMA,
+    IMAGE_RECORD_SCHEMA,
+    SENTENCE_SCHEMA,
+    deja_graph,
+    output_row,
+)
+from builder.filters.situated import deja_pairs, paracaption_row
 from builder.filters.tagging import get_tagger
 from builder.publish.publisher import Publisher
 from builder.publish.splits import assign_in_tables, node_hex, split_names, split_record
@@ -777,12 +783,17 @@ class SparkEngine:
         try:
             tables.source("candidates", candidates, DEJA_CANDIDATE_SCHEMA)
             tables.frame("sentences", self.sentences)
+            if config.deja == "paraphrases":  # the image records' facts hold their feature vectors
+                records = self.web_records.map(lambda record: (record[0], record[1], record[3], record[4]))
+                tables.source("deja_image_records", records, IMAGE_RECORD_SCHEMA)
             graph = deja_graph(config, tables)
-            if config.deja == "paracaption":  # §8.2: each caption paired by the nouns it shares
-                row, query = paracaption(tables)
-                graph.funnel.append(row)
-                pairs = self.session.sql(query).rdd.map(lambda row: row.asDict())
-                keyed = pairs.map(lambda row: (row["canonical1"], paracaption_row(row)))
+            if config.deja_pairs:  # §5, §8.2: each caption paired with another
+                situated = deja_pairs(config, tables)
+                graph.funnel.extend(situated.funnel)
+                graph.statistics.update({"pairs": situated.statistics} if situated.statistics else {})
+                order = situated.order
+                pairs = self.session.sql(situated.query).rdd.map(lambda row: row.asDict())
+                keyed = pairs.map(lambda row: (tuple(row[column] for column in order), paracaption_row(row)))
                 kind = "deja-pairs"
             else:
                 edges = self.session.sql(graph.rows_query).rdd.map(lambda row: row.asDict())

@@ -117,6 +117,7 @@ class DatasetBuildTask:
     work: str
     normalize: Callable[[str], str] | None = None
     stamp: str = ""  # the shard's identity (:func:`shard_identity`): a shard rewritten in place is read again
+    feature: str = ""  # the feature vector each image keeps (a Déjà paraphrases config's); "": none
 
     def _stem(self) -> str:
         """The task's files are named by what they are read from and how, so a resumed build reuses only its own."""
@@ -124,6 +125,7 @@ class DatasetBuildTask:
             (self.folder, self.shard_name, str(self.tsv), str(self.hash_size), self._normalizer(), "samples")
         )
         what += f"\x1f{self.stamp}" if self.stamp else ""
+        what += f"\x1ffeature {self.feature}" if self.feature else ""
         digest = hashlib.blake2b(what.encode(), digest_size=6).hexdigest()
         return f"dataset-{self.number:05d}-{digest}"
 
@@ -150,7 +152,9 @@ class DatasetBuildTask:
         dataset: ImageDataset | None = None
         read: list[tuple[str, str]] = []
         try:
-            dataset = ImageDataset(self.folder, hash_size=self.hash_size, shards=[self.shard_name])
+            dataset = ImageDataset(
+                self.folder, hash_size=self.hash_size, shards=[self.shard_name], feature=self.feature
+            )
             for number, sample in enumerate(dataset.read_samples(check_uncaptioned=self.tsv)):
                 facts = sample.image if sample.image is not None and not isinstance(sample.image, str) else None
                 if self.tsv:
@@ -167,7 +171,7 @@ class DatasetBuildTask:
                         "caption": sample.caption,
                         "skip": sample.skip,
                         "verdict": sample.image if isinstance(sample.image, str) else None,
-                        "facts": None if facts is None else json.dumps(dataclasses.asdict(facts), sort_keys=True),
+                        "facts": None if facts is None else json.dumps(facts.as_dict(), sort_keys=True),
                         "length": None if facts is None else facts.bytes,
                         "warc": place,
                     },
@@ -214,6 +218,8 @@ def dataset_tasks(
     hash_size: int,
     work: Path,
     normalize: Callable[[str], str] | None = None,
+    *,
+    feature: str = "",
 ) -> list[DatasetBuildTask]:
     """One task per shard of the folder, in the layout's order (the unit of work of both engines); none reads the
     caption TSV (``tsv``: whether the build joins one)."""
@@ -228,6 +234,7 @@ def dataset_tasks(
             str(work),
             normalize,
             shard_identity(folder, name, dataset.layout),
+            feature,
         )
         for number, name in enumerate(dataset.shard_names())
     ]

@@ -156,7 +156,9 @@ class WebResult:
 
 def _facts_json(facts: Any) -> str:
     """Facts as JSON with sorted keys: a dataclass or mapping as an object, anything else as its string."""
-    if dataclasses.is_dataclass(facts) and not isinstance(facts, type):
+    if callable(getattr(facts, "as_dict", None)):  # ImageFacts: its optional vector only when it has one
+        facts = facts.as_dict()
+    elif dataclasses.is_dataclass(facts) and not isinstance(facts, type):
         facts = dataclasses.asdict(facts)
     if not isinstance(facts, dict):
         facts = str(facts)

@@ -53,18 +53,29 @@ PAGE_STRIDE = 1 << 40  # page ids: the file's number × PAGE_STRIDE + the page's
 CAPTION_KINDS = ("figure", "table")
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class PixelInspector:
     """The inspector a web build injects: :func:`builder.sources.images.inspect_image` at the config's hash
-    length. A frozen dataclass (not a partial) so that its repr, and the task file names hashed from it, are
-    the same in every run."""
+    length, and the image's feature vector when a Déjà paraphrases config asks for one (``feature``). A frozen
+    dataclass (not a partial) so that its repr, and the task file names hashed from it, are the same in every
+    run; a build without a feature keeps the names it had before features existed."""
 
     hash_size: int = 6
+    feature: str = ""
+
+    def __repr__(self) -> str:
+        feature = f", feature={self.feature!r}" if self.feature else ""
+        return f"PixelInspector(hash_size={self.hash_size}{feature})"
 
     def __call__(self, data: bytes) -> Any:
         from builder.sources.images import inspect_image
 
-        return inspect_image(data, hash_size=self.hash_size)
+        describe = None
+        if self.feature:
+            from builder.sources.features import Describer
+
+            describe = Describer(self.feature)
+        return inspect_image(data, hash_size=self.hash_size, describe=describe).as_dict()
 
 
 @dataclasses.dataclass(frozen=True)

@@ -31,6 +31,8 @@ __all__ = [
     "affinity",
     "assoc",
     "assoc_ranking",
+    "best_sigma",
+    "bleu1",
     "choose_sigma",
     "instance",
     "paraphrase_candidates",
@@ -297,11 +299,35 @@ def choose_sigma(
         for case in dev:
             total += case.score(assoc(case.query, case.pool, K, sigma, rerank_feature, candidate_feature).caption)
         means[sigma] = total / len(dev)
+    return best_sigma(means), means
+
+
+def best_sigma(means: Mapping[int | None, float]) -> int | None:
+    """The σ of the best mean score; equal means go to the smaller σ (None, all images, counts as the largest)."""
+    if not means:
+        raise ValueError("no σ was scored")
 
     def order(sigma: int | None) -> tuple[float, float]:
         return (-means[sigma], float("inf") if sigma is None else float(sigma))
 
-    return min(means, key=order), means
+    return min(means, key=order)
+
+
+def bleu1(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> tuple[float, list[float]]:
+    """BLEU@1 without brevity penalty, as Table 6 reports it: corpus-level and per sentence (sacrebleu's clipped
+    unigram precision, lower-cased, before the brevity penalty multiplies it)."""
+    try:
+        from sacrebleu.metrics import BLEU
+    except ImportError:
+        raise ImportError(
+            'Déjà chooses σ by BLEU@1 (sacrebleu): pip install "wikipedia-ipc[web]" (or sacrebleu)'
+        ) from None
+    metric = BLEU(max_ngram_order=1, lowercase=True, effective_order=True)
+    width = max(len(refs) for refs in references)
+    streams = [[refs[k] if k < len(refs) else "" for refs in references] for k in range(width)]
+    corpus = metric.corpus_score(list(hypotheses), streams).precisions[0] / 100
+    per = [metric.sentence_score(h, list(r)).precisions[0] / 100 for h, r in zip(hypotheses, references, strict=True)]
+    return corpus, per
 
 
 # ---- §5: visual paraphrasing ------------------------------------------------------------------------------

@@ -71,8 +71,15 @@ DEJA_CANDIDATE_SCHEMA = pa.schema(
         *((name, pa.string()) for name in ("source", "language", "caption", "alt", "record", "date")),
     ]
 )
+# an image record of the build's index, for deja-paraphrases' vectors: its facts and its place (file, row)
+IMAGE_RECORD_SCHEMA = pa.schema(
+    [("image", pa.string()), ("facts", pa.string()), ("position", pa.int64()), ("record", pa.int64())]
+)
 KEPT = "kept"
 PARACAPTION_STEP = "Shares a noun (PARAcaption)"
+VECTOR_STEP = "Image has features"  # deja-paraphrases: the edges whose image the build could describe (§4's features)
+VISUAL_STEP = "Visual paraphrase (φ)"  # deja-paraphrases: two query images per caption, the best candidate of each
+PAIRING_STEPS = (PARACAPTION_STEP, VECTOR_STEP, VISUAL_STEP)  # the pairing configs' steps after the graph's
 SYNTAX_KINDS = ("verb", "prep", "adj")  # Table 5's kinds of a sentence, as DejaSentence.kind names them
 
 # A deja config's rows: one per edge (caption, image) of the association graph, with the edge's first occurrence
@@ -168,6 +175,8 @@ def deja_step_names(config: PipelineConfig) -> list[str]:
         names.append(f"Users ≥ {config.min_users}")
     if config.deja == "paracaption":
         names.append(PARACAPTION_STEP)
+    if config.deja == "paraphrases":
+        names.extend((VECTOR_STEP, VISUAL_STEP))
     return names
 
 
@@ -190,12 +199,25 @@ class DejaTables(Protocol):
 
 
 class DuckDBDejaTables:
-    """:class:`DejaTables` on the local engine's DuckDB connection, over its candidates and sentences files."""
+    """:class:`DejaTables` on the local engine's DuckDB connection, over its candidates and sentences files, and
+    for ``deja-paraphrases`` the image index files (view ``deja_image_records``, :data:`IMAGE_RECORD_SCHEMA`)."""
 
-    def __init__(self, connection, candidates: Path, sentences: Path) -> None:  # noqa: ANN001 - a DuckDB connection
+    def __init__(  # noqa: ANN001 - a DuckDB connection
+        self, connection, candidates: Path, sentences: Path, index_files: Sequence[Path] = ()
+    ) -> None:
         self.connection = connection
         self.made: list[str] = []
         self.functions: list[str] = []
+        self.views = ["candidates", "sentences"]
+        if index_files:  # each record's place: its file's among the build's, and its row in the file
+            order = pa.table({"filename": [str(file) for file in index_files], "position": range(len(index_files))})
+            connection.register("deja_index_files", order)
+            connection.execute(
+                "CREATE OR REPLACE TEMP VIEW deja_image_records AS SELECT r.image, r.facts, f.position, "
+                f"r.file_row_number AS record FROM read_parquet({sql_list(index_files)}, filename = true, "
+                "file_row_number = true) r JOIN deja_index_files f ON r.filename = f.filename"
+            )
+            self.views.append("deja_image_records")
         connection.execute(
             f"CREATE OR REPLACE TEMP VIEW candidates AS SELECT * FROM read_parquet({sql_list([candidates])})"
         )
@@ -226,8 +248,10 @@ class DuckDBDejaTables:
     def close(self) -> None:
         for name in reversed(self.made):
             self.connection.execute(f"DROP TABLE IF EXISTS {name}")
-        for view in ("candidates", "sentences"):
+        for view in self.views:
             self.connection.execute(f"DROP VIEW IF EXISTS {view}")
+        if "deja_image_records" in self.views:
+            self.connection.unregister("deja_index_files")
         for name in self.functions:
             self.connection.remove_function(name)
 
@@ -290,7 +314,7 @@ def deja_graph(config: PipelineConfig, tables: DejaTables) -> DejaGraph:
         "FROM deja_occurrences o LEFT JOIN deja_repeated r ON o.canonical = r.canonical AND o.ruled = "
         f"{kept}",
     )
-    names = [name for name in deja_step_names(config) if name != PARACAPTION_STEP]  # the graph's own steps
+    names = [name for name in deja_step_names(config) if name not in PAIRING_STEPS]  # the graph's own steps
     funnel = _funnel(tables, names)
     users = "CAST(NULL AS BIGINT)" if config.dataset else "caption_users"
     tables.table(

@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 from builder.common import DATA, PACKAGE, plural
-from builder.config import SPLIT_NAMES
+from builder.config import DEJA_PAIRINGS, SPLIT_NAMES
 from builder.filters.funnel import Funnel
 from builder.publish.fidelity import dataset_markdown_table, deja_markdown_table, markdown_table, web_markdown_table
 from builder.publish.layout import BUILD, CONFIG_ORDER, FORMAT, MARKER, split_of_file
@@ -77,7 +77,7 @@ def _build_section(record: dict[str, object]) -> str:
         "image–text records"
         if references
         else "pairs"
-        if parameters.get("deja") == "paracaption"
+        if parameters.get("deja") in DEJA_PAIRINGS
         else ("caption–image edges" if deja else "pairs")
     )
     empty = (
@@ -165,6 +165,17 @@ def _deja_note(record: dict) -> str:
             if parameters.get("deja") == "paracaption"
             else ""
         )
+        + (
+            "This config gives §5's visual paraphrases: for two images i of each kept caption c (the first two by "
+            "the MD5 of caption and image, where the paper samples at random), the K = 100 kept captions sharing the "
+            "most physical-object nouns with c, reranked by the neighbourhood affinity φ(i, N_p), the mean of the σ "
+            "largest similarities −‖i − j‖² between i and the images j of p, in the "
+            f"`{parameters.get('deja_feature')}` feature. Its rows are pairs (`image` i, `sentence1` c, "
+            "`sentence2` p, `shared_nouns`, `affinity` φ); "
+            "its last two steps count the edges whose image has features and the pairs.\n\n"
+            if parameters.get("deja") == "paraphrases"
+            else ""
+        )
     )
 
 
@@ -192,12 +203,35 @@ def _deja_section(statistics: object) -> str:
         )
     return (
         f"\nDéjà's Table 1: {statistics['captions']:,} captions, {statistics['images']:,} images.\n\n"
+        + _visual_note(statistics.get("pairs"))
+        +
         "Table 2, per caption:\n\n| | mean | std | 25% | 50% | 75% | max |\n|---|---:|---:|---:|---:|---:|---:|\n"
         f"{table2}\n\n"
         "Table 5, the captions' syntax (verb: a verb; prep: a preposition, no verb; adj: an adjective only):\n\n"
         "| type | % caps. | % imgs. | mean #imgs. | std #imgs. | top words | top captions (#imgs.) |\n"
         "|---|---:|---:|---:|---:|---|---|\n" + "\n".join(kinds) + "\n\n"
         f"Where this Déjà build differs from the paper (Chen et al. 2015):\n\n{deja_markdown_table()}"
+    )
+
+
+def _visual_note(pairs: object) -> str:
+    """How a visual paraphrases config reranked: its feature, K, and σ with how it was chosen."""
+    if not isinstance(pairs, dict) or "sigma" not in pairs:
+        return ""
+    development = pairs["development"]
+    if development.get("given"):
+        how = "given"
+    elif development["scored"]:
+        best = development["bleu1"].get(str(pairs["sigma"]))
+        how = (
+            f"chosen on a development set of {development['images']:,} images ({development['scored']:,} scored; "
+            f"mean BLEU@1 {best:.3f})"
+        )
+    else:
+        how = f"all images: none of the {development['images']:,} development images could be scored"
+    return (
+        f"Visual paraphrases (§5): feature `{pairs['feature']}`, K = {pairs['K']}, σ = {pairs['sigma']}, {how}; "
+        f"{pairs['queries_per_caption']} query images per caption.\n\n"
     )
 
 

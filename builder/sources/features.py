@@ -46,11 +46,14 @@ Speed (benchmarks/image_features.py): about 12 images a second for GIST on one c
 
 from __future__ import annotations
 
+import base64
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from builder.config import DEJA_FEATURES
 from builder.sources.images import DEFAULT_MAX_PIXELS, SKIP_REASONS, ImageSkip, decode_image
 
 if TYPE_CHECKING:
@@ -64,13 +67,17 @@ __all__ = [
     "GIST_MIN_SIDE",
     "LEAR_COMPUTE_GIST",
     "TINY_SIDE",
+    "Describer",
     "combined",
+    "decode_vector",
+    "encode_vector",
     "gist",
     "image_features",
+    "similarity_text",
     "tiny_image",
 ]
 
-FEATURES = ("gist", "tiny", "gist+tiny")
+FEATURES = DEJA_FEATURES
 # why an image has no features: the decoding's reasons, and GIST's own (a side under GIST_MIN_SIDE pixels)
 FEATURE_SKIP_REASONS = (*SKIP_REASONS, "too_small")
 TINY_SIDE = 32  # Torralba et al. 2008: 32 × 32 colour
@@ -265,3 +272,62 @@ def combined(features: Mapping[str, np.ndarray], name: str) -> np.ndarray:
         length = float(np.linalg.norm(vector))
         parts.append(vector / length if length > 0 else vector)
     return np.concatenate(parts)
+
+
+# ---- a build's vectors: one per image, in its image index ---------------------------------------------------
+
+
+def encode_vector(vector: np.ndarray) -> str:
+    """A feature vector as text for an image index's facts: ``u1:`` and its bytes in base64 when every value is
+    a whole number 0–255 (a tiny image: exact, a quarter of float32's size), else ``f4:`` and its float32 bytes."""
+    values = np.asarray(vector, dtype=np.float32).reshape(-1)
+    if values.size and np.all((values >= 0) & (values <= 255) & (values == np.rint(values))):
+        return "u1:" + base64.b64encode(values.astype(np.uint8).tobytes()).decode("ascii")
+    return "f4:" + base64.b64encode(values.astype("<f4").tobytes()).decode("ascii")
+
+
+@lru_cache(maxsize=4096)
+def decode_vector(text: str) -> np.ndarray:
+    """The float64 vector of :func:`encode_vector`'s text (cached: an image meets many others in a build)."""
+    kind, _, payload = text.partition(":")
+    dtypes = {"u1": np.uint8, "f4": np.dtype("<f4")}
+    if kind not in dtypes:
+        raise ValueError(f"not an encoded feature vector: {text[:20]!r}")
+    vector = np.frombuffer(base64.b64decode(payload), dtype=dtypes[kind]).astype(np.float64)
+    vector.flags.writeable = False
+    return vector
+
+
+def similarity_text(first: str | None, second: str | None) -> str | None:
+    """``sim(Q, I) = −‖Q − I‖²`` of two encoded vectors, as the text of a float (exact: ``repr``), for the SQL of
+    both engines; None when either image has no vector. One function per pair of rows in every engine, so the
+    same two images give the same number, bit for bit, whatever the batch."""
+    if first is None or second is None:
+        return None
+    a, b = decode_vector(first), decode_vector(second)
+    if a.shape != b.shape:
+        raise ValueError(f"feature vectors of {a.size} and {b.size} values cannot be compared")
+    return repr(-float(np.square(a - b).sum()))
+
+
+@dataclass(frozen=True)
+class Describer:
+    """The feature vector a build keeps of every image it decodes (``feature``: one of ``FEATURES``), encoded;
+    None for an image the feature cannot describe (GIST's ``too_small``), which then has no vector, while its
+    facts stay. A frozen dataclass, so an inspector holding it pickles and its repr names it."""
+
+    feature: str
+
+    def __post_init__(self) -> None:
+        if self.feature not in FEATURES:
+            raise ValueError(f"unknown image feature {self.feature!r}: one of {', '.join(FEATURES)}")
+
+    def __call__(self, image: Image.Image) -> str | None:
+        try:
+            rgb = _rgb(image)
+            if self.feature == "tiny":
+                return encode_vector(tiny_image(rgb))
+            parts = {"gist": gist(rgb), "tiny": tiny_image(rgb)}
+        except ImageSkip:
+            return None
+        return encode_vector(combined(parts, self.feature))

@@ -24,7 +24,8 @@ from __future__ import annotations
 import hashlib
 import io
 import warnings
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -86,6 +87,16 @@ class ImageFacts:
     phash: int
     phash_orientations: tuple[int, ...]
     hash_bits: int
+    # the image's feature vector for Déjà's visual paraphrases (builder.sources.features.encode_vector), when the
+    # build asked for one; None otherwise, and then left out of the facts' JSON, which stays as it was
+    vector: str | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        """The facts as plain data, for their JSON in an image index; ``vector`` only when there is one."""
+        data = asdict(self)
+        if data["vector"] is None:
+            del data["vector"]
+        return data
 
     @property
     def pixels(self) -> int:
@@ -159,9 +170,15 @@ def decode_image(data: bytes, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> Image.
 
 
 def inspect_image(
-    data: bytes, *, max_pixels: int = DEFAULT_MAX_PIXELS, hash_size: int = DEFAULT_HASH_SIZE
+    data: bytes,
+    *,
+    max_pixels: int = DEFAULT_MAX_PIXELS,
+    hash_size: int = DEFAULT_HASH_SIZE,
+    describe: Callable[[Image.Image], str | None] | None = None,
 ) -> ImageFacts:
-    """The facts of one image file's bytes, or ``ImageSkip`` (``decode_image``'s reasons)."""
+    """The facts of one image file's bytes, or ``ImageSkip`` (``decode_image``'s reasons). ``describe`` (a
+    :class:`builder.sources.features.Describer`) gives the encoded feature vector from the decoded image, so an
+    image is decoded once whatever the build asks of it."""
     _check_hash_size(hash_size)
     import imagehash
     from PIL import Image
@@ -169,6 +186,7 @@ def inspect_image(
     with decode_image(data, max_pixels=max_pixels) as image:
         width, height = image.size
         image_format = image.format or "unknown"
+        vector = describe(image) if describe is not None else None
         try:
             rgba = image.convert("RGBA")
         except (OSError, ValueError, MemoryError) as error:
@@ -204,4 +222,5 @@ def inspect_image(
         phash=orientations[0],
         phash_orientations=tuple(orientations),
         hash_bits=hash_size * hash_size,
+        vector=vector,
     )

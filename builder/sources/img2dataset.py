@@ -393,6 +393,7 @@ class ImageDataset:
         shards: Sequence[str] | None = None,
         places: Mapping[str, int] | None = None,
         max_member: int = MAX_MEMBER,
+        feature: str = "",
     ) -> None:
         self.folder = as_path(folder)
         self.layout = dataset_layout(self.folder)
@@ -412,6 +413,7 @@ class ImageDataset:
         self.max_pixels = max_pixels
         self.hash_size = hash_size
         self.max_member = max_member
+        self.feature = feature  # each checked image's feature vector (builder.sources.features), when set
         self.counts: Counter[str] = Counter()
         self.problems: list[str] = []
         self._refused: set[Path] = set()  # the links out of the folder counted in this read
@@ -717,7 +719,12 @@ class ImageDataset:
 
     def _check(self, data: bytes) -> ImageFacts | str:
         try:
-            facts = inspect_image(data, max_pixels=self.max_pixels, hash_size=self.hash_size)
+            describe = None
+            if self.feature:
+                from builder.sources.features import Describer
+
+                describe = Describer(self.feature)
+            facts = inspect_image(data, max_pixels=self.max_pixels, hash_size=self.hash_size, describe=describe)
         except ImageSkip as skip:
             return skip.reason
         if self.require_jpeg and facts.format != "JPEG":

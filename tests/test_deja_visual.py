@@ -1,0 +1,264 @@
+"""Déjà's visual paraphrases (§5 (2), ``--configs deja-paraphrases``): each kept caption's two images, its
+candidates by shared physical-object nouns, reranked by φ over the images' features, σ chosen on a development set.
+
+Every expected pair is derived again here from the images' bytes and the graph's edges with numpy
+(:mod:`builder.filters.association`, whose functions are tested against the paper's definitions in
+tests/test_association.py), never copied from the build's output: on a crawl, and on COCO's 159 real images with
+their real captions (``min_images=1``, since no caption of those images is written for two of them).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from test_deja_build import write_coco_files
+
+from benchmarks.web_crawl import write_repeated_captions_crawl
+from builder.config import DEJA, DEJA_PARAPHRASES, ExtractionSettings, preset
+from builder.engines.local import build
+from builder.engines.spark import build_spark
+from builder.extract.webrefs import PixelInspector
+from builder.filters.association import paraphrase_candidates, visual_paraphrase
+from builder.sources.features import Describer, decode_vector, encode_vector, image_features, similarity_text
+from builder.sources.images import inspect_image
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
+NAME = "deja-paraphrases"
+
+
+def pairs_of(out: Path, name: str = NAME) -> list[dict]:
+    return pq.read_table(sorted((out / name).glob("*.parquet"))).to_pylist()
+
+
+def record_of(out: Path, name: str = NAME) -> dict:
+    return json.loads((out / name / "funnel.json").read_text())
+
+
+def expected_pairs(edges: list[dict], tiny: dict[str, np.ndarray], sigma: int | None) -> dict[tuple[str, str], str]:
+    """(caption, query image) → its visual paraphrase, by the paper's definitions over the graph's edges: the K
+    captions sharing most nouns (association.paraphrase_candidates), reranked by φ (association.visual_paraphrase).
+    Every caption here has at most two images, so both are its queries."""
+    nouns = {edge["canonical"]: edge["nouns"] for edge in edges}
+    images: dict[str, list[str]] = {}
+    for edge in edges:
+        images.setdefault(edge["canonical"], []).append(edge["image"])
+    expected = {}
+    for caption, own in images.items():
+        assert len(own) <= 2
+        candidates = paraphrase_candidates(nouns[caption], nouns, own=caption)
+        features = {c.caption: np.stack([tiny[image] for image in images[c.caption]]) for c in candidates}
+        for image in own:
+            ranked = visual_paraphrase(tiny[image], caption, candidates, features, sigma)
+            if ranked:
+                expected[(caption, image)] = (ranked[0].caption, ranked[0].affinity)
+    return expected
+
+
+def found_pairs(pairs: list[dict]) -> dict[tuple[str, str], tuple[str, float]]:
+    return {(pair["canonical1"], pair["image"]): (pair["canonical2"], pair["affinity"]) for pair in pairs}
+
+
+# ---- the vectors: encoded exactly, compared exactly ---------------------------------------------------------------
+
+
+def test_vectors_round_trip_and_compare_exactly() -> None:
+    from benchmarks.web_crawl import picture
+
+    data = picture(7)
+    features = image_features(data)
+    tiny = encode_vector(features["tiny"])
+    assert tiny.startswith("u1:") and np.array_equal(decode_vector(tiny), features["tiny"].astype(np.float64))
+    gist = encode_vector(features["gist"])
+    assert gist.startswith("f4:") and np.array_equal(decode_vector(gist), features["gist"].astype(np.float64))
+    second = image_features(picture(8))["tiny"]  # picture()'s noise differs from call to call: one call
+    other = encode_vector(second)
+    expected = -float(np.square(features["tiny"].astype(np.float64) - second).sum())
+    assert float(similarity_text(tiny, other)) == expected and similarity_text(tiny, None) is None
+    assert float(similarity_text(tiny, tiny)) == 0.0
+    with pytest.raises(ValueError, match="cannot be compared"):
+        similarity_text(tiny, gist)
+    with pytest.raises(ValueError, match="not an encoded feature vector"):
+        decode_vector("x:abc")
+
+
+def test_an_image_keeps_a_vector_only_when_the_build_asks() -> None:
+    """The facts' JSON is as it was without a feature (task file names too), and holds the vector with one; an
+    image GIST cannot describe keeps its facts without a vector."""
+    from PIL import Image
+
+    from benchmarks.web_crawl import picture
+
+    data = picture(3)
+    assert "vector" not in inspect_image(data).as_dict()
+    assert repr(PixelInspector(6)) == "PixelInspector(hash_size=6)"
+    assert repr(PixelInspector(6, "tiny")) == "PixelInspector(hash_size=6, feature='tiny')"
+    facts = PixelInspector(6, "tiny")(data)
+    assert decode_vector(facts["vector"]).shape == (3072,) and facts["pixels_md5"] == inspect_image(data).pixels_md5
+    assert PixelInspector(6, "gist+tiny")(data)["vector"].startswith("f4:")
+    assert Describer("gist")(Image.new("RGB", (4, 4), "red")) is None  # under GIST's 8 pixels a side
+    with pytest.raises(ValueError, match="unknown image feature"):
+        Describer("colour")
+
+
+def test_the_preset_and_its_options() -> None:
+    config = preset(NAME)
+    assert (config.deja, config.deja_feature, config.deja_sigma) == ("paraphrases", "tiny", 0)
+    assert {"deja_feature", "deja_sigma"} <= set(config.parameters())
+    assert "deja_feature" not in preset("deja").parameters()
+    with pytest.raises(ValueError, match="deja_feature must be one of"):
+        dataclasses.replace(config, deja_feature="sift")
+    with pytest.raises(ValueError, match="deja_sigma is a number of images"):
+        dataclasses.replace(config, deja_sigma=-1)
+    web = dataclasses.replace(config, dump_kind="web", sources=("figure",))
+    edges = dataclasses.replace(DEJA, dump_kind="web", sources=("figure",))
+    assert ExtractionSettings.of([web, edges]).feature == "tiny"
+    with pytest.raises(ValueError, match="describe images by the same feature"):
+        ExtractionSettings.of([web, dataclasses.replace(web, name="other", deja_feature="gist")])
+
+
+def test_a_dump_has_no_pixels_refused_before_the_work(tmp_path: Path) -> None:
+    from test_real_excerpt import EXCERPT
+
+    with pytest.raises(ValueError, match=r"deja-paraphrases reranks by the images' pixels .* build deja-paracaption"):
+        build([EXCERPT], [DEJA_PARAPHRASES], tmp_path / "out", show_progress=False)
+    assert not (tmp_path / "out").exists()
+
+
+# ---- a crawl: two sites, two images per caption -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def crawl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_repeated_captions_crawl(tmp_path_factory.mktemp("visual-crawl") / "repeated.warc.gz")
+
+
+@pytest.fixture(scope="module")
+def crawl_build(crawl: Path, tmp_path_factory: pytest.TempPathFactory, nltk_perceptron: None) -> Path:
+    out = tmp_path_factory.mktemp("visual-crawl-build") / "out"
+    build([crawl], [DEJA, DEJA_PARAPHRASES], out, tagger="perceptron", show_progress=False)
+    return out
+
+
+def crawl_images(path: Path) -> dict[str, np.ndarray]:
+    """Every image record's Tinyimage, read from the WARC file by warcio (not the toolkit's reader)."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    found = {}
+    with path.open("rb") as stream:
+        for record in ArchiveIterator(stream):
+            if record.rec_type == "response" and record.http_headers.get_header("Content-Type") == "image/jpeg":
+                uri = record.rec_headers.get_header("WARC-Target-URI")
+                found[uri] = image_features(record.content_stream().read())["tiny"].astype(np.float64)
+    return found
+
+
+def test_a_crawl_s_visual_paraphrases(crawl: Path, crawl_build: Path) -> None:
+    """Two captions, each repeated by two sites for two images: each of the four (caption, image) queries gets the
+    other caption (the only one sharing "bird"), with φ its nearest image's similarity (σ = 1: every σ ties on the
+    development set, and the smallest wins)."""
+    record = record_of(crawl_build)
+    graph = record_of(crawl_build, "deja")["funnel"]
+    assert record["funnel"][: len(graph)] == graph
+    assert [(r["name"], r["images"], r["captions"], r["edges"]) for r in record["funnel"][len(graph) :]] == [
+        ("Image has features", 4, 2, 4),
+        ("Visual paraphrase (φ)", 4, 2, 4),
+    ]
+    chosen = record["deja"]["pairs"]
+    assert (chosen["feature"], chosen["K"], chosen["sigma"], chosen["queries_per_caption"]) == ("tiny", 100, 1, 2)
+    assert (chosen["development"]["images"], chosen["development"]["scored"]) == (4, 4)
+    assert len(set(chosen["development"]["bleu1"].values())) == 1
+    edges = pairs_of(crawl_build, "deja")
+    pairs = pairs_of(crawl_build)
+    assert found_pairs(pairs) == expected_pairs(edges, crawl_images(crawl), 1)
+    assert {(p["sentence1"], p["sentence2"]) for p in pairs} == {
+        ("A bird flying into the blue sky", "Birds resting on the beach"),
+        ("The bird flies in blue sky", "Birds resting on the beach"),
+        ("Birds resting on the beach", "A bird flying into the blue sky"),
+        ("A bird rests on the beach.", "A bird flying into the blue sky"),
+    }
+    assert all(p["identity"] == "visual" and p["shared_nouns"] == ["bird"] and p["affinity"] < 0 for p in pairs)
+    card = (crawl_build / "README.md").read_text(encoding="utf-8")
+    assert f"### `{NAME}` – 4 pairs" in card and "σ = 1, chosen on a development set of 4 images" in card
+
+
+def test_a_given_sigma_is_used_and_said(crawl: Path, tmp_path: Path, nltk_perceptron: None) -> None:
+    out = tmp_path / "out"
+    config = dataclasses.replace(DEJA_PARAPHRASES, deja_sigma=2)
+    build([crawl], [DEJA, config], out, tagger="perceptron", show_progress=False)
+    chosen = record_of(out)["deja"]["pairs"]
+    assert (chosen["sigma"], chosen["development"]) == (2, {"given": True})
+    assert found_pairs(pairs_of(out)) == expected_pairs(pairs_of(out, "deja"), crawl_images(crawl), 2)
+
+
+def test_spark_gives_the_crawl_s_pairs(spark, crawl: Path, crawl_build: Path, tmp_path: Path) -> None:
+    out = tmp_path / "spark"
+    report = build_spark([crawl], [DEJA, DEJA_PARAPHRASES], out, tagger="perceptron", workers=2, spark=spark)
+    assert report.rows == {"deja": 4, NAME: 4}
+    assert pairs_of(out) == pairs_of(crawl_build)
+    assert record_of(out)["funnel"] == record_of(crawl_build)["funnel"]
+    assert record_of(out)["deja"] == record_of(crawl_build)["deja"]
+
+
+# ---- COCO's real images and their real captions ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def coco_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_coco_files(tmp_path_factory.mktemp("visual-coco") / "images")
+
+
+ONE_IMAGE = [dataclasses.replace(DEJA, min_images=1), dataclasses.replace(DEJA_PARAPHRASES, min_images=1)]
+
+
+@pytest.fixture(scope="module")
+def coco_build(coco_files: Path, tmp_path_factory: pytest.TempPathFactory, nltk_perceptron: None) -> Path:
+    out = tmp_path_factory.mktemp("visual-coco-build") / "out"
+    build([coco_files], ONE_IMAGE, out, tagger="perceptron", show_progress=False)
+    return out
+
+
+def coco_images(folder: Path) -> dict[str, np.ndarray]:
+    """Each sample's URL and the Tinyimage of its JPEG, read from the img2dataset folder as it lies."""
+    found = {}
+    for meta in sorted(folder.glob("*/*.json")):
+        url = json.loads(meta.read_text(encoding="utf-8"))["url"]
+        found[url] = image_features(meta.with_suffix(".jpg").read_bytes())["tiny"].astype(np.float64)
+    return found
+
+
+def test_real_coco_images_pick_the_captions_of_the_same_picture(coco_files: Path, coco_build: Path) -> None:
+    """Every kept caption of COCO's 159 real images, in its image: 776 of the 782 share a noun with another
+    caption, and φ (σ = 1) prefers a caption of the very same picture, the other writers' (similarity 0), wherever
+    one shares a noun — the crowd's captions of one image are each other's visual paraphrases."""
+    record = record_of(coco_build)
+    assert [(r["name"], r["images"], r["captions"], r["edges"]) for r in record["funnel"][-3:]] == [
+        ("Images ≥ 1", 159, 782, 782),
+        ("Image has features", 159, 782, 782),
+        ("Visual paraphrase (φ)", 159, 776, 776),
+    ]
+    chosen = record["deja"]["pairs"]
+    assert (chosen["sigma"], chosen["development"]["images"], chosen["development"]["scored"]) == (1, 159, 159)
+    edges = pairs_of(coco_build, "deja")
+    pairs = pairs_of(coco_build)
+    assert found_pairs(pairs) == expected_pairs(edges, coco_images(coco_files), 1)
+    same = [pair for pair in pairs if pair["affinity"] == 0.0]
+    assert len(same) == 751  # and 25 pairs of another picture: no co-caption of theirs shares a noun
+    assert {(p["sentence1"], p["sentence2"]) for p in pairs} >= {
+        ("An adorable grey poodle standing next to a fire hydrant.", "A black poodle is leashed to a fire hydrant."),
+        ("Baby brushing teeth while sitting on a toilet.",
+         "A toddler with a toothbrush sitting on top of the lid of a toilet."),
+    }  # fmt: skip
+
+
+def test_spark_gives_coco_s_pairs(spark, coco_files: Path, coco_build: Path, tmp_path: Path) -> None:
+    out = tmp_path / "spark"
+    build_spark([coco_files], ONE_IMAGE, out, tagger="perceptron", workers=2, spark=spark)
+    assert pairs_of(out) == pairs_of(coco_build)
+    assert record_of(out)["funnel"] == record_of(coco_build)["funnel"]
+    assert record_of(out)["deja"] == record_of(coco_build)["deja"]
