@@ -31,10 +31,10 @@ ROOT = Path(__file__).resolve().parent.parent
 # the configs of a build of MediaWiki dumps, and of one of crawls or an image–caption dataset
 FAMILIES = {
     "dump": ["gold", "silver", "bronze", "crosslingual", "references"],
-    "web": ["web", "captions", "references"],
+    "web": ["web", "captions", "references", "deja-paraphrases"],
 }
 PAIRING = {"gold", "silver", "bronze", "crosslingual", "web", "captions"}  # every config but references
-WEB_FAMILY = {"web", "captions", "references"}
+WEB_FAMILY = {"web", "captions", "references", "deja-paraphrases"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,6 +69,8 @@ OPTIONS = [
     Option(("--hash-threshold", "7"), frozenset(WEB_FAMILY), {"hash_threshold": 7}, families=WEB_ONLY),
     Option(("--hash-size", "8"), frozenset(WEB_FAMILY), {"hash_size": 8}, families=WEB_ONLY),
     Option(("--set-bound", "1.5"), frozenset(WEB_FAMILY), {"set_size_z": 1.5}, families=WEB_ONLY),
+    Option(("--deja-feature", "gist"), frozenset({"deja-paraphrases"}), {"deja_feature": "gist"}, families=WEB_ONLY),
+    Option(("--deja-sigma", "3"), frozenset({"deja-paraphrases"}), {"deja_sigma": 3}, families=WEB_ONLY),
     # what a build shares across its configs
     Option(("--tagger", "perceptron"), options={"tagger": "perceptron"}),
     Option(("--workers", "3"), options={"workers": 3}),

@@ -4,19 +4,16 @@ Captions: tests/data/deja/README.md), whose repetitions were counted independent
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-import hashlib
-import io
 import json
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from test_real_excerpt import EXCERPT
 
 from benchmarks.deja_corpus import caption_rows, dataset_graph
+from benchmarks.deja_visual import write_coco_files
 from benchmarks.web_crawl import write_repeated_captions_crawl
 from builder.config import DEJA, DEJA_PARACAPTION, GOLD, preset
 from builder.engines.local import build
@@ -179,60 +176,6 @@ def test_the_real_enwiki_excerpt(enwiki_build: Path) -> None:
 
 
 # ---- a real dataset with pixels: COCO's images, one img2dataset sample per caption ------------------------------
-
-COCO_IMAGES = DATA / "deja" / "images"
-SAMPLES_PER_SHARD = 400  # two shards: an image's five samples may lie in both, as a real download's do
-
-
-def write_coco_files(folder: Path) -> Path:
-    """tests/data/deja/images as img2dataset's ``files`` layout: one sample per caption row (each image five times,
-    one per COCO writer, each under its own URL, so that only its pixels make its samples one image), in the order
-    of captions.tsv. The images are enlarged (Pillow, LANCZOS) to 400 pixels on their shorter side, since the
-    committed copies were shrunk to 256 on their longer side and §5.1.1 refuses a side under 400; the five samples
-    of an image hold the same bytes."""
-    from PIL import Image
-
-    with (COCO_IMAGES / "captions.tsv").open(encoding="utf-8", newline="") as handle:
-        captions = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
-    pictures: dict[str, tuple[bytes, int, int]] = {}
-    for name in sorted({row["file"] for row in captions}):
-        with Image.open(COCO_IMAGES / name) as image:
-            scale = 400 / min(image.size)
-            size = (max(400, round(image.width * scale)), max(400, round(image.height * scale)))
-            buffer = io.BytesIO()
-            image.convert("RGB").resize(size, Image.Resampling.LANCZOS).save(buffer, "JPEG", quality=85)
-        pictures[name] = (buffer.getvalue(), *size)
-    folder.mkdir(parents=True)
-    for shard, start in enumerate(range(0, len(captions), SAMPLES_PER_SHARD)):
-        rows = captions[start : start + SAMPLES_PER_SHARD]
-        (folder / f"{shard:05d}").mkdir()
-        metadata = []
-        for index, row in enumerate(rows):
-            key = f"{shard:05d}{index:04d}"
-            data, width, height = pictures[row["file"]]
-            meta = {
-                "caption": row["caption"],
-                "url": f"https://images.cocodataset.test/{row['split']}/{row['image_id']}/{row['caption_id']}.jpg",
-                "key": key,
-                "status": "success",
-                "error_message": None,
-                "width": width,
-                "height": height,
-                "original_width": width,
-                "original_height": height,
-                "exif": "{}",
-                "sha256": hashlib.sha256(data).hexdigest(),
-            }
-            metadata.append(meta)
-            (folder / f"{shard:05d}" / f"{key}.jpg").write_bytes(data)
-            (folder / f"{shard:05d}" / f"{key}.txt").write_text(row["caption"], encoding="utf-8")
-            (folder / f"{shard:05d}" / f"{key}.json").write_text(json.dumps(meta, indent=4), encoding="utf-8")
-        pq.write_table(pa.Table.from_pylist(metadata), folder / f"{shard:05d}.parquet")
-        stats = {"count": len(rows), "successes": len(rows), "failed_to_download": 0, "failed_to_resize": 0,
-                 "status_dict": {"success": len(rows)}}  # fmt: skip
-        (folder / f"{shard:05d}_stats.json").write_text(json.dumps(stats, indent=4), encoding="utf-8")
-    return folder
-
 
 @pytest.fixture(scope="module")
 def coco_files(tmp_path_factory: pytest.TempPathFactory) -> Path:

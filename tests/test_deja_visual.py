@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from test_deja_build import write_coco_files
 
+from benchmarks.deja_visual import write_coco_files
 from benchmarks.web_crawl import write_repeated_captions_crawl
 from builder.config import DEJA, DEJA_PARAPHRASES, ExtractionSettings, preset
 from builder.engines.local import build

@@ -96,13 +96,7 @@ from builder.filters.identity import (
     table_wiki,
 )
 from builder.filters.pairs import candidate_key
-from builder.filters.repetition import (
-    DEJA_CANDIDATE_SCHEMA,
-    IMAGE_RECORD_SCHEMA,
-    SENTENCE_SCHEMA,
-    deja_graph,
-    output_row,
-)
+from builder.filters.repetition import DEJA_CANDIDATE_SCHEMA, SENTENCE_SCHEMA, deja_graph, output_row
 from builder.filters.situated import deja_pairs, paracaption_row
 from builder.filters.tagging import get_tagger
 from builder.publish.publisher import Publisher
@@ -784,8 +778,7 @@ class SparkEngine:
             tables.source("candidates", candidates, DEJA_CANDIDATE_SCHEMA)
             tables.frame("sentences", self.sentences)
             if config.deja == "paraphrases":  # the image records' facts hold their feature vectors
-                records = self.web_records.map(lambda record: (record[0], record[1], record[3], record[4]))
-                tables.source("deja_image_records", records, IMAGE_RECORD_SCHEMA)
+                tables.image_records(self.web_records)
             graph = deja_graph(config, tables)
             if config.deja_pairs:  # §5, §8.2: each caption paired with another
                 situated = deja_pairs(config, tables)

@@ -60,6 +60,13 @@ class SparkTables:
         (:meth:`builder.filters.repetition.DejaTables.split`)."""
         self.table(name, f"SELECT {key}, explode(split({column}, '[|]')) AS part FROM ({query}) q WHERE {column} <> ''")
 
+    def image_records(self, records) -> None:  # noqa: ANN001 - an RDD of (image, facts, skip, position, record)
+        """View ``deja_image_records`` (:data:`builder.filters.repetition.IMAGE_RECORD_SCHEMA`) over the image
+        records the extraction left on the executors, for deja-paraphrases' feature vectors."""
+        from builder.filters.repetition import IMAGE_RECORD_SCHEMA
+
+        self.source("deja_image_records", records.map(lambda r: (r[0], r[1], r[3], r[4])), IMAGE_RECORD_SCHEMA)
+
     def frame(self, name: str, frame) -> None:  # noqa: ANN001 - a DataFrame the engine keeps
         """View ``name`` over a DataFrame the engine made and releases itself."""
         self._view(name, frame)

@@ -371,6 +371,39 @@ DEJA_DEVIATIONS: tuple[Deviation, ...] = (
         "not done",
         "the toolkit reads what it is given; it queries no service",
     ),
+    Deviation(
+        "Visual paraphrases: query images (§5)",
+        "two of each caption's images, sampled at random",
+        "the first two by the MD5 of the caption's canonical form and the image",
+        "the same input gives the same pairs on every engine and run",
+    ),
+    Deviation(
+        "Visual paraphrases: reranking feature (§5)",
+        "\"the same neighborhood-based affinity as described in §3\"; the feature is not named",
+        "Tinyimage by default (`--deja-feature gist`, `gist+tiny` on demand)",
+        "Table 6's best ASSOC (0.184 / 0.034), and about 180 times cheaper than GIST per image",
+    ),
+    Deviation(
+        "Visual paraphrases: σ (footnote 5)",
+        "chosen on a held-out development set of 300 images (for captioning, §4)",
+        "chosen in the build the same way: 300 of the graph's images (the first by MD5), each captioned by ASSOC "
+        "from the graph without its own captions and their images, σ the best mean BLEU@1 against its own captions "
+        "(ties: the smaller σ); `--deja-sigma N` fixes it",
+        "the build has no other held-out set; leaving the image's captions out of the pool makes it held out",
+    ),
+    Deviation(
+        "Visual paraphrases: similarities",
+        "−‖Q − I‖²",
+        "the same, quantised to 2⁻³² before φ sums them (Tinyimage's are whole numbers, exact)",
+        "a sum of numbers on that grid is exact in any order: φ, its ties and the pairs are the same on both engines",
+    ),
+    Deviation(
+        "Visual paraphrases: sources",
+        "Flickr photos",
+        "crawls and image–caption datasets, whose images the build decodes; a dump has no pixels and is refused "
+        "before the work (its text-only variant is `deja-paracaption`)",
+        "a dump names its images; it holds none",
+    ),
 )
 
 

@@ -1,0 +1,120 @@
+"""Déjà's visual paraphrases (§5, ``--configs deja-paraphrases``) on COCO's 159 real images and their real captions.
+
+No caption of these 159 images is written for two of them, so the graph is built with ``min_images=1`` (every kept
+caption, each in its image): the visual step then reranks each caption's candidates (the captions sharing its
+nouns) by the real pixels' Tinyimage. The images are written as img2dataset's ``files`` layout, one sample per
+caption row (each image five times, one per COCO writer, under its own URL), enlarged to 400 pixels on the shorter
+side (§5.1.1 refuses a side under 400). Prints the funnel's last steps, σ and its development set, the time, and
+writes the pairs as a TSV that ``benchmarks/compare.py --corpus deja-visual=FILE`` takes::
+
+    python benchmarks/deja_visual.py --output comparison/deja-visual.tsv
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import hashlib
+import io
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import pyarrow as pa  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+
+COCO_IMAGES = Path(__file__).resolve().parent.parent / "tests" / "data" / "deja" / "images"
+SAMPLES_PER_SHARD = 400  # two shards: an image's five samples may lie in both, as a real download's do
+
+
+def write_coco_files(folder: Path) -> Path:
+    """tests/data/deja/images as img2dataset's ``files`` layout: one sample per caption row (each image five times,
+    one per COCO writer, each under its own URL, so that only its pixels make its samples one image), in the order
+    of captions.tsv. The images are enlarged (Pillow, LANCZOS) to 400 pixels on their shorter side, since the
+    committed copies were shrunk to 256 on their longer side and §5.1.1 refuses a side under 400; the five samples
+    of an image hold the same bytes."""
+    from PIL import Image
+
+    with (COCO_IMAGES / "captions.tsv").open(encoding="utf-8", newline="") as handle:
+        captions = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+    pictures: dict[str, tuple[bytes, int, int]] = {}
+    for name in sorted({row["file"] for row in captions}):
+        with Image.open(COCO_IMAGES / name) as image:
+            scale = 400 / min(image.size)
+            size = (max(400, round(image.width * scale)), max(400, round(image.height * scale)))
+            buffer = io.BytesIO()
+            image.convert("RGB").resize(size, Image.Resampling.LANCZOS).save(buffer, "JPEG", quality=85)
+        pictures[name] = (buffer.getvalue(), *size)
+    folder.mkdir(parents=True)
+    for shard, start in enumerate(range(0, len(captions), SAMPLES_PER_SHARD)):
+        rows = captions[start : start + SAMPLES_PER_SHARD]
+        (folder / f"{shard:05d}").mkdir()
+        metadata = []
+        for index, row in enumerate(rows):
+            key = f"{shard:05d}{index:04d}"
+            data, width, height = pictures[row["file"]]
+            meta = {
+                "caption": row["caption"],
+                "url": f"https://images.cocodataset.test/{row['split']}/{row['image_id']}/{row['caption_id']}.jpg",
+                "key": key,
+                "status": "success",
+                "error_message": None,
+                "width": width,
+                "height": height,
+                "original_width": width,
+                "original_height": height,
+                "exif": "{}",
+                "sha256": hashlib.sha256(data).hexdigest(),
+            }
+            metadata.append(meta)
+            (folder / f"{shard:05d}" / f"{key}.jpg").write_bytes(data)
+            (folder / f"{shard:05d}" / f"{key}.txt").write_text(row["caption"], encoding="utf-8")
+            (folder / f"{shard:05d}" / f"{key}.json").write_text(json.dumps(meta, indent=4), encoding="utf-8")
+        pq.write_table(pa.Table.from_pylist(metadata), folder / f"{shard:05d}.parquet")
+        stats = {"count": len(rows), "successes": len(rows), "failed_to_download": 0, "failed_to_resize": 0,
+                 "status_dict": {"success": len(rows)}}  # fmt: skip
+        (folder / f"{shard:05d}_stats.json").write_text(json.dumps(stats, indent=4), encoding="utf-8")
+    return folder
+
+
+def main(argv: list[str] | None = None) -> int:
+    from builder.config import DEJA, DEJA_PARAPHRASES
+    from builder.engines.local import build
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--output", type=Path, default=Path("comparison") / "deja-visual.tsv")
+    parser.add_argument("--feature", default="tiny", choices=("tiny", "gist", "gist+tiny"))
+    arguments = parser.parse_args(argv)
+    configs = [dataclasses.replace(DEJA, min_images=1),
+               dataclasses.replace(DEJA_PARAPHRASES, min_images=1, deja_feature=arguments.feature)]  # fmt: skip
+    with tempfile.TemporaryDirectory() as work:
+        folder = write_coco_files(Path(work) / "images")
+        started = time.perf_counter()
+        build([folder], configs, Path(work) / "out", tagger="perceptron", show_progress=False)
+        seconds = time.perf_counter() - started
+        out = Path(work) / "out" / "deja-paraphrases"
+        record = json.loads((out / "funnel.json").read_text())
+        pairs = pq.read_table(sorted(out.glob("*.parquet"))).to_pylist()
+    for step in record["funnel"][-3:]:
+        print(f"{step['name']}: {step['images']} images, {step['captions']} captions, {step['edges']} edges or pairs")
+    chosen = record["deja"]["pairs"]
+    print(f"feature {chosen['feature']}, K {chosen['K']}, σ {chosen['sigma']}; development: {chosen['development']}")
+    same = sum(1 for pair in pairs if pair["affinity"] == 0.0)
+    print(f"{len(pairs)} pairs, {same} of them with a caption of the same picture (φ = 0); build {seconds:.1f} s")
+    arguments.output.parent.mkdir(parents=True, exist_ok=True)
+    with arguments.output.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, delimiter="\t", quoting=csv.QUOTE_NONE, escapechar="\\")
+        writer.writerow(["sentence1", "sentence2", "image", "affinity"])
+        for pair in pairs:
+            writer.writerow([pair["sentence1"], pair["sentence2"], pair["image"], pair["affinity"]])
+    print(f"wrote {arguments.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
