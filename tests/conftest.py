@@ -131,6 +131,14 @@ def require_nltk_perceptron() -> None:
 
 
 @pytest.fixture(scope="session")
+def deja_crawl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A crawl whose captions repeat across sites and images (benchmarks/web_crawl.py: REPEATED), for Déjà's tests."""
+    from benchmarks.web_crawl import write_repeated_captions_crawl
+
+    return write_repeated_captions_crawl(tmp_path_factory.mktemp("deja-crawl") / "repeated.warc.gz")
+
+
+@pytest.fixture(scope="session")
 def nltk_perceptron() -> None:
     """The perceptron tagger with NLTK's own model: CI has it (NLTK_DATA), so under CI its absence is a failure."""
     require_nltk_perceptron()

@@ -14,7 +14,6 @@ from test_real_excerpt import EXCERPT
 
 from benchmarks.deja_corpus import caption_rows, dataset_graph
 from benchmarks.deja_visual import write_coco_files
-from benchmarks.web_crawl import write_repeated_captions_crawl
 from builder.config import DEJA, DEJA_PARACAPTION, GOLD, preset
 from builder.engines.local import build
 from builder.engines.spark import build_spark
@@ -40,14 +39,9 @@ def rows(out: Path) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def crawl(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_repeated_captions_crawl(tmp_path_factory.mktemp("deja-crawl") / "repeated.warc.gz")
-
-
-@pytest.fixture(scope="module")
-def crawl_build(crawl: Path, tmp_path_factory: pytest.TempPathFactory, nltk_perceptron: None) -> Path:
+def crawl_build(deja_crawl: Path, tmp_path_factory: pytest.TempPathFactory, nltk_perceptron: None) -> Path:
     out = tmp_path_factory.mktemp("deja-crawl-build") / "out"
-    build([crawl], [DEJA], out, tagger="perceptron", show_progress=False)
+    build([deja_crawl], [DEJA], out, tagger="perceptron", show_progress=False)
     return out
 
 
@@ -112,14 +106,14 @@ def test_a_crawl_keeps_what_two_sites_repeat_for_two_images(crawl_build: Path) -
 
 
 def test_paracaption_pairs_each_caption_with_the_one_sharing_most_nouns(
-    crawl: Path, crawl_build: Path, tmp_path: Path
+    deja_crawl: Path, crawl_build: Path, tmp_path: Path
 ) -> None:
     """§8.2's text-only visual paraphrases beside the graph, in one build: the graph's rows are the deja config's,
     and the pairs read as a build's pairs do (metrics' reader of a built folder)."""
     from metrics.corpora import ReadReport, read_wikipedia_ipc
 
     out = tmp_path / "out"
-    report = build([crawl], [DEJA, DEJA_PARACAPTION], out, tagger="perceptron", show_progress=False)
+    report = build([deja_crawl], [DEJA, DEJA_PARACAPTION], out, tagger="perceptron", show_progress=False)
     assert report.rows == {"deja": 4, "deja-paracaption": 2}
     assert rows(out) == rows(crawl_build)
     record = json.loads((out / "deja-paracaption" / "funnel.json").read_text())
@@ -140,9 +134,9 @@ def test_paracaption_pairs_each_caption_with_the_one_sharing_most_nouns(
     assert "### `deja-paracaption` – 2 pairs" in (out / "README.md").read_text(encoding="utf-8")
 
 
-def test_the_same_edges_whatever_the_workers(crawl: Path, crawl_build: Path, tmp_path: Path) -> None:
+def test_the_same_edges_whatever_the_workers(deja_crawl: Path, crawl_build: Path, tmp_path: Path) -> None:
     out = tmp_path / "two"
-    build([crawl], [DEJA], out, tagger="perceptron", workers=2, show_progress=False)
+    build([deja_crawl], [DEJA], out, tagger="perceptron", workers=2, show_progress=False)
     assert rows(out) == rows(crawl_build) and funnel(out) == funnel(crawl_build)
 
 
@@ -225,14 +219,14 @@ def same_deja(local: Path, remote: Path) -> None:
     assert records[1]["deja"] == records[0]["deja"]
 
 
-def test_spark_crawl(spark, crawl: Path, crawl_build: Path, tmp_path: Path) -> None:
+def test_spark_crawl(spark, deja_crawl: Path, crawl_build: Path, tmp_path: Path) -> None:
     """A crawl: sites as users (the registered domain, a Python function called from Spark SQL)."""
     out = tmp_path / "spark"
-    report = build_spark([crawl], [DEJA, DEJA_PARACAPTION], out, tagger="perceptron", workers=2, spark=spark)
+    report = build_spark([deja_crawl], [DEJA, DEJA_PARACAPTION], out, tagger="perceptron", workers=2, spark=spark)
     assert report.rows == {"deja": 4, "deja-paracaption": 2}
     same_deja(crawl_build, out)
     local = tmp_path / "local"
-    build([crawl], [DEJA_PARACAPTION], local, tagger="perceptron", show_progress=False)
+    build([deja_crawl], [DEJA_PARACAPTION], local, tagger="perceptron", show_progress=False)
     read = [
         pq.read_table(sorted((folder / "deja-paracaption").glob("*.parquet"))).to_pylist() for folder in (local, out)
     ]
@@ -377,7 +371,7 @@ def test_the_deviations_are_in_the_docs_and_the_card(crawl_build: Path) -> None:
 
 
 def test_paraphrases_are_scored_and_compared_the_edges_carried_over(
-    crawl: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], nltk_perceptron: None
+    deja_crawl: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], nltk_perceptron: None
 ) -> None:
     """``metrics score`` scores deja-paracaption's pairs and copies deja's edges as they are; the corpus comparison
     takes the pairs as a corpus of the build, not the edges."""
@@ -387,7 +381,7 @@ def test_paraphrases_are_scored_and_compared_the_edges_carried_over(
     from metrics.compare_inputs import build_sources
 
     built = tmp_path / "built"
-    build([crawl], [DEJA, DEJA_PARACAPTION], built, tagger="perceptron", show_progress=False)
+    build([deja_crawl], [DEJA, DEJA_PARACAPTION], built, tagger="perceptron", show_progress=False)
     assert [source.name for source in build_sources(built)] == ["wikipedia_ipc/deja-paracaption"]
     assert metrics_main(["score", str(built), "--output", str(tmp_path / "scored")]) == 0
     capsys.readouterr()

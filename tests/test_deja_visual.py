@@ -18,7 +18,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from benchmarks.deja_visual import write_coco_files
-from benchmarks.web_crawl import write_repeated_captions_crawl
 from builder.config import DEJA, DEJA_PARAPHRASES, ExtractionSettings, preset
 from builder.engines.local import build
 from builder.engines.spark import build_spark
@@ -134,14 +133,9 @@ def test_a_dump_has_no_pixels_refused_before_the_work(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def crawl(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_repeated_captions_crawl(tmp_path_factory.mktemp("visual-crawl") / "repeated.warc.gz")
-
-
-@pytest.fixture(scope="module")
-def crawl_build(crawl: Path, tmp_path_factory: pytest.TempPathFactory, nltk_perceptron: None) -> Path:
+def crawl_build(deja_crawl: Path, tmp_path_factory: pytest.TempPathFactory, nltk_perceptron: None) -> Path:
     out = tmp_path_factory.mktemp("visual-crawl-build") / "out"
-    build([crawl], [DEJA, DEJA_PARAPHRASES], out, tagger="perceptron", show_progress=False)
+    build([deja_crawl], [DEJA, DEJA_PARAPHRASES], out, tagger="perceptron", show_progress=False)
     return out
 
 
@@ -158,7 +152,7 @@ def crawl_images(path: Path) -> dict[str, np.ndarray]:
     return found
 
 
-def test_a_crawl_s_visual_paraphrases(crawl: Path, crawl_build: Path) -> None:
+def test_a_crawl_s_visual_paraphrases(deja_crawl: Path, crawl_build: Path) -> None:
     """Two captions, each repeated by two sites for two images: each of the four (caption, image) queries gets the
     other caption (the only one sharing "bird"), with φ its nearest image's similarity (σ = 1: every σ ties on the
     development set, and the smallest wins)."""
@@ -175,7 +169,7 @@ def test_a_crawl_s_visual_paraphrases(crawl: Path, crawl_build: Path) -> None:
     assert len(set(chosen["development"]["bleu1"].values())) == 1
     edges = pairs_of(crawl_build, "deja")
     pairs = pairs_of(crawl_build)
-    assert found_pairs(pairs) == expected_pairs(edges, crawl_images(crawl), 1)
+    assert found_pairs(pairs) == expected_pairs(edges, crawl_images(deja_crawl), 1)
     assert {(p["sentence1"], p["sentence2"]) for p in pairs} == {
         ("A bird flying into the blue sky", "Birds resting on the beach"),
         ("The bird flies in blue sky", "Birds resting on the beach"),
@@ -187,18 +181,18 @@ def test_a_crawl_s_visual_paraphrases(crawl: Path, crawl_build: Path) -> None:
     assert f"### `{NAME}` – 4 pairs" in card and "σ = 1, chosen on a development set of 4 images" in card
 
 
-def test_a_given_sigma_is_used_and_said(crawl: Path, tmp_path: Path, nltk_perceptron: None) -> None:
+def test_a_given_sigma_is_used_and_said(deja_crawl: Path, tmp_path: Path, nltk_perceptron: None) -> None:
     out = tmp_path / "out"
     config = dataclasses.replace(DEJA_PARAPHRASES, deja_sigma=2)
-    build([crawl], [DEJA, config], out, tagger="perceptron", show_progress=False)
+    build([deja_crawl], [DEJA, config], out, tagger="perceptron", show_progress=False)
     chosen = record_of(out)["deja"]["pairs"]
     assert (chosen["sigma"], chosen["development"]) == (2, {"given": True})
-    assert found_pairs(pairs_of(out)) == expected_pairs(pairs_of(out, "deja"), crawl_images(crawl), 2)
+    assert found_pairs(pairs_of(out)) == expected_pairs(pairs_of(out, "deja"), crawl_images(deja_crawl), 2)
 
 
-def test_spark_gives_the_crawl_s_pairs(spark, crawl: Path, crawl_build: Path, tmp_path: Path) -> None:
+def test_spark_gives_the_crawl_s_pairs(spark, deja_crawl: Path, crawl_build: Path, tmp_path: Path) -> None:
     out = tmp_path / "spark"
-    report = build_spark([crawl], [DEJA, DEJA_PARAPHRASES], out, tagger="perceptron", workers=2, spark=spark)
+    report = build_spark([deja_crawl], [DEJA, DEJA_PARAPHRASES], out, tagger="perceptron", workers=2, spark=spark)
     assert report.rows == {"deja": 4, NAME: 4}
     assert pairs_of(out) == pairs_of(crawl_build)
     assert record_of(out)["funnel"] == record_of(crawl_build)["funnel"]
