@@ -100,15 +100,23 @@ sys.path.insert(0, {root!r})
 from benchmarks.deja_scale import edges_digest
 if {engine!r} == "spark":
     count_what_the_driver_receives()
-from builder.config import DEJA
+from builder.config import DEJA, DEJA_PARAPHRASES
 from builder.engines.local import build
 if {engine!r} == "spark":
     from builder.engines.spark import build_spark as build
-report = build([{images!r}], [DEJA], {output!r}, workers={workers}, show_progress=False, captions_tsv={tsv!r})
+CONFIGS = [DEJA]
+report = build([{images!r}], CONFIGS, {output!r}, workers={workers}, show_progress=False, captions_tsv={tsv!r})
 record = json.load(open({output!r} + "/deja/funnel.json"))
 digest = edges_digest({output!r} + "/deja")
 print(json.dumps({{"seconds": report.clock.seconds(), "rows": report.rows, "received": received,
-                  "funnel": record["funnel"], "deja": record["deja"], "digest": digest}}))
+                  "funnel": record["funnel"], "deja": record["deja"], "digest": digest, **visual()}}))
+"""
+_EDGES_ONLY = "def visual():\n    return {{}}\n"
+# --visual: deja-paraphrases beside deja (§5), its σ, funnel and rows' digest with the edges'
+_VISUAL = """def visual():
+    record = json.load(open({output!r} + "/deja-paraphrases/funnel.json"))
+    return {{"visual": {{"funnel": record["funnel"][-2:], "pairs": record["deja"]["pairs"],
+                        "digest": edges_digest({output!r} + "/deja-paraphrases")}}}}
 """
 
 
@@ -126,9 +134,12 @@ def edges_digest(folder: str) -> str:
     return digest.hexdigest()
 
 
-def run_build(dataset: Path, engine: str, workers: int) -> dict:
-    """One deja build in a child process, its memory sampled here (benchmarks/captions_scale.py's runner)."""
-    return captions_build(dataset, engine, workers, _CHILD)
+def run_build(dataset: Path, engine: str, workers: int, visual: bool = False) -> dict:
+    """One deja build in a child process, its memory sampled here (benchmarks/captions_scale.py's runner); with
+    ``visual``, deja-paraphrases beside it."""
+    child = _CHILD.replace("CONFIGS = [DEJA]", "CONFIGS = [DEJA, DEJA_PARAPHRASES]") if visual else _CHILD
+    head, call, tail = child.partition("report = build(")
+    return captions_build(dataset, engine, workers, head + (_VISUAL if visual else _EDGES_ONLY) + call + tail)
 
 
 def dataset_of(rows: int, arguments: argparse.Namespace) -> Path:
@@ -153,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--cores", type=int, default=64, help="cores of the machine the projection assumes")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--visual", action="store_true", help="build deja-paraphrases (§5) beside deja")
     arguments = parser.parse_args(argv)
 
     sizes = [arguments.rows, arguments.rows * arguments.factor]
@@ -165,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for engine in arguments.engines:
         for folder, rows in zip(folders, sizes, strict=True):
-            run = run_build(folder, engine, arguments.workers)
+            run = run_build(folder, engine, arguments.workers, arguments.visual)
             results[engine, rows] = run
             seconds = run["seconds"]
             total = sum(seconds.values())
@@ -179,6 +191,12 @@ def main(argv: list[str] | None = None) -> int:
                 f"| {run['deja']['captions']:,} | {run['rows']['deja']:,} |",
                 flush=True,
             )
+    if arguments.visual:
+        print("\ndeja-paraphrases beside deja (§5; its time is in the graph's column):")
+        for (engine, rows), run in results.items():
+            steps = ", ".join(f"{step['name']}: {step['edges']:,}" for step in run["visual"]["funnel"])
+            chosen = run["visual"]["pairs"]
+            print(f"- {engine}, {rows:,} rows: {steps}; σ {chosen['sigma']} ({chosen['development']})")
     if len(arguments.engines) == 2:
         for rows in sizes:
             local, spark = results["local", rows], results["spark", rows]
@@ -186,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"the same {what}" if local[key] == spark[key] else f"DIFFERENT {what}"
                 for key, what in (("digest", "rows"), ("funnel", "funnel"), ("deja", "statistics"))
             ]
+            if arguments.visual:
+                same.append("the same pairs" if local["visual"] == spark["visual"] else "DIFFERENT pairs")
             graph = ratio(spark["seconds"].get("pair filters", 0), local["seconds"].get("pair filters", 0))
             print(
                 f"- {rows:,} rows: Spark's and the local engine's: {', '.join(same)}; "

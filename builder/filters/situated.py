@@ -224,10 +224,13 @@ def _choose_sigma(tables: DejaTables, K: int) -> tuple[int | None, dict[str, obj
         "deja_dev_gone",
         "SELECT DISTINCT o.d, e.image FROM deja_dev_own o JOIN deja_edges e ON e.canonical = o.canonical",
     )
+    # the development images' vectors go to every task beside the graph's (a broadcast: 300 vectors), and each
+    # similarity is computed before the join that drops the images left out, so no vector crosses a shuffle
     tables.table(
         "deja_dev_sims",
-        "SELECT d.d, v.image AS j, CAST(deja_similarity(d.vector, v.vector) AS DOUBLE) AS sim FROM deja_dev d "
-        "CROSS JOIN deja_vectors v LEFT JOIN deja_dev_gone g ON g.d = d.d AND g.image = v.image WHERE g.image IS NULL",
+        "SELECT s.d, s.j, s.sim FROM (SELECT /*+ BROADCAST(d) */ d.d, v.image AS j, "
+        "CAST(deja_similarity(d.vector, v.vector) AS DOUBLE) AS sim FROM deja_dev d CROSS JOIN deja_vectors v) s "
+        "LEFT JOIN deja_dev_gone g ON g.d = s.d AND g.image = s.j WHERE g.image IS NULL",
     )
     tables.table(
         "deja_dev_near",
