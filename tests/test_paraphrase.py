@@ -121,6 +121,25 @@ def test_the_crowd_pairs_are_what_the_excerpts_give(nltk_perceptron: None) -> No
     assert sum(bool(row["paraphrase2"]) for row in rows if row["source"] in CROWD) == math.ceil(160 / 5)
 
 
+def test_the_labels_readme_states_the_counts_per_source() -> None:
+    """Per source: its round, pairs, paraphrases, pairs labelled twice and their κ, as the labels' README says."""
+    rows = study.read_labels(LABELS)
+    rounds = _draw_module().ROUNDS
+    readme = (DATA / "README.md").read_text(encoding="utf-8")
+    for source, number in rounds.items():
+        picked = [row for row in rows if row["source"] == source]
+        twice = study.agreement(picked)
+        kappa = f"{twice['kappa']:.2f} ({twice['agreed']})" if twice["pairs"] else ""
+        paraphrases = sum(row["paraphrase"] == "1" for row in picked)
+        assert f"| `{source}` | {number} | {len(picked)} | {paraphrases} | {twice['pairs']} | {kappa} |" in readme
+    assert {row["source"] for row in rows} == set(rounds)
+    pooled = study.agreement(rows)
+    total = sum(row["paraphrase"] == "1" for row in rows)
+    assert (
+        f"| all | | {len(rows)} | {total} | {pooled['pairs']} | {pooled['kappa']:.2f} ({pooled['agreed']}) |" in readme
+    )
+
+
 def _draw_module():  # noqa: ANN202 - the module tests/data/paraphrases/draw_pairs.py
     spec = importlib.util.spec_from_file_location("draw_pairs", DATA / "draw_pairs.py")
     assert spec is not None and spec.loader is not None
