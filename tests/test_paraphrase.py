@@ -9,6 +9,7 @@ import importlib.util
 import json
 import math
 import sys
+from collections import Counter
 from pathlib import Path
 
 import datasets
@@ -59,22 +60,84 @@ def test_the_labelled_file_holds_300_real_pairs_a_fifth_labelled_twice() -> None
         assert row["revision1"].isdigit() and row["revision2"].isdigit()
         assert row["rule"] in ("sentence", "verb", "none")
     twice = {row["pair"] for row in rows if row["paraphrase2"]}
-    drawn = sorted(rows, key=lambda row: hashlib.sha256(f"second labeller {row['pair']}".encode()).hexdigest())
-    assert twice == {row["pair"] for row in drawn[: math.ceil(len(rows) / 5)]}  # the guideline's fifth, no other
+    rounds = _draw_module().ROUNDS
+    fifth = set()
+    for number in sorted(set(rounds.values())):  # the guideline's fifth of each labelling round, no other
+        labelled = [row for row in rows if rounds[row["source"]] == number]
+        drawn = sorted(labelled, key=lambda row: hashlib.sha256(f"second labeller {row['pair']}".encode()).hexdigest())
+        fifth |= {row["pair"] for row in drawn[: math.ceil(len(labelled) / 5)]}
+    assert twice == fifth and len(twice) == 78 + 32
     kinds = {study.kind(row) for row in rows}
     assert {"English", "cross-lingual"} <= kinds
     assert sum(study.kind(row) == "English" for row in rows) >= 150
 
 
 def test_the_labelled_pairs_are_what_the_named_sources_give(tmp_path: Path, nltk_perceptron: None) -> None:
-    """Drawing anew from the shipped history, gensim's excerpt and the minidumps gives every pair of the file (drawn
-    with NLTK's perceptron: the fallback model gives other caption rules, so offline the test is skipped)."""
+    """Drawing anew from the shipped history, gensim's excerpt, the minidumps and the crowd excerpts gives every
+    pair of the file (drawn with NLTK's perceptron: the fallback model gives other caption rules, so offline the test
+    is skipped)."""
     draw = _draw_module()
     assert draw.main(["--output", str(tmp_path / "candidates.tsv")]) == 0
     with open(tmp_path / "candidates.tsv", encoding="utf-8", newline="") as handle:
         drawn = list(csv.DictReader(handle, delimiter="\t"))
     labelled = [{key: value for key, value in row.items() if key not in LABEL_COLUMNS} for row in _rows()]
     assert drawn == labelled
+
+
+CROWD = {
+    "coco-crowd": (56, {"sentence": 4, "verb": 37, "none": 39}),
+    "flickr8k-crowd": (68, {"sentence": 21, "verb": 40, "none": 19}),
+}
+
+
+def test_the_crowd_excerpts_hold_five_writers_captions_of_80_images_each() -> None:
+    coco = json.loads((DATA / "crowd" / "captions_val2017.json").read_text(encoding="utf-8"))
+    images = {image["id"] for image in coco["images"]}
+    per_image = Counter(note["image_id"] for note in coco["annotations"])
+    assert len(images) == 80 and set(per_image) == images and set(per_image.values()) == {5}
+    lines = (DATA / "crowd" / "Flickr8k.token.txt").read_text(encoding="utf-8").splitlines()
+    per_file = Counter(line.split("#", 1)[0] for line in lines)
+    assert len(per_file) == 80 and set(per_file.values()) == {5}
+    assert {line.split("\t", 1)[0].rsplit("#", 1)[1] for line in lines} == set("01234")
+
+
+def test_the_crowd_pairs_are_what_the_excerpts_give(nltk_perceptron: None) -> None:
+    """One pair of two workers' captions per image of each excerpt, drawn again as the file has it, rule included
+    (the perceptron tagger's verdicts), with the labels pinned per source."""
+    draw = _draw_module()
+    rows = _rows()
+    for source, (paraphrases, rules) in CROWD.items():
+        drawn = draw.crowd_pairs(source.removesuffix("-crowd"))
+        for row in drawn:
+            row["pair"] = draw.pair_id(row)
+        labelled = [row for row in rows if row["source"] == source]
+        assert [{column: str(row[column]) for column in draw.COLUMNS} for row in sorted(drawn, key=draw.pair_id)] == [
+            {column: row[column] for column in draw.COLUMNS} for row in labelled
+        ]
+        assert len(labelled) == 80 and len({row["image"] for row in labelled}) == 80
+        assert all(row["page1"] != row["page2"] and row["references"] == "5" for row in labelled)
+        assert sum(row["paraphrase"] == "1" for row in labelled) == paraphrases
+        assert Counter(row["rule"] for row in labelled) == rules
+    assert sum(bool(row["paraphrase2"]) for row in rows if row["source"] in CROWD) == math.ceil(160 / 5)
+
+
+def test_the_labels_readme_states_the_counts_per_source() -> None:
+    """Per source: its round, pairs, paraphrases, pairs labelled twice and their κ, as the labels' README says."""
+    rows = study.read_labels(LABELS)
+    rounds = _draw_module().ROUNDS
+    readme = (DATA / "README.md").read_text(encoding="utf-8")
+    for source, number in rounds.items():
+        picked = [row for row in rows if row["source"] == source]
+        twice = study.agreement(picked)
+        kappa = f"{twice['kappa']:.2f} ({twice['agreed']})" if twice["pairs"] else ""
+        paraphrases = sum(row["paraphrase"] == "1" for row in picked)
+        assert f"| `{source}` | {number} | {len(picked)} | {paraphrases} | {twice['pairs']} | {kappa} |" in readme
+    assert {row["source"] for row in rows} == set(rounds)
+    pooled = study.agreement(rows)
+    total = sum(row["paraphrase"] == "1" for row in rows)
+    assert (
+        f"| all | | {len(rows)} | {total} | {pooled['pairs']} | {pooled['kappa']:.2f} ({pooled['agreed']}) |" in readme
+    )
 
 
 def _draw_module():  # noqa: ANN202 - the module tests/data/paraphrases/draw_pairs.py

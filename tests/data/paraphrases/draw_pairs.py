@@ -13,6 +13,11 @@ among those of languages the labeller reads (``READ``). Writes ``candidates.tsv`
 The history is the edit history of "Anarchism" (15,180 revisions, 2001-2010) that ships beside this
 file as ``enwiki-anarchism-history.xml.lzma`` (see README.md); it is decompressed to a temporary file.
 
+Crowd captions (``crowd/``, cut by ``make_crowd_excerpts.py``): COCO's and Flickr8k's five captions of an image,
+each by another crowd worker; every image of the excerpts gives one pair, its two captions drawn with
+``random.Random(f"{SEED}:{image}")`` among the image's captions in file order (``crowd_pairs``). No build holds
+them (``reaches`` is ``crowd``); ``rule`` is the strictest caption rule both pass, by the toolkit's tagger.
+
 ``labelled_pairs.tsv`` is this file with the hand labels added (see GUIDELINE.md).
 """
 
@@ -22,6 +27,7 @@ import argparse
 import csv
 import dataclasses
 import hashlib
+import json
 import lzma
 import random
 import shutil
@@ -38,10 +44,12 @@ sys.path.insert(0, str(ROOT))
 
 from builder.config import BRONZE, CROSSLINGUAL, GOLD, SILVER, BuildOptions, PipelineConfig  # noqa: E402
 from builder.engines.local import build  # noqa: E402
+from builder.filters.captions import classify  # noqa: E402
 from builder.lang.segmenters import WordCounterUnavailable  # noqa: E402
 from metrics.paraphrase import RULE_LEVELS, image_references, pair_key  # noqa: E402
 
 HISTORY = HERE / "enwiki-anarchism-history.xml.lzma"
+CROWD = HERE / "crowd"
 SEED = 30
 CROSSLINGUAL_DRAWN = 200
 # Languages whose captions the labeller reads well enough to judge a message (ISO 639 / wiki codes).
@@ -50,6 +58,15 @@ READ = frozenset(
     "ru uk be bg mk fi et hu tr az id ms jv tl war ceb vi el ast an oc lmo nap pms scn vec br cy ga gd".split()
 )
 RELAXED_WORDS = 3
+# The labelling rounds: the second labeller's fifth is drawn within each (GUIDELINE.md), so that a round that adds
+# pairs leaves the earlier rounds' double labels as they were.
+ROUNDS = {
+    "enwiki": 1,
+    "enwiki-history": 1,
+    "minidumps-crosslingual": 1,
+    "coco-crowd": 2,
+    "flickr8k-crowd": 2,
+}
 COLUMNS = (
     "pair",
     "source",
@@ -150,6 +167,59 @@ def built_pairs(source: Source, work: Path) -> list[dict]:
     return list(seen.values())
 
 
+def crowd_captions(source: str) -> dict[str, list[tuple[str, int, str]]]:
+    """Per image of a crowd excerpt: its captions (id, number, text) in file order.
+
+    COCO names a caption by its annotation id (also its number); Flickr8k by ``image#n`` (number ``n``).
+    """
+    captions: dict[str, list[tuple[str, int, str]]] = {}
+    if source == "coco":
+        data = json.loads((CROWD / "captions_val2017.json").read_text(encoding="utf-8"))
+        for note in data["annotations"]:
+            text = " ".join(str(note["caption"]).split())
+            captions.setdefault(str(note["image_id"]), []).append((str(note["id"]), int(note["id"]), text))
+    else:
+        for line in (CROWD / "Flickr8k.token.txt").read_text(encoding="utf-8").splitlines():
+            key, _, text = line.partition("\t")
+            image, _, number = key.partition("#")
+            captions.setdefault(image, []).append((key, int(number), " ".join(text.split())))
+    return captions
+
+
+def crowd_pairs(source: str) -> list[dict]:
+    """One pair of two crowd workers' captions per image of the excerpt, drawn with a seed per image."""
+    rows = []
+    for image, captions in sorted(crowd_captions(source).items()):
+        first, second = sorted(random.Random(f"{SEED}:{image}").sample(range(len(captions)), 2))
+        (id1, number1, text1), (id2, number2, text2) = captions[first], captions[second]
+        rows.append(
+            {
+                "source": f"{source}-crowd",
+                "reaches": "crowd",
+                "language1": "en",
+                "language2": "en",
+                "image": image,
+                "page1": id1,
+                "page2": id2,
+                "revision1": number1,
+                "revision2": number2,
+                "same_page": False,
+                "source1": source,
+                "source2": source,
+                "identity": "id",
+                "references": len(captions),
+                "sentence1": text1,
+                "sentence2": text2,
+            }
+        )
+    texts = [text for row in rows for text in (row["sentence1"], row["sentence2"])]
+    passes = {rule: classify(texts, rule, tagger="perceptron") for rule in ("sentence", "verb")}
+    for index, row in enumerate(rows):  # the strictest rule both captions pass
+        both = {rule: verdicts[2 * index] and verdicts[2 * index + 1] for rule, verdicts in passes.items()}
+        row["rule"] = "sentence" if both["sentence"] else "verb" if both["verb"] else "none"
+    return rows
+
+
 def pair_id(row: dict) -> str:
     text = "\x00".join(str(row[c]) for c in ("image", "page1", "sentence1", "page2", "sentence2"))
     return hashlib.blake2b(text.encode("utf-8"), digest_size=6).hexdigest()
@@ -207,6 +277,10 @@ def main(argv: list[str] | None = None) -> int:
                 found = random.Random(SEED).sample(readable, min(CROSSLINGUAL_DRAWN, len(readable)))
                 print(f"  {len(readable)} in languages read; {len(found)} drawn", file=sys.stderr)
             rows.extend(found)
+    for crowd in ("coco", "flickr8k"):
+        found = crowd_pairs(crowd)
+        print(f"{crowd}-crowd: {len(found)} pairs", file=sys.stderr)
+        rows.extend(found)
     rows.sort(key=lambda row: (row["source"], pair_id(row)))
     with open(arguments.output, "w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
