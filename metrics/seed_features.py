@@ -37,7 +37,7 @@ SEED_FEATURES = (
     "words_short",  # string: lengths in words, absolute
     "words_long",
     "words_difference",
-    "words_ratio",  # relative length: shorter / longer
+    "relative_length",  # shorter / longer, in words
     "shared",  # shared words (unique, case-folded)
     "shared_short",  # ... over the unique words of the shorter text (in words; "short" means it below)
     "shared_long",
