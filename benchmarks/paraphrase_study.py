@@ -784,7 +784,9 @@ def build_models(results: dict[str, object], trained: dict[str, object]) -> dict
             "svm": [corpora["MSRPC train"], corpora["PAWS-Wiki dev+test"]],
             "calibration": labelled_note,
         },
-        labelled=sample(scores_of(trained, "caption at 0.5")),
+        # the SVM never saw the labelled pairs and Platt's sigmoid keeps its order, so the pairs a cut keeps are
+        # those of the shipped model's own probabilities (pooled out-of-fold sigmoids would mix five calibrations)
+        labelled=sample(sigmoid(a * inputs.caption_margin + c)),
     )
     mean, scale, weights, intercept = trained["msrpc_linear"]  # type: ignore[misc]
     a, c = trained["msrpc_calibration"]  # type: ignore[misc]
