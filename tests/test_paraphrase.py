@@ -270,6 +270,39 @@ def test_a_scored_folder_carries_the_probability_and_shows_each_maps(
     assert pq.read_table(sorted((again / "gold").glob("*.parquet"))).column_names.count(PROBABILITY) == 1
 
 
+def test_a_scored_folder_states_the_cut_by_precision_and_what_it_keeps(
+    sample_build: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--classifier msrpc --min-precision 0.9`` on the sample's gold and silver: every row's probability is the
+    msrpc model's of its two texts, and the card and the summary state the cut, the pairs each config keeps and
+    the estimated share of paraphrases kept with its Wilson interval."""
+    from metrics.paraphrase import cut_for_precision
+    from metrics.seed_features import seed_features
+
+    scored = tmp_path / "scored"
+    code = main(["score", str(sample_build), "--output", str(scored), "--no-progress", "--classifier", "msrpc",
+                 "--min-precision", "0.9"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    card = (scored / "README.md").read_text(encoding="utf-8")
+    model = load_classifier("msrpc")
+    cut = cut_for_precision(model, 0.9)
+    assert f"classifier `{model.version}`" in card and "MSRPC train (4,076 pairs; SHA-256" in card
+    assert (
+        f"**estimated share of paraphrases in what is kept {cut.precision:.0%} [{cut.low:.0%}, {cut.high:.0%}]**"
+        in card
+    )
+    assert f'dataset.filter(lambda row: row["{PROBABILITY}"] >= {cut.threshold:.6f})' in card
+    for name in ("gold", "silver"):
+        table = pq.read_table(sorted((scored / name).glob("*.parquet")))
+        probability = np.array(table.column(PROBABILITY).to_pylist())
+        texts = table.column("sentence1").to_pylist(), table.column("sentence2").to_pylist()
+        assert np.allclose(probability, model.probability(seed_features(*texts)), rtol=0, atol=1e-12)
+        kept = int((probability >= cut.threshold).sum())
+        assert f"| {name} | {len(probability):,} | {kept:,} | {kept / len(probability):.0%} |" in card
+        assert f"kept at {PROBABILITY} ≥ {cut.threshold:.4f}: {kept:,} of {len(probability):,}" in out
+
+
 def test_build_with_score_publishes_the_scored_folder_and_leaves_nothing_beside_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], sample_build: Path, perceptron_available: None
 ) -> None:

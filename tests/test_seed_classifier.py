@@ -110,7 +110,9 @@ def test_the_shipped_seed_models_are_plain_numbers_with_their_corpora(name: str)
         for file, digest in corpus["files"].items():
             assert hashlib.sha256((REPO / file).read_bytes()).hexdigest() == digest
     labelled = model.labelled
-    assert len(labelled["probability"]) == len(labelled["label"]) == len(labelled["source"]) == 189
+    english = study.english_rows(study.read_labels(study.LABELS))  # the labelled English caption pairs
+    assert len(labelled["probability"]) == len(labelled["label"]) == len(labelled["source"]) == len(english)
+    assert labelled["label"] == [int(row["paraphrase"]) for row in english]
 
 
 def test_the_msrpc_models_test_figures_recomputed_from_the_shipped_files() -> None:
@@ -249,3 +251,8 @@ def test_the_docs_state_the_shipped_models_figures() -> None:
     assert f"| msrpc | MSRPC train | {msrpc['accuracy']:.3f}" in docs
     caption = load_classifier("caption").evaluation["at_recall_cut"]
     assert f"| {study.CAPTION} | {caption['precision']:.2f} ± " in docs
+    cut = cut_for_precision(load_classifier("caption"), 0.9)
+    assert (
+        f"for the `caption` model at 0.9: cut {cut.threshold:.2f},\n{cut.kept} of the {cut.labelled} labelled pairs "
+        f"kept, {cut.precision:.0%} [{cut.low:.0%}, {cut.high:.0%}] paraphrases, recall {cut.recall:.0%}"
+    ) in docs
