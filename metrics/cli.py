@@ -59,7 +59,7 @@ from metrics.paraphrase import (
     model_features,
     pair_key,
 )
-from metrics.profiles import PROFILES, ModelUnavailable
+from metrics.profiles import PROFILES, ModelUnavailable, get_profile
 from metrics.scoring import score_pairs
 from metrics.semantic import RUNTIME_CHOICES
 from metrics.syntactic import TOKENIZERS
@@ -389,7 +389,8 @@ def score_folder(folder: Path, output: Path, arguments: argparse.Namespace) -> d
             for name, (record, _) in sources.items():
                 publisher.add_config(name, record, written[name])
             signature = next(iter(all_results.values()))["signature"]
-            publisher.publish(card_suffix=scores_card(signature, classifier, shares, maps, limits, cut))
+            rule = get_profile(arguments.profile).st_threshold.value
+            publisher.publish(card_suffix=scores_card(signature, classifier, shares, maps, limits, cut, rule))
     return all_results
 
 
@@ -495,6 +496,7 @@ def scores_card(
     maps: dict[str, str],
     limits: tuple[float, float],
     cut: Cut | None = None,
+    rule: float | None = None,
 ) -> str:
     """The scored folder's card section: the columns, the classifier and its figures, each config's share and map
     (``limits``: the maps' one colour scale)."""
@@ -505,7 +507,7 @@ def scores_card(
         f"scored with `python -m metrics score` (signature `{signature}`).\n"
     )
     if classifier is not None:
-        text += "\n" + classifier_section(classifier, shares, cut)
+        text += "\n" + classifier_section(classifier, shares, cut, rule)
     text += (
         "\n### Characteristic maps\n\nEach config's pairs on the 5×5 grid of syn and sem (`benchmarks/compare.py`); "
         "a cell is the share of the config's scored pairs in it. "
@@ -532,9 +534,12 @@ def _trained_on(trained: dict[str, object]) -> str:
     )
 
 
-def classifier_section(classifier: Classifier, shares: dict[str, dict[str, object]], cut: Cut | None = None) -> str:
+def classifier_section(
+    classifier: Classifier, shares: dict[str, dict[str, object]], cut: Cut | None = None, rule: float | None = None
+) -> str:
     """What ``paraphrase_probability`` is, how well it did, and how many pairs of each config it calls paraphrases
-    (and, with a cut chosen by precision, keeps)."""
+    (and, with a cut chosen by precision, keeps). Where the model does not beat the ST rule on the labelled sample
+    (``evaluation.against_rule``), the rule ``st > rule`` is the default cut the card shows, with the evidence."""
     evaluation = classifier.evaluation
     figures: dict[str, object] = evaluation.get("at_recall_cut", {})  # type: ignore[assignment]
     baselines: dict[str, dict[str, float]] = evaluation.get("baselines", {})  # type: ignore[assignment]
@@ -563,6 +568,17 @@ def classifier_section(classifier: Classifier, shares: dict[str, dict[str, objec
             f"| {name} | {scored:,} | {likely:,} | {likely / scored:.0%} |" if scored else f"| {name} | 0 | 0 | – |"
         )
     keep = "> 0.5"
+    against: dict[str, object] = evaluation.get("against_rule", {})  # type: ignore[assignment]
+    rule_is_default = cut is None and rule is not None and bool(against) and not against.get("beats_rule")
+    if rule_is_default:
+        low, high = against["precision_difference_interval"]  # type: ignore[misc]
+        lines += [
+            "",
+            f"**The default cut is the rule `st` > {rule:g}**: on the labelled pairs this classifier does not beat "
+            f"{against['rule']} (precision {against['precision_difference']:+.2f} [{low:+.2f}, {high:+.2f}], recall "
+            f"{against['recall_difference']:+.2f}, paired on the same folds), so the rule stays the cut, and "
+            f"`{PROBABILITY}` ranks the pairs and chooses a cut by precision (`--min-precision`).",
+        ]
     if cut is not None:
         keep = f">= {cut.threshold:.6f}"
         lines += [
@@ -587,7 +603,12 @@ def classifier_section(classifier: Classifier, shares: dict[str, dict[str, objec
         "Keep the likely paraphrases, or the likely non-paraphrases as hard negatives (thesis §4.8):",
         "",
         "```python",
-        f'paraphrases = dataset.filter(lambda row: row["{PROBABILITY}"] {keep})',
+        *(
+            [f'paraphrases = dataset.filter(lambda row: row["st"] > {rule:g})  # the default cut: the rule']
+            if rule_is_default
+            else []
+        ),
+        f'{"likely" if rule_is_default else "paraphrases"} = dataset.filter(lambda row: row["{PROBABILITY}"] {keep})',
         f'hard_negatives = dataset.filter(lambda row: not row["{PROBABILITY}"] {keep})',
         "```",
         "",

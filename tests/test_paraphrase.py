@@ -242,6 +242,11 @@ def test_a_scored_folder_carries_the_probability_and_shows_each_maps(
     shipped = load_classifier()
     assert f"classifier `{shipped.version}`" in card and "| config | pairs scored | probability > 0.5 | share |" in card
     assert f'dataset.filter(lambda row: row["{PROBABILITY}"] > 0.5)' in card
+    # the default classifier does not beat the ST rule on the labelled pairs: the card keeps the rule as the cut
+    against = shipped.evaluation["against_rule"]
+    assert against["rule"] == "ST > 0.755 (calibrated on MSRPC)" and not against["beats_rule"]
+    assert "**The default cut is the rule `st` > 0.755**" in card
+    assert 'paraphrases = dataset.filter(lambda row: row["st"] > 0.755)  # the default cut: the rule' in card
     for name in ("gold", "silver"):
         gold = datasets.load_dataset(str(scored.resolve()), name, split="train")
         assert set(SCORE_COLUMNS) | {PROBABILITY} <= set(gold.column_names)
