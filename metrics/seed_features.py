@@ -16,10 +16,10 @@ offline, with NLTK's rule-based Porter stemmer and the shipped English WordNet
   class matched ("No_of_List_2_Words", the count of WordNet matches, is ``synonyms``).
 
 The seed's lexical classes are also *individual* word-pair features (``orbit|orbital`` as one
-dimension of a sparse vector, those seen more than four times kept); their summaries are the
-composite counts here, which keep the model a short list of plain numbers that any text can be
-scored with. Its word-association lexicon (log-likelihood pairings mined from its own L12 corpus)
-has no public counterpart and is left out (docs/paraphrases.md, deviations).
+dimension of a sparse vector, those seen more than four times kept): :func:`word_pairs` gives them,
+and the study measures them; the shipped models keep the composite counts, a short list of plain
+numbers that any text can be scored with. Its word-association lexicon (log-likelihood pairings
+mined from its own L12 corpus) has no public counterpart and is left out (docs/paraphrases.md).
 
 Words are matched one to one in the seed's order of evidence: identical, then morphological
 variant, then synonym, then hypernym, so a word counts in one class only.
@@ -113,9 +113,10 @@ def lexicon() -> Lexicon:
     return Lexicon()
 
 
-def _match(left: set[str], right: set[str], related: object) -> int:
+def _match(left: set[str], right: set[str], related: object, kind: str = "", pairs: list[str] | None = None) -> int:
     """Pairs words of ``left`` with words of ``right`` one to one where ``related(a, b)``; removes the matched
-    words from both sets and returns how many pairs were made (greedy, in sorted order, so deterministic)."""
+    words from both sets and returns how many pairs were made (greedy, in sorted order, so deterministic).
+    ``pairs`` collects each match as ``kind:a|b``, the seed's individual word-pair feature."""
     made = 0
     for word in sorted(left):
         for other in sorted(right):
@@ -123,12 +124,17 @@ def _match(left: set[str], right: set[str], related: object) -> int:
                 left.discard(word)
                 right.discard(other)
                 made += 1
+                if pairs is not None:
+                    pairs.append(f"{kind}:{'|'.join(sorted((word, other)))}")
                 break
     return made
 
 
-def pair_features(first: str, second: str, lexicon_: Lexicon | None = None) -> list[float]:
-    """One pair's features, in the order of :data:`SEED_FEATURES`."""
+def pair_features(
+    first: str, second: str, lexicon_: Lexicon | None = None, pairs: list[str] | None = None
+) -> list[float]:
+    """One pair's features, in the order of :data:`SEED_FEATURES`; ``pairs`` collects the matched word pairs
+    (:func:`word_pairs`)."""
     lex = lexicon_ or lexicon()
     a, b = words(first), words(second)
     if len(a) > len(b):  # the shorter text first: the features are symmetric
@@ -140,10 +146,14 @@ def pair_features(first: str, second: str, lexicon_: Lexicon | None = None) -> l
     edit = levenshtein(a, b)
     lexical_edit = levenshtein(sorted(types_a), sorted(types_b))
     left, right = types_a - types_b, types_b - types_a
-    morph = _match(left, right, lambda x, y: bool(lex.forms(x) & lex.forms(y)))
-    synonyms = _match(left, right, lambda x, y: bool(lex.senses(x)[0] & lex.senses(y)[0]))
+    morph = _match(left, right, lambda x, y: bool(lex.forms(x) & lex.forms(y)), "morph", pairs)
+    synonyms = _match(left, right, lambda x, y: bool(lex.senses(x)[0] & lex.senses(y)[0]), "synonym", pairs)
     hypernyms = _match(
-        left, right, lambda x, y: bool(lex.senses(x)[0] & lex.senses(y)[1] or lex.senses(y)[0] & lex.senses(x)[1])
+        left,
+        right,
+        lambda x, y: bool(lex.senses(x)[0] & lex.senses(y)[1] or lex.senses(y)[0] & lex.senses(x)[1]),
+        "hypernym",
+        pairs,
     )
     matched = shared + morph + synonyms + hypernyms
     return [
@@ -178,3 +188,12 @@ def seed_features(first: Iterable[str], second: Iterable[str]) -> np.ndarray:
     lex = lexicon()
     rows = [pair_features(a, b, lex) for a, b in zip(first, second, strict=True)]
     return np.asarray(rows, dtype=np.float64).reshape(len(rows), len(SEED_FEATURES))
+
+
+def word_pairs(first: str, second: str) -> list[str]:
+    """The word pairs the morphological and WordNet classes matched, as ``kind:a|b`` (``morph:said|says``): the
+    seed's individual lexical features, which the study measures (benchmarks/paraphrase_study.py) and the shipped
+    models leave out (on MSRPC only a few dozen occur more than four times, and they do not help)."""
+    pairs: list[str] = []
+    pair_features(first, second, lexicon(), pairs)
+    return pairs

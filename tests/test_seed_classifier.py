@@ -17,7 +17,7 @@ from benchmarks import paraphrase_study as study
 from metrics.cli import PROBABILITY, main
 from metrics.corpora import CorpusError, ReadReport, read_msrpc, read_paws
 from metrics.paraphrase import MODELS, Classifier, cut_for_precision, load_classifier, model_features, wilson
-from metrics.seed_features import SEED_FEATURES, levenshtein, lexicon, pair_features, seed_features
+from metrics.seed_features import SEED_FEATURES, levenshtein, lexicon, pair_features, seed_features, word_pairs
 
 REPO = Path(__file__).resolve().parent.parent
 TRAINING = REPO / "metrics" / "data" / "training"
@@ -79,6 +79,11 @@ def test_morphological_variants_of_a_real_msrpc_pair() -> None:
     assert values["unmatched_short"] == 0 and values["unmatched_long"] == 3
     assert values["matched_short"] == 1.0 and values["matched_long"] == 22 / 25
     assert lexicon().forms("falsifying") & lexicon().forms("falsified") == {"falsifi", "falsify"}
+    assert word_pairs(first, second) == [
+        "morph:admitted|admitting",
+        "morph:falsified|falsifying",
+        "morph:restart|restarted",
+    ]
 
 
 def test_wordnet_synonyms_of_a_real_msrpc_pair() -> None:
@@ -90,6 +95,12 @@ def test_wordnet_synonyms_of_a_real_msrpc_pair() -> None:
     for one, other in (("only", "alone"), ("had", "got"), ("average", "median"), ("lived", "was")):
         assert senses(one)[0] & senses(other)[0], (one, other)
     assert values["synonyms"] == 4 and values["morph"] == 0
+    assert sorted(pair for pair in word_pairs(first, second) if pair.startswith("synonym:")) == [
+        "synonym:alone|only",
+        "synonym:average|median",
+        "synonym:got|had",
+        "synonym:lived|was",
+    ]
 
 
 def test_levenshtein_and_the_matrix_agree_with_one_pair() -> None:
