@@ -6,9 +6,13 @@ Usage::
     python -m metrics score pairs.jsonl --columns a b   # → pairs.scored.jsonl
     python -m metrics score wikipedia_ipc/              # → wikipedia_ipc-scored/<config>/*.parquet
 
-A built folder's pairs also get ``paraphrase_probability`` (the shipped classifier, profile minilm;
-docs/paraphrases.md) and each config its characteristic map, shown in the scored card; all maps
-share one colour scale, which the card states.
+Every pair also gets ``paraphrase_probability`` from a shipped classifier (``--classifier``:
+``caption``, the default, Brockett & Dolan's SVM calibrated on labelled caption pairs; ``msrpc``,
+the same SVM trained on MSRPC; ``measures``, over the Δsem,syn measures and a build's
+meta-information, so built folders only; docs/paraphrases.md), and ``--min-precision 0.9`` chooses the
+cut that keeps pairs at that precision on the labelled sample, stated with the estimated share of
+paraphrases kept and its interval. A built folder's configs also get their characteristic maps,
+shown in the scored card; all maps share one colour scale, which the card states.
 
 A TSV holds one pair per line, fields separated by tabs and taken verbatim (no quoting).
 Its first line is a header when ``--columns`` are given (they name header fields), or
@@ -31,6 +35,7 @@ import csv
 import importlib.util
 import itertools
 import json
+import math
 import re
 import sys
 from collections.abc import Sequence
@@ -41,8 +46,20 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from builder.storage import local_path
-from metrics.paraphrase import META, RULE_LEVELS, Classifier, caption_rule_of, features, load_classifier, pair_key
-from metrics.profiles import PROFILES, ModelUnavailable
+from metrics.paraphrase import (
+    DEFAULT_MODEL,
+    META,
+    MODELS,
+    RULE_LEVELS,
+    Classifier,
+    Cut,
+    caption_rule_of,
+    cut_for_precision,
+    load_classifier,
+    model_features,
+    pair_key,
+)
+from metrics.profiles import PROFILES, ModelUnavailable, get_profile
 from metrics.scoring import score_pairs
 from metrics.semantic import RUNTIME_CHOICES
 from metrics.syntactic import TOKENIZERS
@@ -218,26 +235,65 @@ def _score(first: list[str], second: list[str], arguments: argparse.Namespace) -
     )
 
 
+def _file_probability(
+    first: list[str], second: list[str], results: dict[str, object], classifier: Classifier | None
+) -> list[float] | None:
+    """The probability of a file's pairs, from their texts and measures (a file has no build's meta-information,
+    so a classifier that takes it gives none, which stderr says)."""
+    if classifier is None:
+        return None
+    if any(name in META for name in classifier.features):
+        print(
+            f"note: no {PROBABILITY} column: classifier {classifier.version} takes a build's meta-information "
+            "(score a built folder, or choose --classifier caption or msrpc)",
+            file=sys.stderr,
+        )
+        return None
+    table = pa.table({"sentence1": first, "sentence2": second})
+    return classifier.probability(model_features(classifier.features, table, results)).tolist()  # type: ignore[arg-type]
+
+
 def score_file(path: Path, output: Path, arguments: argparse.Namespace) -> dict[str, object]:
+    """A TSV or JSONL file's pairs scored into ``output``: the input's fields, the measures and the probability."""
+    classifier, cut = _classifier_and_cut(arguments)
     if path.suffix == ".jsonl":
         a, b = arguments.columns or DEFAULT_COLUMNS
         records = read_jsonl(path, (a, b))
-        results = _score([str(r[a]) for r in records], [str(r[b]) for r in records], arguments)
+        first, second = [str(r[a]) for r in records], [str(r[b]) for r in records]
+        results = _score(first, second, arguments)
+        probability = _file_probability(first, second, results, classifier)
+        columns = [*SCORE_COLUMNS, *([PROBABILITY] if probability is not None else [])]
+        values = {**results, PROBABILITY: probability}
         with open(output, "w", encoding="utf-8") as handle:
             for index, record in enumerate(records):
-                scores = {column: results[column][index] for column in SCORE_COLUMNS}  # type: ignore[index]
+                scores = {column: values[column][index] for column in columns}  # type: ignore[index]
                 handle.write(json.dumps({**record, **scores}, ensure_ascii=False) + "\n")
-        return results
-    names, rows, width = read_tsv(path, arguments.columns or DEFAULT_COLUMNS, arguments.header)
-    positions = text_columns(path, names, arguments.columns)
-    results = _score(*tsv_texts(path, names, rows, positions), arguments)
-    header = names or [*DEFAULT_COLUMNS, *(f"column{n}" for n in range(3, width + 1))]
-    with open(output, "w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle, delimiter="\t", quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
-        writer.writerow(header + list(SCORE_COLUMNS))
-        for index, row in enumerate(rows):
-            writer.writerow(row + [f"{results[column][index]:.6f}" for column in SCORE_COLUMNS])  # type: ignore[index]
+    else:
+        names, rows, width = read_tsv(path, arguments.columns or DEFAULT_COLUMNS, arguments.header)
+        positions = text_columns(path, names, arguments.columns)
+        first, second = tsv_texts(path, names, rows, positions)
+        results = _score(first, second, arguments)
+        probability = _file_probability(first, second, results, classifier)
+        columns = [*SCORE_COLUMNS, *([PROBABILITY] if probability is not None else [])]
+        values = {**results, PROBABILITY: probability}
+        header = names or [*DEFAULT_COLUMNS, *(f"column{n}" for n in range(3, width + 1))]
+        with open(output, "w", encoding="utf-8", newline="") as handle:
+            writer = csv.writer(handle, delimiter="\t", quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
+            writer.writerow(header + columns)
+            for index, row in enumerate(rows):
+                writer.writerow(row + [f"{values[column][index]:.6f}" for column in columns])  # type: ignore[index]
+    if probability is not None:
+        results.update(_kept(np.asarray(probability), cut))
     return results
+
+
+def _kept(probability: np.ndarray, cut: Cut | None) -> dict[str, object]:
+    """How many pairs the classifier calls paraphrases (> 0.5) and, with a cut, how many it keeps."""
+    scored = int(np.sum(~np.isnan(probability)))
+    counts: dict[str, object] = {"likely_paraphrases": (int(np.sum(probability > 0.5)), scored)}
+    if cut is not None:
+        counts["kept"] = (int(np.sum(probability >= cut.threshold)), scored, cut)
+    return counts
 
 
 def _apart(folder: Path, output: Path) -> None:
@@ -274,9 +330,9 @@ def score_folder(folder: Path, output: Path, arguments: argparse.Namespace) -> d
     from metrics.corpora import read_pairs_parquet
 
     _apart(folder, output)
-    classifier = _classifier_for(arguments.profile)
+    classifier, cut = _classifier_and_cut(arguments)
     all_results = {}
-    shares: dict[str, tuple[int, int]] = {}
+    shares: dict[str, dict[str, object]] = {}
     with FolderLock(folder):
         for note in recover(folder):  # a build killed while it moved its files in: finish it, then read
             print(f"warning: {note}", file=sys.stderr)
@@ -314,10 +370,11 @@ def score_folder(folder: Path, output: Path, arguments: argparse.Namespace) -> d
                 for column in SCORE_COLUMNS:
                     table = table.append_column(column, pa.array(results[column], type=pa.float64()))  # type: ignore[arg-type]
                 if classifier is not None:
-                    probability = classifier.probability(features(table, results, rules[name]))  # type: ignore[arg-type]
+                    matrix = model_features(classifier.features, table, results, rules[name])  # type: ignore[arg-type]
+                    probability = classifier.probability(matrix)
                     table = table.append_column(PROBABILITY, pa.array(probability, type=pa.float64()))
-                    shares[name] = int(np.sum(probability > 0.5)), int(np.sum(~np.isnan(probability)))
-                    results["likely_paraphrases"] = shares[name]
+                    shares[name] = _kept(probability, cut)
+                    results.update(shares[name])
                 target = publisher.config_folder(name)
                 written[name] = _write_splits(target, table, files)
                 pictures[name] = titled_map(table, name)
@@ -332,7 +389,8 @@ def score_folder(folder: Path, output: Path, arguments: argparse.Namespace) -> d
             for name, (record, _) in sources.items():
                 publisher.add_config(name, record, written[name])
             signature = next(iter(all_results.values()))["signature"]
-            publisher.publish(card_suffix=scores_card(signature, classifier, shares, maps, limits))
+            rule = get_profile(arguments.profile).st_threshold.value
+            publisher.publish(card_suffix=scores_card(signature, classifier, shares, maps, limits, cut, rule))
     return all_results
 
 
@@ -399,25 +457,46 @@ def _strictest_rules(configs: dict[str, tuple[pa.Table, dict]]) -> dict[str, lis
     return {name: [strictest[key] for key in config_keys] for name, config_keys in keys.items()}
 
 
-def _classifier_for(profile: str) -> Classifier | None:
-    """The shipped classifier where its training profile is the one scoring, else None (said on stderr)."""
-    classifier = load_classifier()
-    if classifier.profile != profile:
+def _classifier_for(profile: str, name: str = DEFAULT_MODEL, language: str = "en") -> Classifier | None:
+    """The shipped classifier ``name`` where it can score these pairs, else None (said on stderr): one that takes
+    the Δsem,syn measures needs the profile it was trained on; Brockett & Dolan's features are English."""
+    classifier = load_classifier(name)
+    if classifier.takes_measures and classifier.profile != profile:
         print(
             f"note: no {PROBABILITY} column: the classifier was trained on profile {classifier.profile!r} scores, "
             f"and profile {profile!r} scores lie elsewhere",
             file=sys.stderr,
         )
         return None
+    if language != "en" and not classifier.takes_measures:
+        print(
+            f"note: no {PROBABILITY} column: classifier {classifier.version} reads English words (WordNet, an "
+            f"English stemmer), and the texts are {language!r}",
+            file=sys.stderr,
+        )
+        return None
     return classifier
+
+
+def _classifier_and_cut(arguments: argparse.Namespace) -> tuple[Classifier | None, Cut | None]:
+    """The chosen classifier and, with ``--min-precision``, its cut on the labelled sample (checked before any
+    scoring, so an unreachable precision fails at once)."""
+    classifier = _classifier_for(arguments.profile, arguments.classifier, arguments.language)
+    if arguments.min_precision is None:
+        return classifier, None
+    model = classifier or load_classifier(arguments.classifier)
+    cut = cut_for_precision(model, arguments.min_precision)
+    return classifier, (cut if classifier is not None else None)
 
 
 def scores_card(
     signature: object,
     classifier: Classifier | None,
-    shares: dict[str, tuple[int, int]],
+    shares: dict[str, dict[str, object]],
     maps: dict[str, str],
     limits: tuple[float, float],
+    cut: Cut | None = None,
+    rule: float | None = None,
 ) -> str:
     """The scored folder's card section: the columns, the classifier and its figures, each config's share and map
     (``limits``: the maps' one colour scale)."""
@@ -428,7 +507,7 @@ def scores_card(
         f"scored with `python -m metrics score` (signature `{signature}`).\n"
     )
     if classifier is not None:
-        text += "\n" + classifier_section(classifier, shares)
+        text += "\n" + classifier_section(classifier, shares, cut, rule)
     text += (
         "\n### Characteristic maps\n\nEach config's pairs on the 5×5 grid of syn and sem (`benchmarks/compare.py`); "
         "a cell is the share of the config's scored pairs in it. "
@@ -440,42 +519,97 @@ def scores_card(
     return text
 
 
-def classifier_section(classifier: Classifier, shares: dict[str, tuple[int, int]]) -> str:
-    """What ``paraphrase_probability`` is, how well it did, and how many pairs of each config it calls paraphrases."""
+def _trained_on(trained: dict[str, object]) -> str:
+    """What a model was trained on, in words: corpora (pairs, SHA-256 prefix) and the labelled caption sample."""
+    parts = []
+    for corpus in trained.get("svm", []):  # type: ignore[union-attr]
+        digests = ", ".join(f"{Path(file).name} {digest[:12]}" for file, digest in corpus["files"].items())
+        parts.append(f"{corpus['name']} ({corpus['pairs']:,} pairs; SHA-256 {digests})")
+    labelled = trained.get("calibration") or trained.get("labelled_sample") or trained
+    text = f"the SVM on {' and '.join(parts)}; " if parts else ""
+    role = "calibrated on" if "calibration" in trained else ("trained on" if not parts else "its cut chosen on")
+    return (
+        text + f"{role} {labelled.get('pairs')} hand-labelled English caption pairs ({labelled.get('file')}, "  # type: ignore[union-attr]
+        f"SHA-256 {str(labelled.get('sha256'))[:12]})"  # type: ignore[union-attr]
+    )
+
+
+def classifier_section(
+    classifier: Classifier, shares: dict[str, dict[str, object]], cut: Cut | None = None, rule: float | None = None
+) -> str:
+    """What ``paraphrase_probability`` is, how well it did, and how many pairs of each config it calls paraphrases
+    (and, with a cut chosen by precision, keeps). Where the model does not beat the ST rule on the labelled sample
+    (``evaluation.against_rule``), the rule ``st > rule`` is the default cut the card shows, with the evidence."""
     evaluation = classifier.evaluation
-    trained = classifier.trained_on
+    figures: dict[str, object] = evaluation.get("at_recall_cut", {})  # type: ignore[assignment]
     baselines: dict[str, dict[str, float]] = evaluation.get("baselines", {})  # type: ignore[assignment]
+    test: dict[str, float] = evaluation.get("msrpc_test", {})  # type: ignore[assignment]
+    interval = figures.get("precision_interval", [math.nan, math.nan])
+    recall_interval = figures.get("recall_interval", [math.nan, math.nan])
     lines = [
         "### Which pairs are paraphrases\n",
         f"`{PROBABILITY}` is the probability that a pair is a paraphrase (the same message), from classifier "
-        f"`{classifier.version}`: {evaluation.get('model', 'a logistic regression')} over the six measures and "
-        f"the build's meta-information ({', '.join(f'`{name}`' for name in META)}), trained on "
-        f"{trained.get('pairs')} hand-labelled real pairs ({trained.get('file')}). Cross-validated "
-        f"({evaluation.get('folds')}) at 0.5: precision {evaluation.get('precision'):.2f}, recall "
-        f"{evaluation.get('recall'):.2f}; baselines on the same folds: "
-        + "; ".join(f"{name} {figures['precision']:.2f}/{figures['recall']:.2f}" for name, figures in baselines.items())
+        f"`{classifier.version}` (`--classifier`): {evaluation.get('model')}; {_trained_on(classifier.trained_on)}. "  # type: ignore[arg-type]
+        f"Cross-validated on the labelled caption pairs ({evaluation.get('folds')}) at the cut for recall ≥ "
+        f"{figures.get('target_recall', 0.8):.2f} chosen in the training folds: precision "
+        f"{figures.get('precision', math.nan):.2f} [{interval[0]:.2f}, {interval[1]:.2f}], recall "  # type: ignore[index]
+        f"{figures.get('recall', math.nan):.2f} [{recall_interval[0]:.2f}, {recall_interval[1]:.2f}] (95% bootstrap "  # type: ignore[index]
+        "over images); on the same folds "
+        + "; ".join(f"{name} {values['precision']:.2f}/{values['recall']:.2f}" for name, values in baselines.items())
         + " (precision/recall)."
-        + (
-            f" At the cut {evaluation['threshold']:.2f} ({evaluation.get('threshold_rule')}): precision "
-            f"{evaluation.get('precision_at_threshold'):.2f}, recall {evaluation.get('recall_at_threshold'):.2f}."
-            if "threshold" in evaluation
-            else ""
-        )
-        + f" {trained.get('note', '')} `python benchmarks/paraphrase_study.py` recomputes them.\n",
+        + (f" On MSRPC's test split: accuracy {test['accuracy']:.3f}, F1 {test['f1']:.3f}." if test else "")
+        + " `python benchmarks/paraphrase_study.py` recomputes them.\n",
         "| config | pairs scored | probability > 0.5 | share |",
         "|---|---:|---:|---:|",
     ]
-    for name, (likely, scored) in shares.items():
+    for name, counts in shares.items():
+        likely, scored = counts["likely_paraphrases"]  # type: ignore[misc]
         lines.append(
             f"| {name} | {scored:,} | {likely:,} | {likely / scored:.0%} |" if scored else f"| {name} | 0 | 0 | – |"
         )
+    keep = "> 0.5"
+    against: dict[str, object] = evaluation.get("against_rule", {})  # type: ignore[assignment]
+    rule_is_default = cut is None and rule is not None and bool(against) and not against.get("beats_rule")
+    if rule_is_default:
+        low, high = against["precision_difference_interval"]  # type: ignore[misc]
+        lines += [
+            "",
+            f"**The default cut is the rule `st` > {rule:g}**: on the labelled pairs this classifier does not beat "
+            f"{against['rule']} (precision {against['precision_difference']:+.2f} [{low:+.2f}, {high:+.2f}], recall "
+            f"{against['recall_difference']:+.2f}, paired on the same folds), so the rule stays the cut, and "
+            f"`{PROBABILITY}` ranks the pairs and chooses a cut by precision (`--min-precision`).",
+        ]
+    if cut is not None:
+        keep = f">= {cut.threshold:.6f}"
+        lines += [
+            "",
+            f"Kept at the cut chosen by precision: `{PROBABILITY}` ≥ {cut.threshold:.4f}, the lowest cut whose kept "
+            f"pairs of the labelled sample ({cut.labelled} English caption pairs, out-of-fold probabilities where the "
+            f"model learnt from them) are paraphrases at precision ≥ the one asked. There it keeps {cut.kept} pairs, "
+            f"{cut.paraphrases} of them paraphrases: **estimated share of paraphrases in what is kept "
+            f"{cut.precision:.0%} [{cut.low:.0%}, {cut.high:.0%}]** (Wilson 95%), recall {cut.recall:.0%}. The cut "
+            "is chosen on the sample its precision is estimated on, so the estimate leans high; the interval says "
+            "how far the sample's size lets it move.\n",
+            "| config | pairs scored | kept | share kept |",
+            "|---|---:|---:|---:|",
+        ]
+        for name, counts in shares.items():
+            kept, scored, _ = counts["kept"]  # type: ignore[misc]
+            lines.append(
+                f"| {name} | {scored:,} | {kept:,} | {kept / scored:.0%} |" if scored else f"| {name} | 0 | 0 | – |"
+            )
     lines += [
         "",
         "Keep the likely paraphrases, or the likely non-paraphrases as hard negatives (thesis §4.8):",
         "",
         "```python",
-        f'paraphrases = dataset.filter(lambda row: row["{PROBABILITY}"] > 0.5)',
-        f'hard_negatives = dataset.filter(lambda row: row["{PROBABILITY}"] <= 0.5)',
+        *(
+            [f'paraphrases = dataset.filter(lambda row: row["st"] > {rule:g})  # the default cut: the rule']
+            if rule_is_default
+            else []
+        ),
+        f'{"likely" if rule_is_default else "paraphrases"} = dataset.filter(lambda row: row["{PROBABILITY}"] {keep})',
+        f'hard_negatives = dataset.filter(lambda row: not row["{PROBABILITY}"] {keep})',
         "```",
         "",
     ]
@@ -483,7 +617,7 @@ def classifier_section(classifier: Classifier, shares: dict[str, tuple[int, int]
 
 
 def print_summary(name: str, results: dict[str, object]) -> None:
-    """One config's or file's means and σ, truncated texts and likely paraphrases, in one line."""
+    """One config's or file's means and σ, truncated texts, likely paraphrases and those kept, in one line."""
     aggregates = results["aggregates"]
     assert isinstance(aggregates, dict)
     cells = " | ".join(
@@ -491,6 +625,13 @@ def print_summary(name: str, results: dict[str, object]) -> None:
     )
     likely = results.get("likely_paraphrases")
     share = f" | {PROBABILITY} > 0.5: {likely[0]:,} of {likely[1]:,}" if isinstance(likely, tuple) else ""
+    kept = results.get("kept")
+    if isinstance(kept, tuple):
+        count, scored, cut = kept
+        share += (
+            f" | kept at {PROBABILITY} ≥ {cut.threshold:.4f}: {count:,} of {scored:,}, estimated share of "
+            f"paraphrases {cut.precision:.0%} [{cut.low:.0%}, {cut.high:.0%}]"
+        )
     print(f"{name}: {cells} | truncated texts {results['truncated']}{share}")
 
 
@@ -534,6 +675,21 @@ def parser() -> argparse.ArgumentParser:
         choices=PROFILES,
         help="the semantic models: 'minilm' (offline, all-MiniLM-L6-v2) or 'paper' (the paper's models, downloaded), "
         "both English only, or 'multilingual' (paraphrase-multilingual-MiniLM-L12-v2, downloaded)",
+    )
+    score.add_argument(
+        "--classifier",
+        default=DEFAULT_MODEL,
+        choices=list(MODELS),
+        help="the shipped model giving paraphrase_probability: 'caption' (default: Brockett & Dolan's SVM on MSRPC "
+        "and PAWS, calibrated on labelled caption pairs), 'msrpc' (the same SVM on MSRPC alone) or 'measures' "
+        "(over the Δsem,syn measures and a build's meta-information: built folders, profile minilm)",
+    )
+    score.add_argument(
+        "--min-precision",
+        type=float,
+        metavar="P",
+        help="keep the pairs at precision ≥ P on the labelled sample (e.g. 0.9): states the cut, the pairs kept and "
+        "the estimated share of paraphrases in them with its interval",
     )
     score.add_argument(
         "--language",

@@ -17,6 +17,7 @@ import collections
 import contextlib
 import csv
 import dataclasses
+import gzip
 import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -121,10 +122,15 @@ class Corpus:
 
 
 def _need(path: Path, *names: str) -> list[Path]:
-    """The release files under ``path`` (or ``path`` itself); an error lists what was looked for."""
+    """The release files under ``path`` (or ``path`` itself), each as released or gzip-compressed (``name.gz``,
+    as the package keeps its training copies); an error lists what was looked for."""
     if path.is_file():
         return [path]
-    found = [path / name for name in names if (path / name).is_file()]
+    found = [
+        next(candidate for candidate in (path / name, path / f"{name}.gz") if candidate.is_file())
+        for name in names
+        if (path / name).is_file() or (path / f"{name}.gz").is_file()
+    ]
     if not found:
         raise CorpusError(f"{path}: none of {', '.join(names)} found")
     return found
@@ -152,14 +158,27 @@ def _lines(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
     if path.stat().st_size == 0:
         raise CorpusError(f"{path}: empty file")
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed by the with below; opened apart to name the error
+        # closed by the with below; opened apart to name the error
+        handle = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")  # noqa: SIM115
     except OSError as error:
         raise CorpusError(f"{path}: cannot read ({error.strerror or error})") from None
     with handle:
-        for number, raw in enumerate(handle, 1):
+        numbered = enumerate(handle, 1)
+        while True:
+            try:
+                number, raw = next(numbered)
+            except StopIteration:
+                return
+            except (OSError, EOFError) as error:  # a truncated or corrupt .gz copy
+                raise CorpusError(f"{path}: cannot read ({error})") from None
             # utf-8-sig drops the BOM of the first line; a BOM cannot start a later one
             text = _decode(path, number, raw, encoding if number == 1 else encoding.removesuffix("-sig"))
             yield number, text.removesuffix("\n").removesuffix("\r")
+
+
+def _stem(file: Path) -> str:
+    """The release file's name without its suffix, whether the copy is compressed or not (``dev.tsv.gz`` → ``dev``)."""
+    return Path(file.name.removesuffix(".gz")).stem
 
 
 def _within_groups(groups: dict[str, list[str]], prefix: str) -> Iterator[PairRecord]:
@@ -181,7 +200,7 @@ def read_msrpc(path: Path, report: ReadReport) -> Iterator[PairRecord]:
             if len(fields) != 5 or fields[0] not in ("0", "1"):
                 raise CorpusError(f"{file}:{number}: expected 5 tab-separated fields with quality 0 or 1")
             report.read += 1
-            yield PairRecord(f"{file.stem}-{fields[1]}-{fields[2]}", fields[3], fields[4], int(fields[0]), fields[1])
+            yield PairRecord(f"{_stem(file)}-{fields[1]}-{fields[2]}", fields[3], fields[4], int(fields[0]), fields[1])
 
 
 def read_paws(path: Path, report: ReadReport) -> Iterator[PairRecord]:
@@ -198,7 +217,7 @@ def read_paws(path: Path, report: ReadReport) -> Iterator[PairRecord]:
                 raise CorpusError(f"{file}:{number}: expected 4 tab-separated fields with label 0 or 1")
             report.read += 1
             yield PairRecord(
-                f"{file.stem}-{fields[0]}", fields[1], fields[2], int(fields[3]), f"{file.stem}-{fields[0]}"
+                f"{_stem(file)}-{fields[0]}", fields[1], fields[2], int(fields[3]), f"{_stem(file)}-{fields[0]}"
             )
 
 

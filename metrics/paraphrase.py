@@ -1,15 +1,24 @@
-"""Which pairs are paraphrases: the features of a pair and the shipped classifier's probability.
+"""Which pairs are paraphrases: the features of a pair and the shipped classifiers' probability.
 
 The corpus is built by rules; a pair of captions of one image may be a paraphrase or two
 captions that merely share a subject (the thesis found 49 of 100, §5.2.2). This module turns
-a pair into the features the thesis's future work asks for (§7.1): its Δsem,syn measures and
-meta-information the build has, and gives the probability that it is a paraphrase under a
-logistic regression trained on the hand-labelled pairs of ``tests/data/paraphrases/``
-(``python benchmarks/paraphrase_study.py`` trains and evaluates it).
+a pair into features and gives the probability that it is a paraphrase under one of the
+shipped models (:data:`MODELS`; ``python benchmarks/paraphrase_study.py`` trains and evaluates
+them, docs/paraphrases.md compares them):
 
-The model is plain data (``metrics/data/paraphrase_classifier.json``: the feature list, the
-standardization, the weights, its cross-validated figures), so scoring needs numpy only and
-no pickle is ever loaded.
+- ``caption`` (the default): Brockett & Dolan's (2005) linear SVM over their string,
+  morphological, WordNet and composite features (:mod:`metrics.seed_features`), trained on
+  MSRPC's training split and PAWS-Wiki, its margin calibrated (Platt) on the hand-labelled
+  English caption pairs of ``tests/data/paraphrases/``;
+- ``msrpc``: the same SVM trained on MSRPC's training split alone, calibrated there, as the seed
+  trained it;
+- ``measures``: a logistic regression over the six Δsem,syn measures and the build's
+  meta-information (the thesis's future work, §7.1), trained on the labelled pairs.
+
+Each model is plain data (``metrics/data/paraphrase_*.json``: the feature list, the
+standardization, the weights, the calibration, the training corpora and the cross-validated
+figures, and the labelled sample's out-of-fold probabilities that choose a cut by precision),
+so scoring needs numpy only and no pickle is ever loaded.
 """
 
 from __future__ import annotations
@@ -25,11 +34,22 @@ import numpy as np
 import pyarrow as pa
 
 from builder.config import CAPTION_RULES
+from metrics.seed_features import SEED_FEATURES, seed_features
 
-MODEL_PATH = Path(__file__).parent / "data" / "paraphrase_classifier.json"
+DATA = Path(__file__).parent / "data"
+MODEL_PATH = DATA / "paraphrase_classifier.json"  # the ``measures`` model
+MODELS = {
+    "caption": DATA / "paraphrase_caption.json",
+    "msrpc": DATA / "paraphrase_msrpc.json",
+    "measures": MODEL_PATH,
+}
+DEFAULT_MODEL = "caption"
 MEASURES = ("rouge1", "rougeL", "bleu", "wms", "bert", "st")
 META = ("same_page", "rule", "words_min", "words_ratio", "names_title", "title_identity", "references", "template")
-FEATURES = MEASURES + META
+FEATURES = MEASURES + META  # the ``measures`` model's
+KNOWN_FEATURES = frozenset(FEATURES) | frozenset(SEED_FEATURES)
+# What meta_features reads of a table beyond the two texts.
+META_COLUMNS = ("image", "page1", "page2")
 # The caption rule the pair's captions passed, as a number: the stricter, the higher (CAPTION_RULES lists the
 # rules strictest first).
 RULE_LEVELS = {rule: level for level, rule in enumerate(reversed(CAPTION_RULES))}
@@ -134,12 +154,48 @@ def features(
     return np.hstack([measures, meta_features(table, rule, references)])
 
 
+def model_features(
+    names: Sequence[str],
+    table: pa.Table,
+    scores: Mapping[str, Sequence[float]] | None = None,
+    rule: str | Sequence[str] | None = None,
+    references: Sequence[int] | None = None,
+) -> np.ndarray:
+    """The features ``names`` of every row of ``table``, in that order.
+
+    Brockett & Dolan's features need the two texts only; the Δsem,syn measures need ``scores``;
+    the meta-information needs the build's columns and ``rule`` (see :func:`meta_features`).
+    """
+    columns: dict[str, np.ndarray] = {}
+    if any(name in SEED_FEATURES for name in names):
+        matrix = seed_features(table.column("sentence1").to_pylist(), table.column("sentence2").to_pylist())
+        columns.update((name, matrix[:, index]) for index, name in enumerate(SEED_FEATURES))
+    if any(name in MEASURES for name in names):
+        if scores is None:
+            raise ValueError("this classifier takes the Δsem,syn measures; score the pairs first")
+        columns.update((name, np.asarray(scores[name], dtype=np.float64)) for name in MEASURES)
+    if any(name in META for name in names):
+        missing = [column for column in META_COLUMNS if column not in table.column_names]
+        if missing or rule is None:
+            raise ValueError(
+                f"this classifier takes the build's meta-information: the pairs lack {', '.join(missing) or 'a rule'}"
+            )
+        matrix = meta_features(table, rule, references)
+        columns.update((name, matrix[:, index]) for index, name in enumerate(META))
+    return np.column_stack([columns[name] for name in names]) if names else np.zeros((table.num_rows, 0))
+
+
 @dataclasses.dataclass(frozen=True)
 class Classifier:
-    """A logistic regression over standardized features, as plain numbers.
+    """A linear model over standardized features, as plain numbers.
 
-    ``profile`` is the metric profile whose scores it was trained on: the measures of
-    another profile lie elsewhere, so its probabilities would mean nothing there.
+    The margin ``z·w + b`` becomes a probability through the logistic function, after Platt's
+    calibration ``a·margin + c`` where ``calibration`` holds ``a`` and ``c`` (an SVM's margin
+    is no probability; a logistic regression's needs none). ``profile`` is the metric profile
+    whose scores it was trained on, or empty when it takes none of the Δsem,syn measures: the
+    measures of another profile lie elsewhere, so its probabilities would mean nothing there.
+    ``labelled`` is the labelled caption sample the cut by precision is chosen on: each pair's
+    out-of-fold probability, label and source (:func:`cut_for_precision`).
     """
 
     version: str
@@ -151,18 +207,33 @@ class Classifier:
     intercept: float
     evaluation: Mapping[str, object]
     trained_on: Mapping[str, object]
+    calibration: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    labelled: Mapping[str, list] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         sizes = {len(self.features), len(self.mean), len(self.scale), len(self.coefficients)}
         if len(sizes) != 1:
             raise ValueError(f"classifier {self.version}: features, mean, scale and coefficients differ in length")
+        if self.calibration and set(self.calibration) != {"a", "c"}:
+            raise ValueError(f"classifier {self.version}: a calibration holds a and c, not {sorted(self.calibration)}")
 
-    def probability(self, matrix: np.ndarray) -> np.ndarray:
-        """P(paraphrase) per row; NaN where a feature is NaN (a measure that could not be computed)."""
+    @property
+    def takes_measures(self) -> bool:
+        """Whether it needs the Δsem,syn measures (and so a profile's scores)."""
+        return any(name in MEASURES for name in self.features)
+
+    def margin(self, matrix: np.ndarray) -> np.ndarray:
+        """The linear model's signed distance per row, before any calibration."""
         if matrix.ndim != 2 or matrix.shape[1] != len(self.features):
             raise ValueError(f"classifier {self.version} takes {len(self.features)} features, not {matrix.shape[-1]}")
         z = (matrix - np.asarray(self.mean)) / np.asarray(self.scale)
-        logits = z @ np.asarray(self.coefficients) + self.intercept
+        return z @ np.asarray(self.coefficients) + self.intercept
+
+    def probability(self, matrix: np.ndarray) -> np.ndarray:
+        """P(paraphrase) per row; NaN where a feature is NaN (a measure that could not be computed)."""
+        logits = self.margin(matrix)
+        if self.calibration:
+            logits = self.calibration["a"] * logits + self.calibration["c"]
         return 1.0 / (1.0 + np.exp(-logits))
 
     def to_json(self) -> str:
@@ -175,18 +246,91 @@ class Classifier:
             data["features"] = tuple(data["features"])
             for name in ("mean", "scale", "coefficients"):
                 data[name] = tuple(float(value) for value in data[name])
+            data["calibration"] = {key: float(value) for key, value in data.get("calibration", {}).items()}
             return cls(**data)
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as error:
             raise ValueError(f"{where}: not a paraphrase classifier ({error})") from None
 
 
-def load_classifier(path: str | Path | None = None) -> Classifier:
-    """The shipped classifier (or one at ``path``), checked to take the features this module computes."""
-    source = Path(path) if path is not None else MODEL_PATH
-    model = Classifier.from_json(source.read_text(encoding="utf-8"), str(source))
-    if model.features != FEATURES:
+def load_classifier(source: str | Path | None = None) -> Classifier:
+    """A shipped classifier by name (:data:`MODELS`, default :data:`DEFAULT_MODEL`) or one at a path, checked to
+    take features this module computes."""
+    if source is None or (isinstance(source, str) and source in MODELS):
+        path = MODELS[source or DEFAULT_MODEL]
+    elif isinstance(source, str) and "/" not in source and not source.endswith(".json"):
+        raise ValueError(f"no classifier {source!r}; the shipped ones are {', '.join(MODELS)}")
+    else:
+        path = Path(source)
+    model = Classifier.from_json(path.read_text(encoding="utf-8"), str(path))
+    unknown = [name for name in model.features if name not in KNOWN_FEATURES]
+    if unknown:
         raise ValueError(
-            f"{source}: the classifier takes the features {list(model.features)}; this version computes "
-            f"{list(FEATURES)}"
+            f"{path}: the classifier takes the features {list(model.features)}; this version computes "
+            f"{sorted(KNOWN_FEATURES)}, not {unknown}"
         )
     return model
+
+
+@dataclasses.dataclass(frozen=True)
+class Cut:
+    """A probability cut chosen by precision on the labelled sample, with what it keeps there."""
+
+    threshold: float
+    precision: float
+    low: float  # Wilson 95% interval of the precision
+    high: float
+    recall: float
+    kept: int  # labelled pairs at or above the cut
+    paraphrases: int  # of them, labelled paraphrases
+    labelled: int  # labelled pairs in all
+    positives: int  # labelled paraphrases in all
+
+
+def wilson(successes: int, trials: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """The Wilson score 95% interval of a share (numpy only, so scoring needs no scipy)."""
+    if trials == 0:
+        return math.nan, math.nan
+    share = successes / trials
+    centre = (share + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z * math.sqrt(share * (1 - share) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def cut_for_precision(model: Classifier, min_precision: float) -> Cut:
+    """The lowest cut whose kept labelled pairs reach ``min_precision`` (the most recall at that precision).
+
+    The labelled sample's probabilities are out-of-fold where the model was trained on it, but
+    the cut is chosen on the same sample its precision is estimated on, so the estimate leans
+    high; the Wilson interval says how far the sample's size lets it move.
+    """
+    if not 0 < min_precision <= 1:
+        raise ValueError(f"--min-precision must be in (0, 1], not {min_precision}")
+    probabilities = np.asarray(model.labelled.get("probability", []), dtype=np.float64)
+    labels = np.asarray(model.labelled.get("label", []), dtype=np.int64)
+    if not len(probabilities):
+        raise ValueError(f"classifier {model.version} holds no labelled sample to choose a cut on")
+    order = np.argsort(-probabilities, kind="stable")
+    ranked, hits = probabilities[order], np.cumsum(labels[order])
+    kept = np.arange(1, len(ranked) + 1)
+    last = np.r_[ranked[1:] != ranked[:-1], True]  # a cut keeps every pair of equal probability
+    precision = hits / kept
+    reached = np.flatnonzero(last & (precision >= min_precision))
+    if not reached.size:
+        best = float(precision[last].max())
+        raise ValueError(
+            f"no cut of classifier {model.version} reaches precision {min_precision:g} on its labelled sample "
+            f"(the best is {best:.3f})"
+        )
+    index = int(reached[-1])
+    low, high = wilson(int(hits[index]), int(kept[index]))
+    return Cut(
+        threshold=float(ranked[index]),
+        precision=float(precision[index]),
+        low=low,
+        high=high,
+        recall=float(hits[index] / max(1, labels.sum())),
+        kept=int(kept[index]),
+        paraphrases=int(hits[index]),
+        labelled=len(labels),
+        positives=int(labels.sum()),
+    )

@@ -26,7 +26,7 @@ from builder.data.make_sample import dump_xml, page_xml
 from builder.engines.local import build
 from builder.publish.layout import card_manifest
 from builder.publish.publisher import Publisher, published_files, recover
-from metrics.cli import SCORE_COLUMNS, main
+from metrics.cli import PROBABILITY, SCORE_COLUMNS, main
 from metrics.compare import SCALE_KEY, characteristic_map, colour_limits
 
 REPO = Path(__file__).resolve().parent.parent
@@ -78,7 +78,7 @@ def test_header_is_detected_kept_and_the_texts_round_trip(tmp_path: Path, capsys
     assert code == 0
     with open(tmp_path / "pairs.scored.tsv", encoding="utf-8", newline="") as handle:
         rows = list(csv.reader(handle, delimiter="\t"))
-    assert rows[0] == ["a", "b", "id", *SCORE_COLUMNS]
+    assert rows[0] == ["a", "b", "id", *SCORE_COLUMNS, PROBABILITY]  # the default classifier reads the texts alone
     assert [(row[0], row[1], row[2]) for row in rows[1:]] == [(x, y, str(n)) for n, (x, y) in enumerate(texts)]
     assert all(0 <= float(row[3]) <= 1 for row in rows[1:])
 

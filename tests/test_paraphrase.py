@@ -171,7 +171,7 @@ def test_a_scored_folder_gives_the_probability_of_the_studys_own_features(
     for counting in ("revision", "first_seen"):  # each build folder scored as it is
         scored = tmp_path / f"scored-{counting}"
         folder = tmp_path / "work" / "enwiki-history" / counting
-        assert main(["score", str(folder), "--output", str(scored), "--no-progress"]) == 0
+        assert main(["score", str(folder), "--output", str(scored), "--no-progress", "--classifier", "measures"]) == 0
         for name, built in read_built(scored).items():
             for row in pa.concat_tables(pq.read_table(file) for file in built.files).to_pylist():
                 probabilities[name, pair_key(row)] = row[PROBABILITY]
@@ -179,7 +179,7 @@ def test_a_scored_folder_gives_the_probability_of_the_studys_own_features(
     rows = [row for row in study.english_rows(study.read_labels(LABELS)) if row["source"] == "enwiki-history"]
     scored_rows = np.array([probabilities[row["reaches"], pair_key(row)] for row in rows])
     matrix, _ = study.english_features(rows)
-    classifier = load_classifier()
+    classifier = load_classifier("measures")
     across = [row["reaches"] == "bronze" and row["rule"] == "sentence" for row in rows]
     assert len(rows) == 188 and sum(across) == 3
     same = ~np.array(across)
@@ -200,20 +200,27 @@ def test_the_docs_state_the_agreement_and_the_shares_the_file_gives() -> None:
         assert f"| {entry['group']} | {entry['pairs']} | {entry['paraphrases']} | {share} |" in docs
 
 
-def test_the_shipped_classifier_is_the_one_the_study_trains() -> None:
-    """Retrained from the labelled file, the weights and the cross-validated figures are those shipped."""
-    results, matrix, labels = study.study(LABELS)
-    shipped = load_classifier()
-    mean, scale, coefficients, intercept = study.train(matrix, labels)
-    assert np.allclose(shipped.mean, mean) and np.allclose(shipped.scale, scale)
-    assert np.allclose(shipped.coefficients, coefficients, atol=1e-6) and math.isclose(shipped.intercept, intercept)
-    figures = results["cross_validation"]
-    assert shipped.evaluation["precision"] == round(figures["logistic regression"]["precision"], 4)
-    assert shipped.evaluation["recall"] == round(figures["logistic regression"]["recall"], 4)
-    assert shipped.trained_on["sha256"] == hashlib.sha256(LABELS.read_bytes()).hexdigest()
-    assert shipped.trained_on["pairs"] == len(labels)
+def test_the_shipped_classifiers_are_the_ones_the_study_trains() -> None:
+    """Retrained from the labelled file and the committed corpora, every shipped model is the one shipped (weights,
+    calibration, cross-validated figures, labelled sample), and the docs state the study's figures."""
+    results, trained = study.study(LABELS)
+    built = study.build_models(results, trained)
+    for name, model in built.items():
+        shipped = load_classifier(name)
+        assert shipped.features == model.features and shipped.version == model.version
+        assert np.allclose(shipped.mean, model.mean) and np.allclose(shipped.scale, model.scale)
+        assert np.allclose(shipped.coefficients, model.coefficients, atol=1e-6)
+        assert math.isclose(shipped.intercept, model.intercept, abs_tol=1e-6)
+        assert shipped.calibration.keys() == model.calibration.keys()
+        assert all(math.isclose(shipped.calibration[k], model.calibration[k], abs_tol=1e-6) for k in model.calibration)
+        assert json.loads(json.dumps(model.evaluation)) == shipped.evaluation
+        assert np.allclose(shipped.labelled["probability"], model.labelled["probability"], atol=1e-6)
+        assert shipped.labelled["label"] == model.labelled["label"]
+    measures = load_classifier("measures")
+    assert measures.trained_on["sha256"] == hashlib.sha256(LABELS.read_bytes()).hexdigest()
+    assert measures.trained_on["pairs"] == len(trained["inputs"].labels)
     docs = DOCS.read_text(encoding="utf-8")
-    for name, values in figures.items():
+    for name, values in results["cross_validation"].items():
         assert f"| {name} | {values['precision']:.2f} ± {values['precision_std']:.2f} |" in docs
 
 
@@ -298,6 +305,11 @@ def test_a_scored_folder_carries_the_probability_and_shows_each_maps(
     shipped = load_classifier()
     assert f"classifier `{shipped.version}`" in card and "| config | pairs scored | probability > 0.5 | share |" in card
     assert f'dataset.filter(lambda row: row["{PROBABILITY}"] > 0.5)' in card
+    # the default classifier does not beat the ST rule on the labelled pairs: the card keeps the rule as the cut
+    against = shipped.evaluation["against_rule"]
+    assert against["rule"] == "ST > 0.755 (calibrated on MSRPC)" and not against["beats_rule"]
+    assert "**The default cut is the rule `st` > 0.755**" in card
+    assert 'paraphrases = dataset.filter(lambda row: row["st"] > 0.755)  # the default cut: the rule' in card
     for name in ("gold", "silver"):
         gold = datasets.load_dataset(str(scored.resolve()), name, split="train")
         assert set(SCORE_COLUMNS) | {PROBABILITY} <= set(gold.column_names)
@@ -324,6 +336,39 @@ def test_a_scored_folder_carries_the_probability_and_shows_each_maps(
     again = tmp_path / "again"
     assert main(["score", str(scored), "--output", str(again), "--no-progress"]) == 0
     assert pq.read_table(sorted((again / "gold").glob("*.parquet"))).column_names.count(PROBABILITY) == 1
+
+
+def test_a_scored_folder_states_the_cut_by_precision_and_what_it_keeps(
+    sample_build: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--classifier msrpc --min-precision 0.9`` on the sample's gold and silver: every row's probability is the
+    msrpc model's of its two texts, and the card and the summary state the cut, the pairs each config keeps and
+    the estimated share of paraphrases kept with its Wilson interval."""
+    from metrics.paraphrase import cut_for_precision
+    from metrics.seed_features import seed_features
+
+    scored = tmp_path / "scored"
+    code = main(["score", str(sample_build), "--output", str(scored), "--no-progress", "--classifier", "msrpc",
+                 "--min-precision", "0.9"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    card = (scored / "README.md").read_text(encoding="utf-8")
+    model = load_classifier("msrpc")
+    cut = cut_for_precision(model, 0.9)
+    assert f"classifier `{model.version}`" in card and "MSRPC train (4,076 pairs; SHA-256" in card
+    assert (
+        f"**estimated share of paraphrases in what is kept {cut.precision:.0%} [{cut.low:.0%}, {cut.high:.0%}]**"
+        in card
+    )
+    assert f'dataset.filter(lambda row: row["{PROBABILITY}"] >= {cut.threshold:.6f})' in card
+    for name in ("gold", "silver"):
+        table = pq.read_table(sorted((scored / name).glob("*.parquet")))
+        probability = np.array(table.column(PROBABILITY).to_pylist())
+        texts = table.column("sentence1").to_pylist(), table.column("sentence2").to_pylist()
+        assert np.allclose(probability, model.probability(seed_features(*texts)), rtol=0, atol=1e-12)
+        kept = int((probability >= cut.threshold).sum())
+        assert f"| {name} | {len(probability):,} | {kept:,} | {kept / len(probability):.0%} |" in card
+        assert f"kept at {PROBABILITY} ≥ {cut.threshold:.4f}: {kept:,} of {len(probability):,}" in out
 
 
 def test_build_with_score_publishes_the_scored_folder_and_leaves_nothing_beside_it(
@@ -361,6 +406,10 @@ def test_build_with_score_is_refused_before_any_dump_is_read(
 def test_another_profile_than_the_classifiers_gets_no_probability(capsys: pytest.CaptureFixture[str]) -> None:
     from metrics.cli import _classifier_for
 
-    assert _classifier_for("minilm") is not None
-    assert _classifier_for("paper") is None
+    assert _classifier_for("minilm", "measures") is not None
+    assert _classifier_for("paper", "measures") is None
     assert "no paraphrase_probability column: the classifier was trained on profile 'minilm'" in capsys.readouterr().err
+    # Brockett & Dolan's features read the texts alone, in English: any profile, not another language
+    assert _classifier_for("paper") is not None and _classifier_for("multilingual", "msrpc") is not None
+    assert _classifier_for("multilingual", "caption", "fr") is None
+    assert "reads English words (WordNet, an English stemmer), and the texts are 'fr'" in capsys.readouterr().err

@@ -322,8 +322,8 @@ def _output_arguments(run: argparse._ArgumentGroup) -> None:
         metavar="PROFILE",
         choices=PROFILES,
         help=f"also score every pair (python -m metrics score) with a profile ({', '.join(PROFILES)}): the Δsem,syn "
-        "measures and, with the profile the shipped classifier was trained on (minilm, offline), "
-        "paraphrase_probability; the card shows each config's map. Needs the metric extra; checked before any dump "
+        "measures and paraphrase_probability (the default classifier, Brockett & Dolan's SVM, English pairs); the "
+        "card shows each config's map. Needs the metric extra; checked before any dump "
         "is read",
     )
 
