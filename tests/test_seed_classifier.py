@@ -244,16 +244,21 @@ def test_score_a_jsonl_carries_the_probability_and_measures_model_says_why_not(
 
 
 def test_an_unreachable_precision_is_an_error_before_scoring(capsys: pytest.CaptureFixture[str]) -> None:
+    """A precision no cut reaches on the labelled sample is refused, naming the best one: the shipped sample with
+    its most confident pair's label turned (every shipped model's most confident pair is a paraphrase); and out
+    of (0, 1] the command line refuses it before reading its input."""
+    import dataclasses
+
     source = REPO / "tests" / "data" / "corpora" / "msrpc" / "msr_paraphrase_test.txt"
     model = load_classifier("measures")
     probability, labels = np.array(model.labelled["probability"]), np.array(model.labelled["label"])
+    labels[np.argmax(probability)] = 0
     best = max(labels[probability >= cut].mean() for cut in probability)
-    assert best < 1  # its most confident out-of-fold pair is not a paraphrase
-    assert main(["score", str(source), "--no-progress", "--classifier", "measures", "--min-precision", "1"]) == 2
-    assert (
-        f"no cut of classifier paraphrase-lr-1 reaches precision 1 on its labelled sample (the best is {best:.3f})"
-        in (capsys.readouterr().err)
-    )
+    turned = dataclasses.replace(model, labelled={**model.labelled, "label": labels.tolist()})
+    with pytest.raises(ValueError, match=rf"no cut of classifier paraphrase-lr-1 reaches precision 1 .* {best:.3f}"):
+        cut_for_precision(turned, 1.0)
+    assert main(["score", str(source), "--no-progress", "--classifier", "measures", "--min-precision", "1.5"]) == 2
+    assert "--min-precision must be in (0, 1], not 1.5" in capsys.readouterr().err
 
 
 def test_the_docs_state_the_shipped_models_figures() -> None:
