@@ -39,6 +39,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.scale import DRIVER_INBOX, ratio, sampled_child  # noqa: E402
+from benchmarks.stage_profile import stage_table  # noqa: E402
 from benchmarks.web_crawl import WORDS, Response, image_payload, write_records  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -159,13 +160,15 @@ import json, sys
 sys.path.insert(0, {root!r})
 if {engine!r} == "spark":
     count_what_the_driver_receives()
+from benchmarks.stage_profile import profile_stages, profiled
+profile_stages()
 from builder.config import WEB
 from builder.engines.local import build
 if {engine!r} == "spark":
     from builder.engines.spark import build_spark as build
 report = build({crawl!r}, [WEB], {output!r}, tagger="perceptron", workers={workers}, show_progress=False)
 print(json.dumps({{"seconds": report.clock.seconds(), "spans": report.clock.spans, "rows": report.rows,
-                  "received": received}}))
+                  "received": received, "profile": profiled}}))
 """
 
 
@@ -260,6 +263,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"| {to_driver} |",
                 flush=True,
             )
+    for pages in sizes:
+        local, spark = results.get(("local", pages)), results.get(("spark", pages))
+        print("\n" + stage_table(local, spark, f"Where the time goes, {pages:,} pages (seconds per stage):"))
     print(f"\nGrowth from {sizes[0]:,} to {sizes[1]:,} pages (×{arguments.factor}):")
     for engine in arguments.engines:
         small, large = results[engine, sizes[0]], results[engine, sizes[1]]
