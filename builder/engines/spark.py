@@ -100,7 +100,15 @@ from builder.filters.repetition import DEJA_CANDIDATE_SCHEMA, SENTENCE_SCHEMA, d
 from builder.filters.situated import deja_pairs, paracaption_row
 from builder.filters.tagging import get_tagger
 from builder.publish.publisher import Publisher
-from builder.publish.splits import assign_in_tables, node_hex, split_names, split_record
+from builder.publish.splits import (
+    assign_in_tables,
+    assign_nodes,
+    node_hex,
+    node_keys,
+    shared_keys,
+    split_names,
+    split_record,
+)
 from builder.publish.workdir import temporary_work_folder
 from builder.publish.writer import PairWriter, finalize_parts, pair_row, reference_rows
 from builder.sources.files import DumpError, ReadStats
@@ -366,6 +374,30 @@ def _write_split(  # noqa: ANN001 - rows: an RDD
     return sum(count for count, _ in written), [part for _, parts in written for part in parts]
 
 
+# A config of at most this many pairs has its splits assigned in one task on an executor (the local engine's
+# union-find over each pair's three node digests, about 200 bytes a pair there: 100 MB at the bound), not by the
+# rounds of Spark SQL, each of which costs a job or two whatever the size (the 2,000-page crawl's 9,115 pairs took
+# 23 rounds). Above it, the rounds: their cost per pair falls as the pairs grow, and no task holds the graph.
+SPLITS_IN_ONE_TASK = 500_000
+
+
+def _assign_splits(fractions: Sequence[float], rows: Iterable[dict]) -> Iterator[tuple[str, object]]:
+    """The splits of every pair of a config (:func:`builder.publish.splits.assign_nodes`), in one task: ``("stats",
+    (SplitStats, OverlapCheck))``, then each image's split index as ``("route", (image, split))``."""
+    images: dict[str, bytes] = {}
+    nodes = []
+    for row in rows:
+        keys = node_keys(row)
+        nodes.append(keys)
+        images.setdefault(str(row["image"]), keys[0])
+    assignment = assign_nodes(nodes, fractions)
+    names = assignment.names
+    check = shared_keys((names[assignment.by_image[keys[0]]], keys) for keys in nodes)
+    yield "stats", (assignment.stats, check)
+    for image, key in images.items():
+        yield "route", (image, assignment.by_image[key])
+
+
 def _write_pairs(  # noqa: ANN001 - session: a SparkSession, clusters: an RDD of (image, Cluster)
     session, clusters, config: PipelineConfig, chain: FilterChain, folder: str | Path, rows_per_shard: int
 ) -> tuple[int, dict[str, list[tuple[str, str]]], dict[str, object] | None]:
@@ -384,18 +416,28 @@ def _write_pairs(  # noqa: ANN001 - session: a SparkSession, clusters: an RDD of
         written, parts = _write_split(rows, folder, rows_per_shard, "train", across, web)
         pairs.unpersist()
         return written, {"train": parts}, None
-    # the assignment in Spark SQL: each row gets its image's split by a join, and only totals reach the driver
-    written, parts_of = 0, {}
+    # each row gets its image's split by a join, and only totals reach the driver: the assignment in one task
+    # (the local engine's union-find) for a config of few pairs, else in Spark SQL
+    written, parts_of, cached = 0, {}, []
     with SparkTables(session) as tables:
-        tables.strings("split_pairs", rows.map(lambda item: node_hex(item[1])), ("image", "a", "b", "c"))
-        stats, check = assign_in_tables(tables, config.splits)
-        routes = session.sql("SELECT image, split FROM split_routes").rdd.map(lambda row: (row[0], row[1]))
+        if rows.count() <= SPLITS_IN_ONE_TASK:
+            assigned = rows.values().coalesce(1).mapPartitions(lambda part, f=config.splits: _assign_splits(f, part))
+            assigned = assigned.persist(spill())
+            cached.append(assigned)
+            ((stats, check),) = assigned.filter(lambda item: item[0] == "stats").values().collect()
+            routes = assigned.filter(lambda item: item[0] == "route").values()
+        else:
+            tables.strings("split_pairs", rows.map(lambda item: node_hex(item[1])), ("image", "a", "b", "c"))
+            stats, check = assign_in_tables(tables, config.splits)
+            routes = session.sql("SELECT image, split FROM split_routes").rdd.map(lambda row: (row[0], row[1]))
         routed = rows.keyBy(lambda item: item[1]["image"]).join(routes).values().persist(spill())
         for index, split in enumerate(split_names(config.splits)):
             chosen = routed.filter(lambda item, s=index: item[1] == s).keys()
             count, parts_of[split] = _write_split(chosen, folder, rows_per_shard, split, across, web)
             written += count
         routed.unpersist()
+        for rdd in cached:
+            rdd.unpersist()
     pairs.unpersist()
     return written, parts_of, split_record(stats, config.splits, check)
 
@@ -409,6 +451,10 @@ def _write_pairs(  # noqa: ANN001 - session: a SparkSession, clusters: an RDD of
 # * ``spark.python.worker.memory``: PySpark's aggregation limit, measured on the whole Python worker. A worker
 #   that loaded a spaCy or stanza model for tagging is over the default 512 MB before any data, and then spills
 #   every shuffle to disk in small batches; the limit is set above the models' size.
+# * ``spark.sql.adaptive.enabled``: off. Adaptive execution runs each shuffle of a query as a job of its own, to
+#   re-plan from its output; on the few cores of one machine it has nothing to coalesce or rebalance (the shuffles
+#   already have a partition per core), and the SQL of the identity map, the image stage and the split assignment
+#   is rounds of small joins: a round was 10 to 14 jobs with it, 1 without, at about 0.1 s of fixed cost per job.
 PYTHON_WORKER_MEMORY = "3g"
 
 
@@ -440,6 +486,7 @@ def spark_session(workers: int, settings: dict[str, str] | None = None):  # noqa
             "spark.default.parallelism": cores,
             "spark.sql.shuffle.partitions": cores,
             "spark.python.worker.memory": PYTHON_WORKER_MEMORY,
+            "spark.sql.adaptive.enabled": "false",
         }
         for key, value in local.items():
             if not configured.contains(key):
