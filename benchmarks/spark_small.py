@@ -4,7 +4,9 @@ A small Spark build is a few hundred short tasks, so what each task costs beyond
 JVM's scheduling and code generation, and in the Python workers what PySpark does around every task. The sample
 (gold, silver in three splits, silver unsplit) is built ``--builds`` times on one session, the first build left out
 of the figures (the JVM compiling its code); for each build: wall seconds, Spark jobs, and CPU seconds of the
-driver's Python, of the JVM and of the Python workers. ``--against DIR`` runs the same in another checkout's
+driver's Python, of the JVM and of the Python workers, and the local engine's wall seconds for the same build in the
+same process; then, for the build of median wall time, each stage's seconds on both engines and Spark's jobs per
+stage (:mod:`benchmarks.stage_profile`). ``--against DIR`` runs the same in another checkout's
 toolkit, side by side (alternating rounds), and prints the ratios::
 
     python benchmarks/spark_small.py --builds 4 --rounds 2 --against ../earlier-checkout

@@ -19,7 +19,9 @@ driver receives from the executors (``collect`` and ``toLocalIterator``: items a
 engine and size: pages, references, distinct images, WARC MB; the stages' seconds; pages/s and MB/s per core of
 the extraction; the driver's and the tree's peak memory; what reached the driver. Then each figure's growth
 from one size to the other (a per-image state held in one process grows with the crawl, ×10; a bounded one
-does not), and the projection for one Common Crawl monthly crawl on ``--cores`` cores, its arithmetic printed.
+does not), per size a table of where the time goes (each stage's seconds on both engines, their ratio and Spark's
+jobs per stage: :mod:`benchmarks.stage_profile`), and the projection for one Common Crawl monthly crawl on
+``--cores`` cores, its arithmetic printed.
 Usage::
 
     python benchmarks/web_scale.py [--pages 2000] [--factor 10] [--engines local spark] [--workers 2]
@@ -266,6 +268,15 @@ def main(argv: list[str] | None = None) -> int:
     for pages in sizes:
         local, spark = results.get(("local", pages)), results.get(("spark", pages))
         print("\n" + stage_table(local, spark, f"Where the time goes, {pages:,} pages (seconds per stage):"))
+        rates = {
+            engine: pages / sum(run["seconds"].values()) / arguments.workers
+            for engine, run in (("local", local), ("spark", spark))
+            if run
+        }
+        line = ", ".join(f"{engine} {rate:.0f}" for engine, rate in rates.items())
+        if len(rates) == 2:
+            line += f"; Spark at {rates['spark'] / rates['local']:.2f}× the local engine's rate"
+        print(f"\nThe whole build, pages/s per core: {line}")
     print(f"\nGrowth from {sizes[0]:,} to {sizes[1]:,} pages (×{arguments.factor}):")
     for engine in arguments.engines:
         small, large = results[engine, sizes[0]], results[engine, sizes[1]]

@@ -358,11 +358,19 @@ def _with_tags(rows, tags, column: str):  # noqa: ANN001, ANN202 - RDDs
 
 
 def _write_split(  # noqa: ANN001 - rows: an RDD
-    rows, folder: str | Path, rows_per_shard: int, split: str, languages: bool, web: str = "", kind: str = "pairs"
+    rows,
+    folder: str | Path,
+    rows_per_shard: int,
+    split: str,
+    languages: bool,
+    web: str = "",
+    kind: str = "pairs",
+    total: int | None = None,
 ) -> tuple[int, list[tuple[str, str]]]:
     """One split's rows (an RDD keyed by order key), range-partitioned and written by the executors: pairs, or the
-    rows of another ``kind`` (:data:`builder.publish.writer.ROW_KINDS`)."""
-    total = rows.count()
+    rows of another ``kind`` (:data:`builder.publish.writer.ROW_KINDS`). ``total``: their number, when the caller
+    knows it (a split's pairs, from the assignment's statistics), which saves a job counting them."""
+    total = rows.count() if total is None else total
     if not total:
         return 0, []
     ordered = rows.sortByKey(numPartitions=math.ceil(total / rows_per_shard))
@@ -433,7 +441,8 @@ def _write_pairs(  # noqa: ANN001 - session: a SparkSession, clusters: an RDD of
         routed = rows.keyBy(lambda item: item[1]["image"]).join(routes).values().persist(spill())
         for index, split in enumerate(split_names(config.splits)):
             chosen = routed.filter(lambda item, s=index: item[1] == s).keys()
-            count, parts_of[split] = _write_split(chosen, folder, rows_per_shard, split, across, web)
+            total = stats.pairs[split]
+            count, parts_of[split] = _write_split(chosen, folder, rows_per_shard, split, across, web, total=total)
             written += count
         routed.unpersist()
         for rdd in cached:
