@@ -26,7 +26,7 @@ PARTS = (
     ("builder.filters.identity", "InProcessIdentity.identity", "identity map"),
     ("builder.engines.spark", "assign_in_tables", "split assignment"),
     ("builder.engines.local", "assign_files", "split assignment"),
-    ("builder.engines.spark", "_write_split", "writing"),
+    ("builder.engines.spark", "write_split", "writing"),
 )
 ORDER = ("extraction", "image stage", "identity map", "grouping", "tagging", "pair filters", "split assignment")
 
