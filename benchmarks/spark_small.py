@@ -4,7 +4,9 @@ A small Spark build is a few hundred short tasks, so what each task costs beyond
 JVM's scheduling and code generation, and in the Python workers what PySpark does around every task. The sample
 (gold, silver in three splits, silver unsplit) is built ``--builds`` times on one session, the first build left out
 of the figures (the JVM compiling its code); for each build: wall seconds, Spark jobs, and CPU seconds of the
-driver's Python, of the JVM and of the Python workers. ``--against DIR`` runs the same in another checkout's
+driver's Python, of the JVM and of the Python workers, and the local engine's wall seconds for the same build in the
+same process; then, for the build of median wall time, each stage's seconds on both engines and Spark's jobs per
+stage (:mod:`benchmarks.stage_profile`). ``--against DIR`` runs the same in another checkout's
 toolkit, side by side (alternating rounds), and prints the ratios::
 
     python benchmarks/spark_small.py --builds 4 --rounds 2 --against ../earlier-checkout
@@ -22,15 +24,23 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.stage_profile import stage_table  # noqa: E402
 
 # run in a child process with the toolkit of ``root`` first on the path; prints one JSON line per build
 _CHILD = r"""
-import dataclasses, json, sys, tempfile, time
+import copy, dataclasses, json, sys, tempfile, time
 sys.path.insert(0, {root!r})
 import psutil
 import wikipedia_ipc
 from builder.config import GOLD, SILVER
+from builder.engines.local import build
 from builder.engines.spark import build_spark, spark_session
+try:
+    from benchmarks.stage_profile import profile_stages, profiled
+except ImportError:  # a checkout from before the per-stage profile
+    profile_stages, profiled = None, None
 
 def cpu():
     me, seconds = psutil.Process(), {{"driver": 0.0, "jvm": 0.0, "workers": 0.0}}
@@ -49,18 +59,33 @@ configs = [GOLD, three, dataclasses.replace(SILVER, name="whole", splits=())]
 for number in range({builds}):
     group = f"build-{{number}}"
     session.sparkContext.setJobGroup(group, group)
+    if profile_stages is not None:
+        profile_stages(group + "/")
     before, started = cpu(), time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch:
-        build_spark([wikipedia_ipc.SAMPLE_DUMP], configs, scratch + "/out", tagger="perceptron", workers=2,
-                    spark=session, show_progress=False)
+        report = build_spark([wikipedia_ipc.SAMPLE_DUMP], configs, scratch + "/out", tagger="perceptron", workers=2,
+                             spark=session, show_progress=False)
     wall, after = time.perf_counter() - started, cpu()
-    jobs = len(session.sparkContext.statusTracker().getJobIdsForGroup(group))
+    if profile_stages is not None:
+        jobs, profile = sum(profiled["jobs"].values()), copy.deepcopy(profiled)
+    else:
+        jobs, profile = len(session.sparkContext.statusTracker().getJobIdsForGroup(group)), None
     spent = {{kind: after[kind] - before[kind] for kind in after}}
-    print(json.dumps({{"wall": wall, "jobs": jobs, **spent}}), flush=True)
+    spark = {{"seconds": report.clock.seconds(), "profile": profile}}
+    if profile_stages is not None:
+        profile_stages(f"local-{{number}}/")
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as scratch:
+        report = build([wikipedia_ipc.SAMPLE_DUMP], configs, scratch + "/out", tagger="perceptron", workers=2,
+                       show_progress=False)
+    local_wall = time.perf_counter() - started
+    local = {{"seconds": report.clock.seconds(), "profile": copy.deepcopy(profiled) if profiled else None}}
+    print(json.dumps({{"wall": wall, "jobs": jobs, **spent, "local": local_wall, "stages": {{"spark": spark,
+                      "local": local}}}}), flush=True)
 session.stop()
 """
 
-KINDS = ("wall", "driver", "jvm", "workers")
+KINDS = ("wall", "local", "driver", "jvm", "workers")
 
 
 def run(root: Path, builds: int) -> list[dict]:
@@ -88,13 +113,19 @@ def main(argv: list[str] | None = None) -> int:
         for root in roots if round_ % 2 == 0 else roots[::-1]:
             print(f"round {round_ + 1}: {args.builds} builds of the sample with {root}…", file=sys.stderr)
             measured[root] += run(root, args.builds)[1:]
-    print("| checkout | builds | jobs | wall s | driver CPU s | JVM CPU s | Python workers CPU s |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("| checkout | builds | jobs | wall s | local engine s | driver CPU s | JVM CPU s | Python workers CPU s |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     medians = {}
     for root, builds in measured.items():
-        medians[root] = {kind: statistics.median(build[kind] for build in builds) for kind in (*KINDS, "jobs")}
+        medians[root] = {kind: statistics.median(build.get(kind, 0.0) for build in builds) for kind in (*KINDS, "jobs")}
         row = " | ".join(f"{medians[root][kind]:.1f}" for kind in KINDS)
         print(f"| {root.name} | {len(builds)} | {medians[root]['jobs']:.0f} | {row} |")
+    for root, builds in measured.items():
+        median = sorted(builds, key=lambda build: build["wall"])[len(builds) // 2]
+        if "stages" in median and median["stages"]["spark"]["profile"] is not None:
+            times = median["wall"] / median["local"]
+            title = f"\n{root.name}, its build of median wall time, per stage (Spark {times:.1f}× the local engine):"
+            print(stage_table(median["stages"]["local"], median["stages"]["spark"], title))
     if args.against is not None:
         this, other = medians[ROOT], medians[roots[1]]
         ratios = ", ".join(f"{kind} {this[kind] / other[kind]:.2f}×" for kind in KINDS if other[kind])

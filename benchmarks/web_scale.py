@@ -19,7 +19,9 @@ driver receives from the executors (``collect`` and ``toLocalIterator``: items a
 engine and size: pages, references, distinct images, WARC MB; the stages' seconds; pages/s and MB/s per core of
 the extraction; the driver's and the tree's peak memory; what reached the driver. Then each figure's growth
 from one size to the other (a per-image state held in one process grows with the crawl, ×10; a bounded one
-does not), and the projection for one Common Crawl monthly crawl on ``--cores`` cores, its arithmetic printed.
+does not), per size a table of where the time goes (each stage's seconds on both engines, their ratio and Spark's
+jobs per stage: :mod:`benchmarks.stage_profile`), and the projection for one Common Crawl monthly crawl on
+``--cores`` cores, its arithmetic printed.
 Usage::
 
     python benchmarks/web_scale.py [--pages 2000] [--factor 10] [--engines local spark] [--workers 2]
@@ -39,6 +41,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.scale import DRIVER_INBOX, ratio, sampled_child  # noqa: E402
+from benchmarks.stage_profile import stage_table  # noqa: E402
 from benchmarks.web_crawl import WORDS, Response, image_payload, write_records  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -159,13 +162,15 @@ import json, sys
 sys.path.insert(0, {root!r})
 if {engine!r} == "spark":
     count_what_the_driver_receives()
+from benchmarks.stage_profile import profile_stages, profiled
+profile_stages()
 from builder.config import WEB
 from builder.engines.local import build
 if {engine!r} == "spark":
     from builder.engines.spark import build_spark as build
 report = build({crawl!r}, [WEB], {output!r}, tagger="perceptron", workers={workers}, show_progress=False)
 print(json.dumps({{"seconds": report.clock.seconds(), "spans": report.clock.spans, "rows": report.rows,
-                  "received": received}}))
+                  "received": received, "profile": profiled}}))
 """
 
 
@@ -260,6 +265,18 @@ def main(argv: list[str] | None = None) -> int:
                 f"| {to_driver} |",
                 flush=True,
             )
+    for pages in sizes:
+        local, spark = results.get(("local", pages)), results.get(("spark", pages))
+        print("\n" + stage_table(local, spark, f"Where the time goes, {pages:,} pages (seconds per stage):"))
+        rates = {
+            engine: pages / sum(run["seconds"].values()) / arguments.workers
+            for engine, run in (("local", local), ("spark", spark))
+            if run
+        }
+        line = ", ".join(f"{engine} {rate:.0f}" for engine, rate in rates.items())
+        if len(rates) == 2:
+            line += f"; Spark at {rates['spark'] / rates['local']:.2f}× the local engine's rate"
+        print(f"\nThe whole build, pages/s per core: {line}")
     print(f"\nGrowth from {sizes[0]:,} to {sizes[1]:,} pages (×{arguments.factor}):")
     for engine in arguments.engines:
         small, large = results[engine, sizes[0]], results[engine, sizes[1]]

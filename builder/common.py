@@ -365,13 +365,15 @@ class SqlTables(Protocol):
 def smallest_labels(tables: SqlTables, links: str, name: str) -> str:
     """The components of the graph whose edges are the rows ``(a, b)`` of table ``links``, in the engine: every
     node is given its own label, then each round gives a node the smallest label of itself and its neighbours
-    until no label changes. Returns the last round's table, ``(node, label)``: each linked node with the smallest
-    node of its component. One table per round; the rounds grow with the longest path from a component's smallest
-    node, not with the number of nodes, and only a count per round leaves the engine. (A shortcut through a label's
-    own label would take fewer rounds, but a table joined with itself squares Spark's size estimate every round.)"""
+    until no label changes. Returns the last round's table, ``(node, label, own)``: each linked node with the
+    smallest node of its component. One table per round; the rounds grow with the longest path from a component's
+    smallest node, not with the number of nodes, and only a count per round leaves the engine. Each round's table
+    keeps a node's label of the round before (``own``), so that the count of changed labels reads that table alone
+    (a join of two rounds was a shuffle, and on Spark several jobs, per round). (A shortcut through a label's own
+    label would take fewer rounds, but a table joined with itself squares Spark's size estimate every round.)"""
     tables.table(
         f"{name}_0",
-        f"SELECT DISTINCT node, node AS label FROM (SELECT a AS node FROM {links} UNION ALL "
+        f"SELECT DISTINCT node, node AS label, node AS own FROM (SELECT a AS node FROM {links} UNION ALL "
         f"SELECT b AS node FROM {links}) linked",
     )
     rounds = 0
@@ -379,14 +381,13 @@ def smallest_labels(tables: SqlTables, links: str, name: str) -> str:
         last, rounds = f"{name}_{rounds}", rounds + 1
         tables.table(
             f"{name}_{rounds}",
-            "SELECT node, min(label) AS label FROM ("
-            f"SELECT node, label FROM {last} UNION ALL "
-            f"SELECT k.a AS node, l.label FROM {links} k JOIN {last} l ON k.b = l.node UNION ALL "
-            f"SELECT k.b AS node, l.label FROM {links} k JOIN {last} l ON k.a = l.node) passed GROUP BY node",
+            "SELECT node, min(label) AS label, min(own) AS own FROM ("
+            f"SELECT node, label, label AS own FROM {last} UNION ALL "
+            f"SELECT k.a AS node, l.label, NULL AS own FROM {links} k JOIN {last} l ON k.b = l.node UNION ALL "
+            f"SELECT k.b AS node, l.label, NULL AS own FROM {links} k JOIN {last} l ON k.a = l.node) passed "
+            "GROUP BY node",
         )
-        ((changed,),) = tables.rows(
-            f"SELECT count(*) FROM {name}_{rounds} n JOIN {last} o ON n.node = o.node WHERE n.label <> o.label"
-        )
+        ((changed,),) = tables.rows(f"SELECT count(*) FROM {name}_{rounds} WHERE label <> own")
         if not changed:
             return f"{name}_{rounds}"
 

@@ -385,6 +385,7 @@ def test_spark_assigns_the_splits_as_the_union_find_does(spark) -> None:
     from test_splits import WORDS, chain_of_pairs
 
     from builder.engines.sparksql import SparkTables
+    from builder.engines.sparkwrite import assign_splits
     from builder.publish.splits import assign, assign_in_tables, image_key, node_hex
 
     generator = random.Random(7)
@@ -407,6 +408,11 @@ def test_spark_assigns_the_splits_as_the_union_find_does(spark) -> None:
             routes = dict(tables.rows("SELECT image, split FROM split_routes"))
         assert stats == expected.stats and (check.shared_images, check.shared_texts) == (0, 0)
         assert routes == {row["image"]: expected.by_image[image_key(row["image"])] for row in rows}
+        # a config of few pairs: the same assignment in one task, as the engine runs it (SPLITS_IN_ONE_TASK)
+        one = spark.sparkContext.parallelize(rows, 3).coalesce(1)
+        found = one.mapPartitions(lambda part, f=fractions: assign_splits(f, part)).collect()
+        assert [item for kind, item in found if kind == "stats"] == [(stats, check)]
+        assert dict(item for kind, item in found if kind == "route") == routes
 
 
 def identity_input(folder: Path, chains: int) -> tuple[Path, Path]:

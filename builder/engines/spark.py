@@ -23,7 +23,9 @@ history dumps cut inside pages) with the local engine's rows:
   cluster's pairs), and a shuffle by the pair's digest keeps the smallest key, which is
   the pair the local engine keeps (the first in image order);
 * steps 8–9 – per cluster on the executors, counted per image as the local engine counts;
-* splits – in Spark SQL on the executors (:func:`builder.publish.splits.assign_in_tables`): each
+* splits – a config of at most :data:`builder.engines.sparkwrite.SPLITS_IN_ONE_TASK` pairs in one executor task
+  (the local engine's union-find, :func:`builder.engines.sparkwrite.assign_splits`); a larger one
+  in Spark SQL on the executors (:func:`builder.publish.splits.assign_in_tables`): each
   pair's three node digests, the components by rounds of smallest labels, each component's split
   by the local engine's function of its smallest digest, each row routed to its image's split by a
   join (never a broadcast: the routes grow with the images); the driver gets the splits' totals and
@@ -46,10 +48,8 @@ import contextlib
 import dataclasses
 import functools
 import gc
-import math
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -72,6 +72,7 @@ from builder.engines.core import (
 )
 from builder.engines.sparkdeja import judge_partition
 from builder.engines.sparksql import SparkImageTables, SparkTables, spark_schema, spill
+from builder.engines.sparkwrite import SPLITS_IN_ONE_TASK, assign_splits, write_split
 from builder.extract.copies import CopyGroup, copy_key, copy_kind, copy_unit, merge_examples, note_copies
 from builder.extract.tasks import (
     Extraction,
@@ -100,12 +101,16 @@ from builder.filters.repetition import DEJA_CANDIDATE_SCHEMA, SENTENCE_SCHEMA, d
 from builder.filters.situated import deja_pairs, paracaption_row
 from builder.filters.tagging import get_tagger
 from builder.publish.publisher import Publisher
-from builder.publish.splits import assign_in_tables, node_hex, split_names, split_record
+from builder.publish.splits import (
+    assign_in_tables,
+    node_hex,
+    split_names,
+    split_record,
+)
 from builder.publish.workdir import temporary_work_folder
-from builder.publish.writer import PairWriter, finalize_parts, pair_row, reference_rows
+from builder.publish.writer import finalize_parts, pair_row, reference_rows
 from builder.sources.files import DumpError, ReadStats
 from builder.sources.sqldump import SqlDumpError
-from builder.storage import filesystem, is_url, join
 
 __all__ = ["build_spark"]
 
@@ -298,72 +303,11 @@ def _filter_pairs(
     yield "funnel", chain.funnel.to_list()
 
 
-def _write_partition(
-    folder: str,
-    rows_per_shard: int,
-    split: str,
-    languages: bool,
-    web: str,
-    partition: int,
-    rows: Iterable[tuple[tuple[str, int], dict]],
-    kind: str = "pairs",
-) -> Iterator[tuple[int, list[tuple[str, str]]]]:
-    """Write one range partition of a split's sorted pairs as parquet parts named after the split and partition,
-    each with its content hash (the driver names the parts by it without reading them back).
-
-    The parts are written under names of this task attempt and renamed when complete,
-    so that a retried or speculative attempt never leaves a half-written part under the
-    name the driver will read. A folder on an object store gets each part uploaded from the executor's own
-    disk, under its final part name, once it is complete (an object appears whole or not at all).
-    """
-    from pyspark import TaskContext
-
-    from builder.publish.writer import file_digest
-
-    attempt = TaskContext.get().attemptNumber()
-    prefix = f"attempt-{split}-{partition:05d}-{attempt}"
-    remote = is_url(folder)
-    with contextlib.ExitStack() as stack:
-        local = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="wikipedia_ipc-part-"))) if remote else None
-        writer = PairWriter(
-            local or Path(folder), rows_per_shard, prefix=prefix, languages=languages, web=web, rows=kind
-        )
-        writer.write_rows(row for _, row in rows)
-        parts = []
-        for index, part in enumerate(writer.finish()):
-            name = f"{split}-part-{partition:05d}-{index:05d}.tmp"
-            if remote:
-                fs, path = filesystem(str(join(folder, name)))
-                fs.put_file(str(part), path)
-                parts.append((str(join(folder, name)), file_digest(part)))
-            else:
-                os.replace(part, part.with_name(name))
-                parts.append((str(part.with_name(name)), file_digest(part.with_name(name))))
-    yield writer.rows, parts
-
-
 def _with_tags(rows, tags, column: str):  # noqa: ANN001, ANN202 - RDDs
     """Attach the tags of each row's ``column`` text in its language (empty texts get none)."""
     keyed = rows.keyBy(lambda row: (row["language"], row[column]))
     joined = keyed.leftOuterJoin(tags)
     return joined.map(lambda item: {**item[1][0], f"{column}_tags": item[1][1]})
-
-
-def _write_split(  # noqa: ANN001 - rows: an RDD
-    rows, folder: str | Path, rows_per_shard: int, split: str, languages: bool, web: str = "", kind: str = "pairs"
-) -> tuple[int, list[tuple[str, str]]]:
-    """One split's rows (an RDD keyed by order key), range-partitioned and written by the executors: pairs, or the
-    rows of another ``kind`` (:data:`builder.publish.writer.ROW_KINDS`)."""
-    total = rows.count()
-    if not total:
-        return 0, []
-    ordered = rows.sortByKey(numPartitions=math.ceil(total / rows_per_shard))
-    written = ordered.mapPartitionsWithIndex(
-        lambda partition, part, where=str(folder), size=rows_per_shard: _write_partition(
-            where, size, split, languages, web, partition, part, kind
-        )
-    ).collect()
-    return sum(count for count, _ in written), [part for _, parts in written for part in parts]
 
 
 def _write_pairs(  # noqa: ANN001 - session: a SparkSession, clusters: an RDD of (image, Cluster)
@@ -381,21 +325,32 @@ def _write_pairs(  # noqa: ANN001 - session: a SparkSession, clusters: an RDD of
         chain.funnel.add(Funnel.from_list(funnel))
     rows = pairs.filter(lambda item: item[0] == "pair").values()
     if not config.splits:
-        written, parts = _write_split(rows, folder, rows_per_shard, "train", across, web)
+        written, parts = write_split(rows, folder, rows_per_shard, "train", across, web)
         pairs.unpersist()
         return written, {"train": parts}, None
-    # the assignment in Spark SQL: each row gets its image's split by a join, and only totals reach the driver
-    written, parts_of = 0, {}
+    # each row gets its image's split by a join, and only totals reach the driver: the assignment in one task
+    # (the local engine's union-find) for a config of few pairs, else in Spark SQL
+    written, parts_of, cached = 0, {}, []
     with SparkTables(session) as tables:
-        tables.strings("split_pairs", rows.map(lambda item: node_hex(item[1])), ("image", "a", "b", "c"))
-        stats, check = assign_in_tables(tables, config.splits)
-        routes = session.sql("SELECT image, split FROM split_routes").rdd.map(lambda row: (row[0], row[1]))
+        if rows.count() <= SPLITS_IN_ONE_TASK:
+            assigned = rows.values().coalesce(1).mapPartitions(lambda part, f=config.splits: assign_splits(f, part))
+            assigned = assigned.persist(spill())
+            cached.append(assigned)
+            ((stats, check),) = assigned.filter(lambda item: item[0] == "stats").values().collect()
+            routes = assigned.filter(lambda item: item[0] == "route").values()
+        else:
+            tables.strings("split_pairs", rows.map(lambda item: node_hex(item[1])), ("image", "a", "b", "c"))
+            stats, check = assign_in_tables(tables, config.splits)
+            routes = session.sql("SELECT image, split FROM split_routes").rdd.map(lambda row: (row[0], row[1]))
         routed = rows.keyBy(lambda item: item[1]["image"]).join(routes).values().persist(spill())
         for index, split in enumerate(split_names(config.splits)):
             chosen = routed.filter(lambda item, s=index: item[1] == s).keys()
-            count, parts_of[split] = _write_split(chosen, folder, rows_per_shard, split, across, web)
+            total = stats.pairs[split]
+            count, parts_of[split] = write_split(chosen, folder, rows_per_shard, split, across, web, total=total)
             written += count
         routed.unpersist()
+        for rdd in cached:
+            rdd.unpersist()
     pairs.unpersist()
     return written, parts_of, split_record(stats, config.splits, check)
 
@@ -409,6 +364,10 @@ def _write_pairs(  # noqa: ANN001 - session: a SparkSession, clusters: an RDD of
 # * ``spark.python.worker.memory``: PySpark's aggregation limit, measured on the whole Python worker. A worker
 #   that loaded a spaCy or stanza model for tagging is over the default 512 MB before any data, and then spills
 #   every shuffle to disk in small batches; the limit is set above the models' size.
+# * ``spark.sql.adaptive.enabled``: off. Adaptive execution runs each shuffle of a query as a job of its own, to
+#   re-plan from its output; on the few cores of one machine it has nothing to coalesce or rebalance (the shuffles
+#   already have a partition per core), and the SQL of the identity map, the image stage and the split assignment
+#   is rounds of small joins: a round was 10 to 14 jobs with it, 1 without, at about 0.1 s of fixed cost per job.
 PYTHON_WORKER_MEMORY = "3g"
 
 
@@ -440,6 +399,7 @@ def spark_session(workers: int, settings: dict[str, str] | None = None):  # noqa
             "spark.default.parallelism": cores,
             "spark.sql.shuffle.partitions": cores,
             "spark.python.worker.memory": PYTHON_WORKER_MEMORY,
+            "spark.sql.adaptive.enabled": "false",
         }
         for key, value in local.items():
             if not configured.contains(key):
@@ -794,7 +754,7 @@ class SparkEngine:
                 kind = "deja"
             chain.funnel.set_rows(graph.funnel)
             folder = publisher.shard_folder(config.name)
-            written, parts = _write_split(keyed, folder, plan.options.rows_per_shard, "train", False, "", kind)
+            written, parts = write_split(keyed, folder, plan.options.rows_per_shard, "train", False, "", kind)
         finally:
             tables.close()
         files = finalize_parts(folder, parts, "train") if parts else []
@@ -812,7 +772,7 @@ class SparkEngine:
             keyed = survivors.flatMap(
                 lambda row: [((sort_key(row), number), out) for number, out in enumerate(reference_rows(row))]
             )
-            written, parts = _write_split(keyed, folder, plan.options.rows_per_shard, "train", False, "", "references")
+            written, parts = write_split(keyed, folder, plan.options.rows_per_shard, "train", False, "", "references")
             files = finalize_parts(folder, parts, "train") if parts else []
             if not files:
                 files = publisher.writer(config.name, rows="references").close()

@@ -331,19 +331,18 @@ def map_in_tables(tables: IdentityTables) -> MapCounts:
         "SELECT f.name AS title, f.sha1, coalesce(r.redirect, f.name) AS node FROM files f "
         "JOIN shared s ON f.sha1 = s.sha1 LEFT JOIN resolved r ON f.name = r.title",
     )
-    tables.table("labels_0", "SELECT DISTINCT node, node AS label FROM members")
+    tables.table("labels_0", "SELECT DISTINCT node, node AS label, node AS own FROM members")
     rounds = 0
-    while True:
+    while True:  # each round keeps a node's label of the round before (own): the change count reads one table
         last, rounds = f"labels_{rounds}", rounds + 1
         tables.table(
             f"labels_{rounds}",
-            f"SELECT node, min(label) AS label FROM (SELECT node, label FROM {last} UNION ALL "
-            "SELECT m.node, g.label FROM members m JOIN (SELECT n.sha1, min(l.label) AS label FROM members n "
-            f"JOIN {last} l ON n.node = l.node GROUP BY n.sha1) g ON m.sha1 = g.sha1) passed GROUP BY node",
+            f"SELECT node, min(label) AS label, min(own) AS own FROM (SELECT node, label, label AS own FROM {last} "
+            "UNION ALL SELECT m.node, g.label, NULL AS own FROM members m JOIN (SELECT n.sha1, min(l.label) AS label "
+            f"FROM members n JOIN {last} l ON n.node = l.node GROUP BY n.sha1) g ON m.sha1 = g.sha1) passed "
+            "GROUP BY node",
         )
-        ((changed,),) = tables.rows(
-            f"SELECT count(*) FROM labels_{rounds} n JOIN {last} o ON n.node = o.node WHERE n.label <> o.label"
-        )
+        ((changed,),) = tables.rows(f"SELECT count(*) FROM labels_{rounds} WHERE label <> own")
         if not changed:
             break
     tables.table(

@@ -233,12 +233,16 @@ class OverlapCheck:
 
 def shared_nodes(rows: Iterable[tuple[str, Mapping[str, object]]]) -> OverlapCheck:
     """Count the images and texts (by skeleton) that occur in two or more splits of ``(split, row)`` items."""
+    return shared_keys((split, node_keys(row)) for split, row in rows)
+
+
+def shared_keys(nodes: Iterable[tuple[str, tuple[bytes, bytes, bytes]]]) -> OverlapCheck:
+    """:func:`shared_nodes` of ``(split, (image, text, text))`` digests (:func:`node_keys` of each row)."""
     bits: dict[str, int] = {}
     images: dict[bytes, int] = {}  # digest -> bit set of the splits it occurs in
     texts: dict[bytes, int] = {}
-    for split, row in rows:
+    for split, (image, first, second) in nodes:
         bit = bits.setdefault(split, 1 << len(bits))
-        image, first, second = node_keys(row)
         images[image] = images.get(image, 0) | bit
         texts[first] = texts.get(first, 0) | bit
         texts[second] = texts.get(second, 0) | bit
