@@ -806,18 +806,28 @@ def build_models(results: dict[str, object], trained: dict[str, object]) -> dict
             "source": list(inputs.sources),
         }
 
+    def seed_svm(name: str, linear: str, a: float, c: float, **fields: object) -> Classifier:
+        """A seed SVM as plain numbers: its standardisation, weights and Platt calibration."""
+        mean, scale, weights, intercept = trained[linear]  # type: ignore[misc]
+        return Classifier(
+            version=VERSIONS[name],
+            profile="",
+            features=SEED_FEATURES,
+            mean=mean,
+            scale=scale,
+            coefficients=weights,
+            intercept=intercept,
+            calibration={"a": a, "c": c},
+            **fields,  # type: ignore[arg-type]
+        )
+
     models: dict[str, Classifier] = {}
     a, c = platt(inputs.caption_margin, inputs.labels)
-    mean, scale, weights, intercept = trained["caption_linear"]  # type: ignore[misc]
-    models["caption"] = Classifier(
-        version=VERSIONS["caption"],
-        profile="",
-        features=SEED_FEATURES,
-        mean=mean,
-        scale=scale,
-        coefficients=weights,
-        intercept=intercept,
-        calibration={"a": a, "c": c},
+    models["caption"] = seed_svm(
+        "caption",
+        "caption_linear",
+        a,
+        c,
         evaluation={
             "model": "Brockett & Dolan's linear SVM (SMO, C = 1) over their string, morphological, WordNet and "
             "composite features, trained on MSRPC train + PAWS-Wiki, its margin Platt-calibrated on the labelled "
@@ -840,17 +850,12 @@ def build_models(results: dict[str, object], trained: dict[str, object]) -> dict
         # those of the shipped model's own probabilities (pooled out-of-fold sigmoids would mix five calibrations)
         labelled=sample(sigmoid(a * inputs.caption_margin + c)),
     )
-    mean, scale, weights, intercept = trained["msrpc_linear"]  # type: ignore[misc]
     a, c = trained["msrpc_calibration"]  # type: ignore[misc]
-    models["msrpc"] = Classifier(
-        version=VERSIONS["msrpc"],
-        profile="",
-        features=SEED_FEATURES,
-        mean=mean,
-        scale=scale,
-        coefficients=weights,
-        intercept=intercept,
-        calibration={"a": a, "c": c},
+    models["msrpc"] = seed_svm(
+        "msrpc",
+        "msrpc_linear",
+        a,
+        c,
         evaluation={
             "model": "Brockett & Dolan's linear SVM (SMO, C = 1) over their string, morphological, WordNet and "
             "composite features, trained on MSRPC train, Platt-calibrated on its 5-fold held-out margins",
