@@ -167,8 +167,10 @@ def test_command_line_tsv_jsonl_and_errors(tmp_path: Path, capsys: pytest.Captur
     tsv.write_text("sentence1\tsentence2\n" + "".join(f"{a}\t{b}\n" for a, b, _ in TABLE_5), encoding="utf-8")
     assert main(["score", str(tsv), "--profile", "minilm"]) == 0
     lines = (tmp_path / "pairs.scored.tsv").read_text(encoding="utf-8").splitlines()
-    assert lines[0].split("\t")[2:] == ["rouge1", "rougeL", "bleu", "wms", "bert", "st", "syn", "sem", "delta"]
+    header = ["rouge1", "rougeL", "bleu", "wms", "bert", "st", "syn", "sem", "delta", "paraphrase_probability"]
+    assert lines[0].split("\t")[2:] == header  # the default classifier's probability, from the two texts
     assert [round(float(line.split("\t")[8]), 2) for line in lines[1:]] == [row[2][3] for row in TABLE_5]
+    assert all(0 < float(line.split("\t")[11]) < 1 for line in lines[1:])
     jsonl = tmp_path / "pairs.jsonl"
     jsonl.write_text("".join(json.dumps({"a": a, "b": b, "id": n}) + "\n" for n, (a, b, _) in enumerate(TABLE_5)))
     assert main(["score", str(jsonl), "--columns", "a", "b"]) == 0
