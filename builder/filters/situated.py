@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from builder.config import PipelineConfig
 from builder.filters.funnel import FunnelRow
 from builder.filters.repetition import NOUN_SEPARATOR, PARACAPTION_STEP, VECTOR_STEP, VISUAL_STEP, DejaTables
+from builder.sources.features import similarity_text
 
 __all__ = ["DEV_IMAGES", "SituatedPairs", "deja_pairs", "paracaption", "paracaption_row", "visual_paraphrases"]
 
@@ -117,8 +118,6 @@ def _vector(facts: str | None, _: str | None = None) -> str | None:
 
 
 def _similarity(first: str | None, second: str | None) -> str | None:
-    from builder.sources.features import similarity_text
-
     value = similarity_text(first, second)
     if value is None:
         return None

@@ -414,6 +414,11 @@ class ImageDataset:
         self.hash_size = hash_size
         self.max_member = max_member
         self.feature = feature  # each checked image's feature vector (builder.sources.features), when set
+        self._describe = None
+        if feature:
+            from builder.sources.features import Describer
+
+            self._describe = Describer(feature)
         self.counts: Counter[str] = Counter()
         self.problems: list[str] = []
         self._refused: set[Path] = set()  # the links out of the folder counted in this read
@@ -719,12 +724,7 @@ class ImageDataset:
 
     def _check(self, data: bytes) -> ImageFacts | str:
         try:
-            describe = None
-            if self.feature:
-                from builder.sources.features import Describer
-
-                describe = Describer(self.feature)
-            facts = inspect_image(data, max_pixels=self.max_pixels, hash_size=self.hash_size, describe=describe)
+            facts = inspect_image(data, max_pixels=self.max_pixels, hash_size=self.hash_size, describe=self._describe)
         except ImageSkip as skip:
             return skip.reason
         if self.require_jpeg and facts.format != "JPEG":
