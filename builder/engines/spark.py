@@ -4,7 +4,8 @@ It builds whatever the local engine builds (several languages, the cross-lingual
 history dumps cut inside pages) with the local engine's rows:
 
 * extraction – dump files and multistream byte ranges are the partitions of an RDD;
-  each runs :func:`builder.extract.tasks.iter_task_records`; the later copies of pages
+  each runs :func:`builder.extract.tasks.iter_task_records` (a crawl's WARC files: :mod:`builder.engines.sparkweb`,
+  the references cached in pickled chunks, their captures and image URLs counted per file); the later copies of pages
   (:mod:`builder.extract.copies`) are found with a shuffle by page (a history: by revision)
   and left out of the references with another, which a build without copies never runs;
 * identity – the File redirects stay on the executors that read them; each image table is
@@ -50,8 +51,9 @@ import functools
 import gc
 import os
 import sys
+import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from pathlib import Path
 
 import pyarrow as pa
@@ -71,7 +73,8 @@ from builder.engines.core import (
     web_tasks,
 )
 from builder.engines.sparkdeja import judge_partition
-from builder.engines.sparksql import SparkImageTables, SparkTables, spark_schema, spill
+from builder.engines.sparksql import SparkImageTables, SparkTables, spark_schema, spill, warm_sql
+from builder.engines.sparkweb import first_captures, references_of, warc_partition, web_partition
 from builder.engines.sparkwrite import SPLITS_IN_ONE_TASK, assign_splits, write_split
 from builder.extract.copies import CopyGroup, copy_key, copy_kind, copy_unit, merge_examples, note_copies
 from builder.extract.tasks import (
@@ -205,41 +208,6 @@ def _copy_groups(later, dumps: Sequence[str], history: bool) -> list[CopyGroup]:
     ]
 
 
-def _web_partition(tasks: Iterable) -> Iterator[tuple[str, object]]:
-    """A web task's (a WARC source's, a dataset shard's or a caption TSV part's) rows on an executor: ``("image",
-    ((task number, row number), row))``, ``(kind, (task number, row))`` for its other kinds (``reference``;
-    ``sample``, ``listing``; ``tsv``), then ``("stats", (task number, result))``."""
-    for task in tasks:
-        result = task.new_result()
-        images = 0
-        for kind, row in task.rows(result):
-            if kind == "image":
-                yield "image", ((task.number, images), row)
-                images += 1
-            else:
-                yield kind, (task.number, row)
-        yield "stats", (task.number, result)
-
-
-def _first_captures(references):  # noqa: ANN001, ANN202 - an RDD of reference rows, and two counts
-    """The reference rows of each page's first capture (its smallest ``page_id``), how many later captures of pages
-    were left out and their reference rows, as the local engine's :func:`builder.engines.local.later_captures`
-    leaves them out."""
-    first = references.map(lambda row: (row["page"], row["page_id"])).reduceByKey(min)
-    keyed = references.keyBy(lambda row: row["page"]).join(first)
-    later = keyed.filter(lambda item: item[1][0]["page_id"] != item[1][1]).map(lambda item: (item[1][0]["page_id"], 1))
-    # one job for both counts: the later captures (distinct page ids) and their reference rows
-    copies, copied = (
-        later.reduceByKey(lambda a, b: a + b)
-        .values()
-        .aggregate((0, 0), lambda total, rows: (total[0] + 1, total[1] + rows), lambda a, b: (a[0] + b[0], a[1] + b[1]))
-    )
-    if not copies:
-        return references, 0, 0
-    kept = keyed.filter(lambda item: item[1][0]["page_id"] == item[1][1]).map(lambda item: item[1][0])
-    return kept, copies, copied
-
-
 def _before_rule(config: PipelineConfig, groups: Iterable[tuple[str, Iterable[dict]]]) -> Iterator[tuple[str, object]]:
     chain = FilterChain(config)
     for image, rows in groups:
@@ -248,6 +216,24 @@ def _before_rule(config: PipelineConfig, groups: Iterable[tuple[str, Iterable[di
             for row in cluster_rows(survivor):
                 yield "row", row
     yield "funnel", chain.funnel.to_list()
+
+
+def _before_rule_apart(
+    config: PipelineConfig, groups: Iterable[tuple[str, tuple[Sized, Sized]]]
+) -> Iterator[tuple[str, object]]:
+    """:func:`_before_rule` over references cogrouped with the images left out (an image of those keeps none of
+    its references); then ``("apart", references left out)``."""
+    left_out = [0]
+
+    def kept() -> Iterator[tuple[str, list[dict]]]:
+        for image, (rows, apart) in groups:
+            if len(apart):
+                left_out[0] += len(rows)
+            elif len(rows):
+                yield image, [{**row, "file": image, "redirect": image} for row in rows]  # type: ignore[attr-defined]
+
+    yield from _before_rule(config, kept())
+    yield "apart", left_out[0]
 
 
 def _tag_partition(tagger_name: str, language: str, texts: Iterable[str]) -> Iterator[tuple[str, list]]:
@@ -303,11 +289,33 @@ def _filter_pairs(
     yield "funnel", chain.funnel.to_list()
 
 
-def _with_tags(rows, tags, column: str):  # noqa: ANN001, ANN202 - RDDs
-    """Attach the tags of each row's ``column`` text in its language (empty texts get none)."""
-    keyed = rows.keyBy(lambda row: (row["language"], row[column]))
-    joined = keyed.leftOuterJoin(tags)
-    return joined.map(lambda item: {**item[1][0], f"{column}_tags": item[1][1]})
+def _tagged_groups(rows, tags):  # noqa: ANN001, ANN202 - RDDs
+    """The rows grouped by image, each with the tags of its caption and alt text in its language (an empty text, or
+    one not tagged, gets none): the texts' tags are joined by text as small (text, image) items, and come to their
+    image in the same shuffle that groups the rows, so that whole rows cross one shuffle, not three."""
+    texts = rows.flatMap(
+        lambda row: [((row["language"], row[column]), row["image"]) for column in ("caption", "alt") if row[column]]
+    )
+    found = texts.join(tags).map(lambda item: (item[1][0], (item[0], item[1][1])))
+    return rows.keyBy(lambda row: row["image"]).cogroup(found).mapPartitions(_attach_tags)
+
+
+def _attach_tags(groups: Iterable[tuple[str, tuple[Sized, Iterable]]]) -> Iterator[tuple[str, list[dict]]]:
+    for image, (rows, tags) in groups:
+        if not len(rows):
+            continue
+        found = dict(tags)
+        yield (
+            image,
+            [
+                {
+                    **row,
+                    "caption_tags": found.get((row["language"], row["caption"])),
+                    "alt_tags": found.get((row["language"], row["alt"])),
+                }
+                for row in rows  # type: ignore[attr-defined]
+            ],
+        )
 
 
 def _write_pairs(  # noqa: ANN001 - session: a SparkSession, clusters: an RDD of (image, Cluster)
@@ -545,10 +553,13 @@ class SparkEngine:
     @contextlib.contextmanager
     def open(self, plan: BuildPlan) -> Iterator[Path]:
         self.session = self.given if self.given is not None else spark_session(plan.options.workers)
+        warming = threading.Thread(target=warm_sql, args=(self.session,), name="wikipedia-ipc-warm-sql", daemon=True)
+        warming.start()  # while the executors read the input, the driver is idle
         try:
             with temporary_work_folder("wikipedia-ipc-spark-") as scratch:
                 yield Path(scratch)
         finally:
+            warming.join()
             for rdd in self.cached:  # a session the caller gave outlives the build: leave it nothing cached
                 rdd.unpersist()
             if self.given is None:
@@ -610,20 +621,26 @@ class SparkEngine:
         started = time.perf_counter()
         tasks = web_tasks(plan, work)
         context = self.session.sparkContext
-        extracted = context.parallelize(tasks, len(tasks)).mapPartitions(_web_partition).cache()
+        extracted = context.parallelize(tasks, len(tasks)).mapPartitions(warc_partition).cache()
         self.cached.append(extracted)
         stats = dict(extracted.filter(lambda item: item[0] == "stats").values().collect())
         results = [stats[number] for number in range(len(tasks))]
         bad = frozenset(number for number, result in enumerate(results) if result.error is not None)
-        images = extracted.filter(lambda item: item[0] == "image").values().filter(lambda item: item[0][0] not in bad)
-        self.web_records = images.map(
+
+        def read(kind: str):  # noqa: ANN202 - an RDD of one kind's items of the sources that did not fail
+            return extracted.filter(lambda item, k=kind: item[0] == k).values().filter(lambda item: item[0] not in bad)
+
+        self.web_records = read("image").map(
             lambda item: (item[1]["image"], item[1]["facts"], item[1]["skip"], item[0][0], item[0][1])
         )
-        references = extracted.filter(lambda item: item[0] == "reference").values()
-        self.references = references.filter(lambda item: item[0] not in bad).map(lambda item: item[1])
         # a page captured twice is read once, from its first capture (input order)
-        self.references, copies, copied = _first_captures(self.references)
-        self.web_referenced = self.references.map(lambda row: (row["image"], 1)).reduceByKey(lambda a, b: a + b)
+        captures = read("captures").flatMap(lambda item: item[1])
+        self.references, copies, copied = first_captures(references_of(read("references")), captures)
+        if copies:  # the kept references counted again
+            referenced = self.references.map(lambda row: (row["image"], 1))
+        else:  # each source's counts
+            referenced = read("referenced").flatMap(lambda item: item[1])
+        self.web_referenced = referenced.reduceByKey(lambda a, b: a + b)
         crawl = web_read(plan, tasks, results, [], None)
         return web_extraction(plan, crawl, [], time.perf_counter() - started, copies, copied)
 
@@ -641,7 +658,7 @@ class SparkEngine:
         context = self.session.sparkContext
         read = []
         for units in (tasks, parts):
-            rows = context.parallelize(units, max(1, len(units))).mapPartitions(_web_partition).persist(spill())
+            rows = context.parallelize(units, max(1, len(units))).mapPartitions(web_partition).persist(spill())
             stats = dict(rows.filter(lambda item: item[0] == "stats").values().collect())
             read.append((rows, [stats[number] for number in range(len(units))]))
         (extracted, results), (lines, read_parts) = read
@@ -677,18 +694,28 @@ class SparkEngine:
             titles = used.map(lambda row: row["image"]).distinct().count() if mapping is not None else None
             kept_apart = 0
             apart = excluded.get(name)
-            if apart is not None:  # joins, never broadcasts: what is left out grows with the input
-                if not isinstance(apart, _Apart):  # a web build's images left out in every language
-                    apart = _Apart(everywhere=apart.rdd.map(lambda row: row["image"]))
-                kept = _kept(used, apart).persist(spill())
-                self.cached.append(kept)
-                kept_apart = used.count() - kept.count()
-                used = kept
-            grouped = _canonical(used, mapping).groupBy(lambda row: row["image"])
-            before = grouped.mapPartitions(lambda part, c=config: _before_rule(c, part)).persist(spill())
+            if apart is not None and not isinstance(apart, _Apart):  # a web build's images left out everywhere
+                apart = _Apart(everywhere=apart.rdd.map(lambda row: row["image"]))
+            if apart is not None and mapping is None and apart.languages is None:
+                # the images left out and the grouping in one shuffle: no image of the map changes its group
+                left_out = apart.everywhere.map(lambda image: (image, None))
+                grouped = used.keyBy(lambda row: row["image"]).cogroup(left_out)
+                before = grouped.mapPartitions(lambda part, c=config: _before_rule_apart(c, part))
+            else:
+                if apart is not None:  # joins, never broadcasts: what is left out grows with the input
+                    kept = _kept(used, apart).persist(spill())
+                    self.cached.append(kept)
+                    kept_apart = used.count() - kept.count()
+                    used = kept
+                grouped = _canonical(used, mapping).groupBy(lambda row: row["image"])
+                before = grouped.mapPartitions(lambda part, c=config: _before_rule(c, part))
+            before = before.persist(spill())
             self.cached.append(before)
-            for funnel in before.filter(lambda item: item[0] == "funnel").values().collect():
-                chain.funnel.add(Funnel.from_list(funnel))
+            for kind, counted in before.filter(lambda item: item[0] in ("funnel", "apart")).collect():
+                if kind == "apart":
+                    kept_apart += counted
+                else:
+                    chain.funnel.add(Funnel.from_list(counted))
             self.survivors[name] = before.filter(lambda item: item[0] == "row").values()
             selected[name] = Selected(titles, kept_apart)
         return selected
@@ -779,12 +806,11 @@ class SparkEngine:
             return Written(written, files, None)
         if config.caption_rule == "none":
             tagged = survivors.map(lambda row: {**row, "caption_tags": None, "alt_tags": None})
+            grouped = tagged.groupBy(lambda row: row["image"])
         else:
-            tagged = _with_tags(_with_tags(survivors, self.tags, "caption"), self.tags, "alt")
+            grouped = _tagged_groups(survivors, self.tags)
         tagsets = plan.tagsets()
-        after = tagged.groupBy(lambda row: row["image"]).mapPartitions(
-            lambda part, c=config, t=tagsets: _apply_rule(c, t, part)
-        )
+        after = grouped.mapPartitions(lambda part, c=config, t=tagsets: _apply_rule(c, t, part))
         after = after.cache()
         for funnel in after.filter(lambda item: item[0] == "funnel").values().collect():
             chain.funnel.add(Funnel.from_list(funnel))

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 import pyarrow as pa
 
-__all__ = ["SparkImageTables", "SparkTables", "spark_schema", "spill"]
+__all__ = ["SparkImageTables", "SparkTables", "spark_schema", "spill", "warm_sql"]
 
 
 def spill():  # noqa: ANN202 - a pyspark.StorageLevel
@@ -26,6 +26,24 @@ def spark_schema(schema: pa.Schema):  # noqa: ANN202 - a pyspark StructType
     return StructType(
         [StructField(field.name, LongType() if field.type == pa.int64() else StringType()) for field in schema]
     )
+
+
+def warm_sql(session) -> None:  # noqa: ANN001 - a SparkSession
+    """Make Spark SQL ready on a thread of its own while the extraction runs, without a job (the executors' cores
+    are the extraction's): a session's first DataFrame and its first planned query cost seconds once (the SQL
+    engine's classes loaded, its code generator started), which every build whose stages use SQL (the identity map,
+    a web build's image stage, the split assignment, Déjà's graph) would otherwise pay on its critical path. A
+    failure here is left to the stage that needs SQL to report."""
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    try:
+        schema = StructType([StructField("number", LongType()), StructField("text", StringType())])
+        frame = session.createDataFrame(session.sparkContext.parallelize([(1, "a")], 1), schema)
+        ranked = frame.selectExpr("text", "row_number() OVER (PARTITION BY text ORDER BY number) AS n")
+        query = ranked.join(frame, "text").groupBy("text").count()
+        query._jdf.queryExecution().toRdd()  # noqa: SLF001 - planned and compiled, not run
+    except Exception:  # noqa: BLE001, S110 - only a warm-up: the stage that needs SQL reports what is wrong
+        pass
 
 
 class SparkTables:

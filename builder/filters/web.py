@@ -343,15 +343,12 @@ def web_images(config: PipelineConfig, tables: ImageTables, rules: bool = True) 
     never an image URL: the identity map of the merged URLs stays the engine's (:meth:`ImageTables.identity`), and
     funnel.json counts it in SQL."""
     tables.function("image_verdict", lambda facts, skip: _verdict(facts, skip, rules))
-    tables.table(
-        "firsts",
-        "SELECT image, facts, skip FROM (SELECT image, facts, skip, "
-        "row_number() OVER (PARTITION BY image ORDER BY position, record) AS n FROM records) ranked WHERE n = 1",
-    )
+    # each image's first record (input order) with its verdict, and how many records the image has: one table
     tables.table(
         "idx",
-        "SELECT image, CASE WHEN skip IS NULL THEN facts END AS facts, image_verdict(facts, skip) AS reason "
-        "FROM firsts",
+        "SELECT image, CASE WHEN skip IS NULL THEN facts END AS facts, image_verdict(facts, skip) AS reason, copies "
+        "FROM (SELECT image, facts, skip, row_number() OVER (PARTITION BY image ORDER BY position, record) AS n, "
+        "count(*) OVER (PARTITION BY image) AS copies FROM records) ranked WHERE n = 1",
     )
     without = "NULL" if config.equivalence == "url" else f"'{WITHOUT_RECORD}'"
     tables.table(
@@ -360,11 +357,13 @@ def web_images(config: PipelineConfig, tables: ImageTables, rules: bool = True) 
         "FROM referenced c LEFT JOIN idx i ON c.image = i.image",
     )
     dropped = {reason: {"images": 0, "references": 0} for reason in LEFT_OUT}
-    for reason, images in tables.rows("SELECT reason, count(*) FROM idx WHERE reason IS NOT NULL GROUP BY reason"):
-        dropped[reason]["images"] += images
-    for reason, images, references in tables.rows(
-        "SELECT reason, count(*), sum(refs) FROM verdicts WHERE reason IS NOT NULL GROUP BY reason"
+    for table, reason, images, references in tables.rows(  # both tables' reasons in one query
+        "SELECT 'idx' AS t, reason, count(*), 0 FROM idx WHERE reason IS NOT NULL GROUP BY reason UNION ALL "
+        "SELECT 'verdicts' AS t, reason, count(*), sum(refs) FROM verdicts WHERE reason IS NOT NULL GROUP BY reason"
     ):
+        if table == "idx":
+            dropped[reason]["images"] += images
+            continue
         dropped[reason]["references"] += int(references)
         if reason == WITHOUT_RECORD:
             dropped[reason]["images"] += images
@@ -394,21 +393,27 @@ def web_images(config: PipelineConfig, tables: ImageTables, rules: bool = True) 
         "SELECT coalesce(m.image, v.image) AS image, count(*) AS size, sum(v.refs) AS refs FROM verdicts v "
         "LEFT JOIN identity_map m ON v.image = m.file WHERE v.reason IS NULL GROUP BY coalesce(m.image, v.image)",
     )
-    histogram = dict(tables.rows("SELECT size, count(*) FROM sets WHERE refs >= 2 GROUP BY size"))
-    ((images_referenced, references),) = tables.rows("SELECT count(*), coalesce(sum(refs), 0) FROM verdicts")
-    ((images_kept, references_kept),) = tables.rows(
-        "SELECT count(*), coalesce(sum(refs), 0) FROM verdicts WHERE reason IS NULL"
+    histogram: dict[int, int] = {}
+    sets = 0
+    for size, count, linked in tables.rows("SELECT size, count(*), refs >= 2 FROM sets GROUP BY size, refs >= 2"):
+        sets += count
+        if linked:
+            histogram[size] = histogram.get(size, 0) + count
+    kept_only = "CASE WHEN reason IS NULL THEN {} ELSE 0 END"
+    ((images_referenced, references, images_kept, references_kept),) = tables.rows(
+        f"SELECT count(*), coalesce(sum(refs), 0), coalesce(sum({kept_only.format(1)}), 0), "
+        f"coalesce(sum({kept_only.format('refs')}), 0) FROM verdicts"
     )
-    ((sets,),) = tables.rows("SELECT count(*) FROM sets")
-    ((records, firsts),) = tables.rows("SELECT (SELECT count(*) FROM records), (SELECT count(*) FROM firsts)")
-    repeated = records - firsts
+    images_kept = int(images_kept)
+    ((records, firsts),) = tables.rows("SELECT coalesce(sum(copies), 0), count(*) FROM idx")
+    repeated = int(records) - firsts
     bound, statistics_of_sets = set_bound_of_counts(histogram, config.set_size_z)
     record = {
         "equivalence": config.equivalence,
         "identity": config.identity_label,
         "hash_bits": config.hash_size**2 if config.equivalence in PERCEPTUAL_EQUIVALENCES else None,
         "hash_threshold": config.hash_threshold if config.equivalence in PERCEPTUAL_EQUIVALENCES else None,
-        "image_records": records,
+        "image_records": int(records),
         "image_records_repeated": repeated,
         "images_referenced": images_referenced,
         "references": int(references),
