@@ -187,7 +187,7 @@ def run_build(crawl: list[Path], engine: str, workers: int) -> dict:
         returned, stdout, stderr, wall, sampler = sampled_child(code, scratch, Path(scratch))
     if returned != 0:
         raise RuntimeError(f"the {engine} build of {crawl[0].parent.name} failed ({returned}): {stderr[-2000:]}")
-    result = json.loads(stdout.strip().splitlines()[-1])
+    result = json.loads([line for line in stdout.strip().splitlines() if line.startswith("{")][-1])
     peak = max((rss for _, rss in sampler.samples), default=0)
     stages: dict[str, int] = {}
     for name, start, end in result["spans"]:

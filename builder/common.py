@@ -402,4 +402,7 @@ def duckdb_connection(spill: Path, memory_limit: str, threads: int | None = None
     if threads is not None:  # DuckDB refuses more threads than it can count; more than the cores only contend
         connection.execute(f"SET threads = {pool_size(threads)}")
     connection.execute(f"SET memory_limit = {sql_text(memory_limit)}")
+    # DuckDB draws its own bar on standard output for a query of over two seconds, into whatever reads that output
+    # (a pipe, a log, a benchmark's child reporting JSON); a build reports its progress itself, on standard error
+    connection.execute("SET enable_progress_bar = false")
     return connection
