@@ -230,7 +230,7 @@ def _before_rule_apart(
             if len(apart):
                 left_out[0] += len(rows)
             elif len(rows):
-                yield image, [{**row, "file": image, "redirect": image} for row in rows]  # type: ignore[attr-defined]
+                yield image, [_own_file(row) for row in rows]  # type: ignore[attr-defined]
 
     yield from _before_rule(config, kept())
     yield "apart", left_out[0]
@@ -301,6 +301,8 @@ def _tagged_groups(rows, tags):  # noqa: ANN001, ANN202 - RDDs
 
 
 def _attach_tags(groups: Iterable[tuple[str, tuple[Sized, Iterable]]]) -> Iterator[tuple[str, list[dict]]]:
+    """Each image's rows with the tags its texts were joined with (an image that has only tags is none of the
+    config's)."""
     for image, (rows, tags) in groups:
         if not len(rows):
             continue
@@ -868,8 +870,13 @@ def _canonical(used, mapping):  # noqa: ANN001, ANN202 - RDDs
     """Each reference with its canonical image and its ``file`` and ``redirect``, as
     :meth:`builder.filters.identity.IdentityMap.apply` gives them: a join with the map's changed titles."""
     if mapping is None:
-        return used.map(lambda row: {**row, "file": row["image"], "redirect": row["image"]})
+        return used.map(_own_file)
     return used.keyBy(lambda row: row["image"]).leftOuterJoin(mapping).values().map(_mapped_row)
+
+
+def _own_file(row: dict) -> dict:
+    """A reference whose title the identity map leaves as it is: its own file and redirect."""
+    return {**row, "file": row["image"], "redirect": row["image"]}
 
 
 def _mapped_row(item: tuple[dict, tuple[str, str] | None]) -> dict:

@@ -40,8 +40,8 @@ def web_partition(tasks: Iterable) -> Iterator[tuple[str, object]]:
 
 def warc_partition(tasks: Iterable) -> Iterator[tuple[str, object]]:
     """:func:`web_partition` for WARC sources, the references in chunks: ``("references", (task number, pickled
-    rows))``; then per source ``("captures", (task number, [((page, page id), references)]))``, ``("referenced",
-    (task number, [(image URL, references)]))`` and its ``stats``."""
+    rows))``, the image records and ``stats`` as there; then per source ``("captures", (task number, [((page,
+    page id), references)]))`` and ``("referenced", (task number, [(image URL, references)]))``."""
     for task in tasks:
         chunk: list[dict] = []
         captures: Counter = Counter()
