@@ -24,7 +24,7 @@ PARTS = (
     ("builder.engines.core", "web_stage", "image stage"),
     ("builder.engines.spark", "SparkIdentity.identity", "identity map"),
     ("builder.filters.identity", "InProcessIdentity.identity", "identity map"),
-    ("builder.engines.spark", "assign_in_tables", "split assignment"),
+    ("builder.engines.spark", "route_splits", "split assignment"),
     ("builder.engines.local", "assign_files", "split assignment"),
     ("builder.engines.spark", "write_split", "writing"),
 )

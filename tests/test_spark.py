@@ -88,6 +88,20 @@ def test_sample_gold_and_silver(spark, tmp_path: Path, perceptron_available: Non
     same_output(tmp_path / "local", tmp_path / "spark", "whole")
 
 
+def test_splits_of_pairs_over_the_bound_are_the_local_engines(
+    spark, tmp_path: Path, local_sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A config over the one-task bound (here 3 pairs): its pairs contracted partition by partition, spread over
+    more partitions first, and linked in Spark SQL; the same files and split record as the local engine's."""
+    import builder.engines.spark
+
+    monkeypatch.setattr(builder.engines.spark, "SPLITS_IN_ONE_TASK", 3)
+    report = build_spark([wikipedia_ipc.SAMPLE_DUMP], [GOLD, SILVER], tmp_path, tagger="perceptron", spark=spark)
+    assert report.rows == {"gold": 10, "silver": 20}
+    same_output(local_sample, tmp_path, "gold")
+    same_output(local_sample, tmp_path, "silver")
+
+
 def test_sample_with_the_identity_map(spark, tmp_path: Path, perceptron_available: None) -> None:
     """Redirects and SHA-1 merge the same clusters on both engines: same parquet bytes, funnels and identity counts."""
     configs = [replace(config, sources=SOURCES, identities=("redirect", "sha1")) for config in (GOLD, SILVER)]
@@ -378,15 +392,17 @@ def test_spark_computes_the_identity_map_as_the_process_does(spark) -> None:
 
 
 def test_spark_assigns_the_splits_as_the_union_find_does(spark) -> None:
-    """The split assignment in Spark SQL over pairs as the engine holds them: assign_nodes' statistics and each
-    image's split, on random graphs of shared texts and on one long chain."""
+    """The splits of pairs as the engine holds them, by each of its ways (one task; contracted partition by
+    partition with the links in one task, or in Spark SQL's rounds; a partition over the bound spread first): the
+    local engine's statistics and each image's split, on random graphs of texts shared across partitions and on
+    one long chain."""
     import random
 
     from test_splits import WORDS, chain_of_pairs
 
+    from builder.engines.sparksplits import route_splits
     from builder.engines.sparksql import SparkTables
-    from builder.engines.sparkwrite import assign_splits
-    from builder.publish.splits import assign, assign_in_tables, image_key, node_hex
+    from builder.publish.splits import assign, image_key
 
     generator = random.Random(7)
     texts = WORDS + [f"caption {n}" for n in range(40)]
@@ -398,21 +414,25 @@ def test_spark_assigns_the_splits_as_the_union_find_does(spark) -> None:
         ]
         for _ in range(2)
     ]  # fmt: skip
-    for rows in [*graphs, chain_of_pairs(8)]:
+    sparse = [
+        {"image": f"File:{n}.jpg", "sentence1": f"caption {n}", "sentence2": f"caption {n + 1 if n % 3 else n + 2}"}
+        for n in range(90)
+    ]  # chains of three images through shared captions, cut by the partitions
+    for rows in [*graphs, sparse, chain_of_pairs(8)]:
         fractions = (1 / 3, 1 / 3, 1 / 3)
         expected = assign(rows, fractions)
-        with SparkTables(spark, []) as tables:
-            pairs = spark.sparkContext.parallelize([node_hex(row) for row in rows], 3)
-            tables.strings("split_pairs", pairs, ("image", "a", "b", "c"))
-            stats, check = assign_in_tables(tables, fractions)
-            routes = dict(tables.rows("SELECT image, split FROM split_routes"))
-        assert stats == expected.stats and (check.shared_images, check.shared_texts) == (0, 0)
-        assert routes == {row["image"]: expected.by_image[image_key(row["image"])] for row in rows}
-        # a config of few pairs: the same assignment in one task, as the engine runs it (SPLITS_IN_ONE_TASK)
-        one = spark.sparkContext.parallelize(rows, 3).coalesce(1)
-        found = one.mapPartitions(lambda part, f=fractions: assign_splits(f, part)).collect()
-        assert [item for kind, item in found if kind == "stats"] == [(stats, check)]
-        assert dict(item for kind, item in found if kind == "route") == routes
+        wanted = {row["image"]: expected.by_image[image_key(row["image"])] for row in rows}
+        ways = {"one task": (1, 10**6), "links in one task": (3, 10**6), "links in SQL": (3, 1), "spread": (1, 25)}
+        for way, (partitions, bound) in ways.items():
+            with SparkTables(spark, []) as tables:
+                pairs = spark.sparkContext.parallelize(rows, partitions)
+                routes, stats, check, cached = route_splits(spark, pairs, fractions, len(rows), bound, tables)
+                found = routes.collect()
+                for rdd in cached:
+                    rdd.unpersist()
+            assert stats == expected.stats, way
+            assert (check.shared_images, check.shared_texts) == (0, 0), way
+            assert len(found) == len(wanted) and dict(found) == wanted, way
 
 
 def identity_input(folder: Path, chains: int) -> tuple[Path, Path]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
-from collections import deque
+from collections import defaultdict, deque
 from pathlib import Path
 
 import datasets
@@ -18,10 +18,12 @@ import wikipedia_ipc
 from builder.config import DEFAULT_FRACTIONS, GOLD, SILVER, SOURCES, SPLIT_NAMES, check_fractions, parse_splits
 from builder.data.make_sample import IMAGE_TABLE
 from builder.engines.local import build
+from builder.engines.sparksplits import contract, hold
 from builder.filters.pairs import skeleton
 from builder.publish.card import SAMPLE_DUMP
 from builder.publish.layout import split_of_file
-from builder.publish.splits import assign, assign_in_tables, image_key, node_hex, shared_nodes
+from builder.publish.splits import assign, node_keys, shared_nodes, smallest_of_links
+from builder.publish.splits import components as union_components
 
 WORDS = ["Harbour", "harbour", "HARBOUR", "Harbour.", "harbour (1907)", "ＨＡＲＢＯＵＲ", "bridge", "Bridge", "tower"]
 WORDS += ["castle", "river", "old", "new", "Straße", "STRASSE"]
@@ -122,21 +124,22 @@ def test_the_assignment_is_a_function_of_the_content(rows: list[dict], seed: int
     assert sum(assignment.stats.pairs.values()) == len(rows)
 
 
-def assigned_in_duckdb(rows: list[dict], fractions: tuple[float, ...]) -> tuple[object, object, dict[str, int]]:
-    """:func:`assign_in_tables` on DuckDB: the statistics, the overlap check and each image's split index."""
-    import tempfile
-
-    import pyarrow as pa
-
-    from builder.filters.web import DuckDBImageTables
-
-    columns = ("image", "a", "b", "c")
-    nodes = [node_hex(row) for row in rows]
-    with tempfile.TemporaryDirectory() as work, DuckDBImageTables([], None, Path(work)) as tables:
-        tables.register("split_pairs", pa.table({name: [row[n] for row in nodes] for n, name in enumerate(columns)}))
-        stats, check = assign_in_tables(tables, fractions)
-        routes = dict(tables.rows("SELECT image, split FROM split_routes"))
-    return stats, check, routes
+def contracted_labels(rows: list[dict], partitions: int) -> tuple[dict[bytes, bytes], dict[bytes, int]]:
+    """Each node's label and each label's pairs when the rows are cut into ``partitions`` slices and contracted as
+    Spark's executors contract them (:mod:`builder.engines.sparksplits`), the shuffle by digest done in a dict."""
+    items = [item for n in range(partitions) for item in contract(rows[n::partitions])]
+    nodes: dict[bytes, list] = defaultdict(list)
+    for kind, (key, value) in items:
+        if kind == "node":
+            nodes[key].append(value)
+    held = list(hold(nodes.items()))
+    merged = dict(smallest_of_links(value for kind, value in held if kind == "link"))
+    labels = {key: merged.get(low, low) for key, found in nodes.items() for low in [min(label for label, _ in found)]}
+    pairs: dict[bytes, int] = defaultdict(int)
+    for kind, (label, counts) in items + held:
+        if kind == "pairs":
+            pairs[merged.get(label, label)] += counts[0]
+    return labels, dict(pairs)
 
 
 def chain_of_pairs(length: int) -> list[dict]:
@@ -148,23 +151,21 @@ def chain_of_pairs(length: int) -> list[dict]:
 
 
 @settings(max_examples=80, deadline=None, derandomize=True, database=None)
-@given(rows=pair_graphs(), fractions=st.sampled_from([DEFAULT_FRACTIONS, (1 / 3, 1 / 3, 1 / 3), (0.2, 0.3, 0.5), ()]))
-def test_the_engine_assigns_as_the_union_find_does(rows: list[dict], fractions: tuple[float, ...]) -> None:
-    """The SQL assignment (rounds of smallest labels) gives every image the union-find's split, and its statistics."""
-    expected = assign(rows, fractions)
-    stats, check, routes = assigned_in_duckdb(rows, fractions)
-    assert stats == expected.stats and (check.shared_images, check.shared_texts) == (0, 0)
-    assert routes == {row["image"]: expected.by_image[image_key(row["image"])] for row in rows}
+@given(rows=pair_graphs(), partitions=st.integers(1, 5))
+def test_contracted_partitions_give_the_union_finds_components(rows: list[dict], partitions: int) -> None:
+    """Components contracted per slice of the pairs and linked through the nodes several slices hold: every node
+    gets the whole graph's label (its component's smallest digest), every label its pairs."""
+    whole = union_components(node_keys(row) for row in rows)
+    labels, pairs = contracted_labels(rows, partitions)
+    assert labels == dict(zip(whole.keys, whole.labels, strict=True))
+    assert pairs == whole.pairs
 
 
-def test_the_engine_follows_a_long_chain_and_counts_nothing_for_no_pairs() -> None:
+def test_a_long_chain_cut_into_slices_is_one_component() -> None:
     rows = chain_of_pairs(40)
-    stats, _, routes = assigned_in_duckdb(rows, (1 / 3, 1 / 3, 1 / 3))
-    expected = assign(rows, (1 / 3, 1 / 3, 1 / 3))
-    assert stats == expected.stats and stats.components == 1 and stats.largest_component == 40
-    assert len(set(routes.values())) == 1
-    stats, check, routes = assigned_in_duckdb([], DEFAULT_FRACTIONS)
-    assert stats == assign([], DEFAULT_FRACTIONS).stats and routes == {} and check.shared_images == 0
+    labels, pairs = contracted_labels(rows, 4)
+    assert len(set(labels.values())) == 1 and list(pairs.values()) == [40]
+    assert contracted_labels([], 3) == ({}, {})
 
 
 def test_the_overlap_check_finds_a_shared_image_and_text() -> None:

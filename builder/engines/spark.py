@@ -24,13 +24,11 @@ history dumps cut inside pages) with the local engine's rows:
   cluster's pairs), and a shuffle by the pair's digest keeps the smallest key, which is
   the pair the local engine keeps (the first in image order);
 * steps 8–9 – per cluster on the executors, counted per image as the local engine counts;
-* splits – a config of at most :data:`builder.engines.sparkwrite.SPLITS_IN_ONE_TASK` pairs in one executor task
-  (the local engine's union-find, :func:`builder.engines.sparkwrite.assign_splits`); a larger one
-  in Spark SQL on the executors (:func:`builder.publish.splits.assign_in_tables`): each
-  pair's three node digests, the components by rounds of smallest labels, each component's split
-  by the local engine's function of its smallest digest, each row routed to its image's split by a
-  join (never a broadcast: the routes grow with the images); the driver gets the splits' totals and
-  the overlap check, counted over the rows as routed;
+* splits – the local engine's assignment (:mod:`builder.engines.sparksplits`): a config of few pairs in one
+  executor task; a larger one contracted into components partition by partition, whose labels are linked through
+  the nodes that several partitions hold (a shuffle of the nodes by digest), the links' union-find in one task (or
+  Spark SQL's rounds, over a bound); each row routed to its image's split by a join (never a broadcast: the routes
+  grow with the images); the driver gets the splits' totals and the overlap check;
 * output – each split's pairs are range-partitioned by their order key, and each executor
   writes its partition as parquet shards into the config's staging folder; the driver
   only names the shards (content hashes, in partition order) and publishes them. No
@@ -73,9 +71,10 @@ from builder.engines.core import (
     web_tasks,
 )
 from builder.engines.sparkdeja import judge_partition
+from builder.engines.sparksplits import SPLITS_IN_ONE_TASK, route_splits
 from builder.engines.sparksql import SparkImageTables, SparkTables, spark_schema, spill, warm_sql
 from builder.engines.sparkweb import first_captures, references_of, warc_partition, web_partition
-from builder.engines.sparkwrite import SPLITS_IN_ONE_TASK, assign_splits, write_split
+from builder.engines.sparkwrite import write_split
 from builder.extract.copies import CopyGroup, copy_key, copy_kind, copy_unit, merge_examples, note_copies
 from builder.extract.tasks import (
     Extraction,
@@ -104,12 +103,7 @@ from builder.filters.repetition import DEJA_CANDIDATE_SCHEMA, SENTENCE_SCHEMA, d
 from builder.filters.situated import deja_pairs, paracaption_row
 from builder.filters.tagging import get_tagger
 from builder.publish.publisher import Publisher
-from builder.publish.splits import (
-    assign_in_tables,
-    node_hex,
-    split_names,
-    split_record,
-)
+from builder.publish.splits import split_names, split_record
 from builder.publish.workdir import temporary_work_folder
 from builder.publish.writer import finalize_parts, pair_row, reference_rows
 from builder.sources.files import DumpError, ReadStats
@@ -338,20 +332,12 @@ def _write_pairs(  # noqa: ANN001 - session: a SparkSession, clusters: an RDD of
         written, parts = write_split(rows, folder, rows_per_shard, "train", across, web)
         pairs.unpersist()
         return written, {"train": parts}, None
-    # each row gets its image's split by a join, and only totals reach the driver: the assignment in one task
-    # (the local engine's union-find) for a config of few pairs, else in Spark SQL
-    written, parts_of, cached = 0, {}, []
+    # each row gets its image's split by a join, and only totals reach the driver
+    written, parts_of = 0, {}
     with SparkTables(session) as tables:
-        if rows.count() <= SPLITS_IN_ONE_TASK:
-            assigned = rows.values().coalesce(1).mapPartitions(lambda part, f=config.splits: assign_splits(f, part))
-            assigned = assigned.persist(spill())
-            cached.append(assigned)
-            ((stats, check),) = assigned.filter(lambda item: item[0] == "stats").values().collect()
-            routes = assigned.filter(lambda item: item[0] == "route").values()
-        else:
-            tables.strings("split_pairs", rows.map(lambda item: node_hex(item[1])), ("image", "a", "b", "c"))
-            stats, check = assign_in_tables(tables, config.splits)
-            routes = session.sql("SELECT image, split FROM split_routes").rdd.map(lambda row: (row[0], row[1]))
+        routes, stats, check, cached = route_splits(
+            session, rows.values(), config.splits, rows.count(), SPLITS_IN_ONE_TASK, tables
+        )
         routed = rows.keyBy(lambda item: item[1]["image"]).join(routes).values().persist(spill())
         for index, split in enumerate(split_names(config.splits)):
             chosen = routed.filter(lambda item, s=index: item[1] == s).keys()

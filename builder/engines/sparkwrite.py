@@ -1,5 +1,5 @@
-"""What Spark's executors run to write a build's rows and to assign a config of few pairs to splits: each range
-partition of a split written as parquet parts by its task (:class:`builder.engines.spark.SparkEngine` drives them)."""
+"""What Spark's executors run to write a build's rows: each range partition of a split written as parquet parts by
+its task (:class:`builder.engines.spark.SparkEngine` drives them)."""
 
 from __future__ import annotations
 
@@ -7,38 +7,13 @@ import contextlib
 import math
 import os
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from builder.publish.splits import assign_nodes, node_keys, shared_keys
 from builder.publish.writer import PairWriter
 from builder.storage import filesystem, is_url, join
 
-__all__ = ["SPLITS_IN_ONE_TASK", "assign_splits", "write_partition", "write_split"]
-
-
-# A config of at most this many pairs has its splits assigned in one task on an executor (the local engine's
-# union-find over each pair's three node digests and the forest's index of them: a few hundred MB at the bound),
-# not by the rounds of Spark SQL, each of which costs a job or two whatever the size (the 2,000-page crawl's 9,115
-# pairs took 23 rounds). Above it, the rounds: their cost per pair falls as the pairs grow, no task holds the graph.
-SPLITS_IN_ONE_TASK = 500_000
-
-
-def assign_splits(fractions: Sequence[float], rows: Iterable[dict]) -> Iterator[tuple[str, object]]:
-    """The splits of every pair of a config (:func:`builder.publish.splits.assign_nodes`), in one task: ``("stats",
-    (SplitStats, OverlapCheck))``, then each image's split index as ``("route", (image, split))``."""
-    images: dict[str, bytes] = {}
-    nodes = []
-    for row in rows:
-        keys = node_keys(row)
-        nodes.append(keys)
-        images.setdefault(str(row["image"]), keys[0])
-    assignment = assign_nodes(nodes, fractions)
-    names = assignment.names
-    check = shared_keys((names[assignment.by_image[keys[0]]], keys) for keys in nodes)
-    yield "stats", (assignment.stats, check)
-    for image, key in images.items():
-        yield "route", (image, assignment.by_image[key])
+__all__ = ["write_partition", "write_split"]
 
 
 def write_partition(

@@ -21,9 +21,8 @@ with tracemalloc on 200,000 pairs: a peak of about 730 bytes per pair in the wor
 (every pair its own image and two texts of its own), about 160 bytes when an image's
 four captions make six pairs; afterwards only the image → split map is kept (about 100
 bytes per image). The local engine holds this once per config. The Spark engine computes the same
-assignment in its tables (:func:`assign_in_tables`): the components by rounds of smallest labels, each
-component's split from its smallest digest by the same :func:`choose_split`, the statistics and the overlap
-check as aggregates; nothing of it grows on the driver.
+assignment with the same union-find, over each partition's pairs and then over the links between the partitions'
+components (:mod:`builder.engines.sparksplits`); nothing of it grows on the driver.
 
 A caveat: one giant component (a text reused under many images, or images linked
 by shared captions) goes whole to one split; the statistics name the largest
@@ -35,25 +34,25 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from array import array
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
 
 import pyarrow.parquet as pq
 
-from builder.common import SqlTables, smallest_labels
 from builder.config import SPLIT_NAMES, check_fractions
 from builder.filters.pairs import DIGEST_BYTES, skeleton
 from builder.publish.layout import split_of_file
 from builder.storage import open_file
 
 __all__ = [
+    "Components",
     "SplitAssignment",
     "assign_files",
-    "assign_in_tables",
     "assign_nodes",
     "check_files",
+    "components",
     "node_keys",
+    "smallest_of_links",
     "split_record",
 ]
 
@@ -164,10 +163,19 @@ class _UnionFind:
         self.size[one] += self.size[two]
 
 
-def assign_nodes(nodes: Iterable[tuple[bytes, bytes, bytes]], fractions: Sequence[float]) -> SplitAssignment:
-    """Assign whole components to splits from each pair's (image, text, text) digests, in any order."""
-    fractions = check_fractions(fractions)
-    names = split_names(fractions)
+@dataclasses.dataclass(frozen=True)
+class Components:
+    """The components of a graph of pairs: each node's digest, whether it is an image, and its label (the smallest
+    digest of its component, which is what the component's split is chosen by); the pairs of each label."""
+
+    keys: list[bytes]
+    is_image: bytearray
+    labels: list[bytes]
+    pairs: dict[bytes, int]
+
+
+def components(nodes: Iterable[tuple[bytes, bytes, bytes]]) -> Components:
+    """The union-find over each pair's (image, text, text) digests, in any order."""
     forest = _UnionFind()
     for image, first, second in nodes:
         at = forest.node(image, True)
@@ -175,28 +183,52 @@ def assign_nodes(nodes: Iterable[tuple[bytes, bytes, bytes]], fractions: Sequenc
         forest.union(at, forest.node(first, False))
         forest.union(at, forest.node(second, False))
     smallest: dict[int, bytes] = {}
-    pairs: dict[int, int] = {}
     roots = array("q")
     for number, key in enumerate(forest.keys):
         root = forest.find(number)
         roots.append(root)
         if root not in smallest or key < smallest[root]:
             smallest[root] = key
-        pairs[root] = pairs.get(root, 0) + forest.pairs_at[number]
-    split_of_root = {root: choose_split(key, fractions) if fractions else 0 for root, key in smallest.items()}
+    labels = [smallest[root] for root in roots]
+    pairs: dict[bytes, int] = dict.fromkeys(smallest.values(), 0)
+    for number, label in enumerate(labels):
+        pairs[label] += forest.pairs_at[number]
+    return Components(forest.keys, forest.is_image, labels, pairs)
+
+
+def smallest_of_links(links: Iterable[tuple[bytes, bytes]]) -> Iterator[tuple[bytes, bytes]]:
+    """Each node of the graph of ``links`` with the smallest node of its component (the union-find)."""
+    forest = _UnionFind()
+    for one, two in links:
+        forest.union(forest.node(one, False), forest.node(two, False))
+    smallest: dict[int, bytes] = {}
+    roots = [forest.find(number) for number in range(len(forest.keys))]
+    for root, key in zip(roots, forest.keys, strict=True):
+        if root not in smallest or key < smallest[root]:
+            smallest[root] = key
+    for root, key in zip(roots, forest.keys, strict=True):
+        yield key, smallest[root]
+
+
+def assign_nodes(nodes: Iterable[tuple[bytes, bytes, bytes]], fractions: Sequence[float]) -> SplitAssignment:
+    """Assign whole components to splits from each pair's (image, text, text) digests, in any order."""
+    fractions = check_fractions(fractions)
+    names = split_names(fractions)
+    found = components(nodes)
+    split_of = {label: choose_split(label, fractions) if fractions else 0 for label in found.pairs}
     counts = {kind: dict.fromkeys(names, 0) for kind in ("pairs", "images", "texts")}
-    for root, count in pairs.items():
-        counts["pairs"][names[split_of_root[root]]] += count
+    for label, count in found.pairs.items():
+        counts["pairs"][names[split_of[label]]] += count
     by_image: dict[bytes, int] = {}
-    for number, key in enumerate(forest.keys):
-        split = split_of_root[roots[number]]
-        if forest.is_image[number]:
+    for key, image, label in zip(found.keys, found.is_image, found.labels, strict=True):
+        split = split_of[label]
+        if image:
             by_image[key] = split
             counts["images"][names[split]] += 1
         else:
             counts["texts"][names[split]] += 1
     stats = SplitStats(
-        counts["pairs"], counts["images"], counts["texts"], len(smallest), max(pairs.values(), default=0)
+        counts["pairs"], counts["images"], counts["texts"], len(found.pairs), max(found.pairs.values(), default=0)
     )
     return SplitAssignment(names, by_image, stats)
 
@@ -256,73 +288,6 @@ def _in_several(splits_of: dict[bytes, int]) -> int:
 def check_files(files: Sequence[Path | str]) -> OverlapCheck:
     """:func:`shared_nodes` over written parquet files, the split read from each file's name."""
     return shared_nodes((split_of_file(file), row) for file in files for row in _file_rows([file]))
-
-
-class SplitTables(SqlTables, Protocol):
-    """Where an engine assigns the splits in SQL (:func:`assign_in_tables`): a view ``split_pairs(image, a, b,
-    c)``, each pair's image and the hex digests of its three nodes (:func:`node_hex`)."""
-
-    def function(self, name: str, function: Callable[[str | None, str | None], str | None]) -> None:
-        """A Python function of two strings that gives a string or null, callable from SQL."""
-
-
-def node_hex(row: Mapping[str, object]) -> tuple[str, str, str, str]:
-    """A pair row as :func:`assign_in_tables` reads it: its image and its three node digests in hex (whose order
-    is the digests' order)."""
-    image, first, second = node_keys(row)
-    return str(row["image"]), image.hex(), first.hex(), second.hex()
-
-
-def _split_of_label(label: str | None, fractions: str | None) -> str | None:
-    """:func:`choose_split` of a component's smallest digest (hex), the fractions given as ``a:b:c``."""
-    if label is None or fractions is None:
-        return None
-    return str(choose_split(bytes.fromhex(label), [float(value) for value in fractions.split(":")]))
-
-
-def assign_in_tables(tables: SplitTables, fractions: Sequence[float]) -> tuple[SplitStats, OverlapCheck]:
-    """:func:`assign_nodes` in the engine's tables, over ``split_pairs``: the components of the graph of images
-    and texts by rounds of smallest labels (:func:`builder.common.smallest_labels`), each component's split from
-    its smallest digest, leaving ``split_routes(image, split)`` (the split's index) for the engine to route the
-    rows by. Only the statistics and the overlap check (:func:`shared_nodes` over the rows as routed) come back."""
-    fractions = check_fractions(fractions)
-    names = split_names(fractions)
-    tables.function("split_of_label", _split_of_label)
-    spec = ":".join(repr(value) for value in fractions) if fractions else "1.0"
-    tables.table(
-        "split_links",
-        "SELECT DISTINCT a, b FROM (SELECT a, b FROM split_pairs UNION ALL SELECT a, c AS b FROM split_pairs) edges",
-    )
-    labels = smallest_labels(tables, "split_links", "split_labels")
-    tables.table(
-        "split_components",
-        f"SELECT l.label, count(*) AS pairs, CAST(split_of_label(l.label, '{spec}') AS INTEGER) AS split "
-        f"FROM split_pairs p JOIN {labels} l ON p.a = l.node GROUP BY l.label",
-    )
-    tables.table(
-        "split_rows",
-        f"SELECT p.image, p.a, p.b, p.c, c.split FROM split_pairs p JOIN {labels} l ON p.a = l.node "
-        "JOIN split_components c ON l.label = c.label",
-    )
-    tables.table("split_routes", "SELECT DISTINCT image, split FROM split_rows")
-    tables.table(
-        "split_texts", "SELECT b AS text, split FROM split_rows UNION ALL SELECT c AS text, split FROM split_rows"
-    )
-    counts = {kind: dict.fromkeys(names, 0) for kind in ("pairs", "images", "texts")}
-    for kind, query in (
-        ("pairs", "SELECT split, sum(pairs) FROM split_components GROUP BY split"),
-        ("images", "SELECT split, count(DISTINCT a) FROM split_rows GROUP BY split"),
-        ("texts", "SELECT split, count(DISTINCT text) FROM split_texts GROUP BY split"),
-    ):
-        for split, count in tables.rows(query):
-            counts[kind][names[int(split)]] = int(count)
-    ((components, largest),) = tables.rows("SELECT count(*), coalesce(max(pairs), 0) FROM split_components")
-    ((images, texts),) = tables.rows(
-        "SELECT (SELECT count(*) FROM (SELECT a FROM split_rows GROUP BY a HAVING count(DISTINCT split) > 1) i), "
-        "(SELECT count(*) FROM (SELECT text FROM split_texts GROUP BY text HAVING count(DISTINCT split) > 1) t)"
-    )
-    stats = SplitStats(counts["pairs"], counts["images"], counts["texts"], int(components), int(largest))
-    return stats, OverlapCheck(int(images), int(texts))
 
 
 def split_record(stats: SplitStats, fractions: Sequence[float], check: OverlapCheck) -> dict[str, object]:
