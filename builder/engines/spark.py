@@ -74,7 +74,7 @@ from builder.engines.sparkdeja import judge_partition
 from builder.engines.sparksplits import SPLITS_IN_ONE_TASK, route_splits
 from builder.engines.sparksql import SparkImageTables, SparkTables, spark_schema, spill, warm_sql
 from builder.engines.sparkweb import first_captures, references_of, warc_partition, web_partition
-from builder.engines.sparkwrite import write_split
+from builder.engines.sparkwrite import write_split, write_splits
 from builder.extract.copies import CopyGroup, copy_key, copy_kind, copy_unit, merge_examples, note_copies
 from builder.extract.tasks import (
     Extraction,
@@ -333,18 +333,13 @@ def _write_pairs(  # noqa: ANN001 - session: a SparkSession, clusters: an RDD of
         pairs.unpersist()
         return written, {"train": parts}, None
     # each row gets its image's split by a join, and only totals reach the driver
-    written, parts_of = 0, {}
     with SparkTables(session) as tables:
         routes, stats, check, cached = route_splits(
             session, rows.values(), config.splits, rows.count(), SPLITS_IN_ONE_TASK, tables
         )
-        routed = rows.keyBy(lambda item: item[1]["image"]).join(routes).values().persist(spill())
-        for index, split in enumerate(split_names(config.splits)):
-            chosen = routed.filter(lambda item, s=index: item[1] == s).keys()
-            total = stats.pairs[split]
-            count, parts_of[split] = write_split(chosen, folder, rows_per_shard, split, across, web, total=total)
-            written += count
-        routed.unpersist()
+        routed = rows.keyBy(lambda item: item[1]["image"]).join(routes).values()
+        totals = {split: stats.pairs[split] for split in split_names(config.splits)}
+        written, parts_of = write_splits(routed, totals, folder, rows_per_shard, across, web)
         for rdd in cached:
             rdd.unpersist()
     pairs.unpersist()
@@ -577,14 +572,15 @@ class SparkEngine:
         started = time.perf_counter()
         context = self.session.sparkContext
         extracted = context.parallelize(list(enumerate(tasks)), len(tasks)).mapPartitions(_extract_partition).cache()
-        self.cached.append(extracted)
-        stats = dict(extracted.filter(lambda item: item[0] == "stats").values().collect())
+        small = extracted.filter(lambda item: item[0] != "row").persist(spill())  # as a crawl's (_extract_web)
+        self.cached += [extracted, small]
+        stats = dict(small.filter(lambda item: item[0] == "stats").values().collect())
         seconds = time.perf_counter() - started
         results = [stats[number] for number in range(len(tasks))]
         extraction, failed = finish_extraction(tasks, results, described, settings.history, seconds, shards=False)
         bad = frozenset(number for number, task in enumerate(tasks) if task.dump in failed)
         rows_of = extracted.filter(lambda item: item[0] == "row").values().filter(lambda item: item[0][0] not in bad)
-        pages = extracted.filter(lambda item: item[0] == "page").values().filter(lambda item: item[0] not in bad)
+        pages = small.filter(lambda item: item[0] == "page").values().filter(lambda item: item[0] not in bad)
         languages, dumps = [task.language for task in tasks], [task.dump for task in tasks]
         later = _later_copies(pages, languages, settings.history).persist(spill())
         self.cached.append(later)
@@ -594,7 +590,7 @@ class SparkEngine:
             rows_of = rows_of.subtractByKey(later.flatMap(_copied_rows))
             extraction.copied_references = later.map(lambda pair: pair[0][7]).sum()  # each copy's reference rows
         self.references = rows_of.values()
-        redirects = extracted.filter(lambda item: item[0] == "redirect").values()
+        redirects = small.filter(lambda item: item[0] == "redirect").values()
         self.redirects = redirects.filter(lambda item: item[0] not in bad).values()
         extraction.seconds = time.perf_counter() - started
         return extraction
@@ -610,20 +606,26 @@ class SparkEngine:
         tasks = web_tasks(plan, work)
         context = self.session.sparkContext
         extracted = context.parallelize(tasks, len(tasks)).mapPartitions(warc_partition).cache()
-        self.cached.append(extracted)
-        stats = dict(extracted.filter(lambda item: item[0] == "stats").values().collect())
+        # every item but the references, cached apart in the job that reads the crawl: each later read of the
+        # image records and the per-source counts passes these few items to a Python worker, not the references too
+        # (each pass over the whole cache was seconds at 200 WARC files), in a task per core, not per source
+        small = extracted.filter(lambda item: item[0] != "references").persist(spill())
+        self.cached += [extracted, small]
+        stats = dict(small.filter(lambda item: item[0] == "stats").values().collect())
         results = [stats[number] for number in range(len(tasks))]
         bad = frozenset(number for number, result in enumerate(results) if result.error is not None)
+        few = small.coalesce(min(len(tasks), context.defaultParallelism))
 
-        def read(kind: str):  # noqa: ANN202 - an RDD of one kind's items of the sources that did not fail
-            return extracted.filter(lambda item, k=kind: item[0] == k).values().filter(lambda item: item[0] not in bad)
+        def read(kind: str, items=few):  # noqa: ANN001, ANN202 - an RDD of one kind's items of the sources that did not fail
+            return items.filter(lambda item, k=kind: item[0] == k).values().filter(lambda item: item[0] not in bad)
 
         self.web_records = read("image").map(
             lambda item: (item[1]["image"], item[1]["facts"], item[1]["skip"], item[0][0], item[0][1])
         )
         # a page captured twice is read once, from its first capture (input order)
         captures = read("captures").flatMap(lambda item: item[1])
-        self.references, copies, copied = first_captures(references_of(read("references")), captures)
+        references = references_of(read("references", extracted))
+        self.references, copies, copied = first_captures(references, captures)
         if copies:  # the kept references counted again
             referenced = self.references.map(lambda row: (row["image"], 1))
         else:  # each source's counts
