@@ -27,6 +27,7 @@ PARTS = (
     ("builder.engines.spark", "route_splits", "split assignment"),
     ("builder.engines.local", "assign_files", "split assignment"),
     ("builder.engines.spark", "write_split", "writing"),
+    ("builder.engines.spark", "write_splits", "writing"),
 )
 ORDER = ("extraction", "image stage", "identity map", "grouping", "tagging", "pair filters", "split assignment")
 

@@ -291,7 +291,16 @@ def _tagged_groups(rows, tags):  # noqa: ANN001, ANN202 - RDDs
         lambda row: [((row["language"], row[column]), row["image"]) for column in ("caption", "alt") if row[column]]
     )
     found = texts.join(tags).map(lambda item: (item[1][0], (item[0], item[1][1])))
-    return rows.keyBy(lambda row: row["image"]).cogroup(found).mapPartitions(_attach_tags)
+    return rows.keyBy(lambda row: row["image"]).cogroup(found).mapPartitions(_attach_tags, preservesPartitioning=True)
+
+
+def _where_they_are(rdd, kind: str):  # noqa: ANN001, ANN202 - an RDD of (kind, item); an RDD of items
+    """The items of one kind of a stage's output, marked as partitioned as the stage's input was (by image): the
+    pair stage's items change shape (rows grouped by image, clusters, pairs) but stay where their image's rows
+    were, and a join by image with an RDD partitioned the same way then moves neither side. (PySpark keeps a
+    partitioner only through operations told to keep it; the stage's own output is marked so too, and is only read
+    through this function.)"""
+    return rdd.mapPartitions(lambda part, k=kind: (item[1] for item in part if item[0] == k), True)
 
 
 def _attach_tags(groups: Iterable[tuple[str, tuple[Sized, Iterable]]]) -> Iterator[tuple[str, list[dict]]]:
@@ -324,10 +333,11 @@ def _write_pairs(  # noqa: ANN001 - session: a SparkSession, clusters: an RDD of
     across = config.crosslingual
     web = config.identity_label if config.web else ""
     firsts = clusters.flatMap(lambda item, a=across: _candidates(a, item)).reduceByKey(min).values().groupByKey()
-    pairs = clusters.join(firsts).mapPartitions(lambda part, c=config: _filter_pairs(c, part)).cache()
+    # the clusters stay where they are: the candidates' firsts come to them (one partitioner on both sides)
+    pairs = clusters.join(firsts).mapPartitions(lambda part, c=config: _filter_pairs(c, part), True).cache()
     for funnel in pairs.filter(lambda item: item[0] == "funnel").values().collect():
         chain.funnel.add(Funnel.from_list(funnel))
-    rows = pairs.filter(lambda item: item[0] == "pair").values()
+    rows = _where_they_are(pairs, "pair")
     if not config.splits:
         written, parts = write_split(rows, folder, rows_per_shard, "train", across, web)
         pairs.unpersist()
@@ -337,7 +347,9 @@ def _write_pairs(  # noqa: ANN001 - session: a SparkSession, clusters: an RDD of
         routes, stats, check, cached = route_splits(
             session, rows.values(), config.splits, rows.count(), SPLITS_IN_ONE_TASK, tables
         )
-        routed = rows.keyBy(lambda item: item[1]["image"]).join(routes).values()
+        # the rows stay where their image's cluster was: the routes come to them
+        keyed = rows.mapPartitions(lambda part: ((item[1]["image"], item) for item in part), True)
+        routed = keyed.join(routes.partitionBy(keyed.getNumPartitions())).values()
         totals = {split: stats.pairs[split] for split in split_names(config.splits)}
         written, parts_of = write_splits(routed, totals, folder, rows_per_shard, across, web)
         for rdd in cached:
@@ -800,11 +812,11 @@ class SparkEngine:
         else:
             grouped = _tagged_groups(survivors, self.tags)
         tagsets = plan.tagsets()
-        after = grouped.mapPartitions(lambda part, c=config, t=tagsets: _apply_rule(c, t, part))
+        after = grouped.mapPartitions(lambda part, c=config, t=tagsets: _apply_rule(c, t, part), True)
         after = after.cache()
         for funnel in after.filter(lambda item: item[0] == "funnel").values().collect():
             chain.funnel.add(Funnel.from_list(funnel))
-        clusters = after.filter(lambda item: item[0] == "cluster").values()
+        clusters = _where_they_are(after, "cluster")
         folder = publisher.shard_folder(config.name)
         written, parts, record = _write_pairs(
             self.session, clusters, config, chain, folder, plan.options.rows_per_shard
