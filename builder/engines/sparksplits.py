@@ -103,9 +103,10 @@ def _sum3(one: tuple[int, int, int], two: tuple[int, int, int]) -> tuple[int, in
 
 def route_splits(
     session, rows, fractions: Sequence[float], count: int, one_task: int = SPLITS_IN_ONE_TASK, tables=None
-):  # noqa: ANN001, ANN201, E501 - RDDs and Spark's tables
+):  # noqa: ANN001, ANN201 - a SparkSession, RDDs, the engine's SparkTables
     """The splits of an RDD of ``count`` pair rows: ``(routes, stats, check, cached)``, the routes an RDD of
-    ``(image, split index)``, and the RDDs to release once the rows are routed."""
+    ``(image, split index)``, and the RDDs to release once the rows are routed. ``tables``: where links over the
+    bound go through Spark SQL's rounds (the engine's :class:`builder.engines.sparksql.SparkTables`)."""
     from builder.engines.sparksql import spill
 
     fractions = check_fractions(fractions)
