@@ -91,8 +91,9 @@ def test_sample_gold_and_silver(spark, tmp_path: Path, perceptron_available: Non
 def test_splits_of_pairs_over_the_bound_are_the_local_engines(
     spark, tmp_path: Path, local_sample: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A config over the one-task bound (here 3 pairs): its pairs contracted partition by partition, spread over
-    more partitions first, and linked in Spark SQL; the same files and split record as the local engine's."""
+    """A config over the one-task bound (here 3 pairs): its pairs spread over more partitions and contracted
+    partition by partition, the links merged as their number asks; the same files and split record as the local
+    engine's."""
     import builder.engines.spark
 
     monkeypatch.setattr(builder.engines.spark, "SPLITS_IN_ONE_TASK", 3)

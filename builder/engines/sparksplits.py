@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from builder.common import smallest_labels
 from builder.config import check_fractions
+from builder.engines.sparksql import spill
 from builder.publish.splits import (
     OverlapCheck,
     SplitStats,
@@ -101,14 +102,17 @@ def _sum3(one: tuple[int, int, int], two: tuple[int, int, int]) -> tuple[int, in
     return one[0] + two[0], one[1] + two[1], one[2] + two[2]
 
 
-def route_splits(
-    session, rows, fractions: Sequence[float], count: int, one_task: int = SPLITS_IN_ONE_TASK, tables=None
-):  # noqa: ANN001, ANN201 - a SparkSession, RDDs, the engine's SparkTables
+def route_splits(  # noqa: ANN201 - an RDD, the statistics, the check and RDDs
+    session,  # noqa: ANN001 - a SparkSession
+    rows,  # noqa: ANN001 - an RDD of pair rows
+    fractions: Sequence[float],
+    count: int,
+    one_task: int,
+    tables,  # noqa: ANN001 - the engine's SparkTables
+):
     """The splits of an RDD of ``count`` pair rows: ``(routes, stats, check, cached)``, the routes an RDD of
     ``(image, split index)``, and the RDDs to release once the rows are routed. ``tables``: where links over the
     bound go through Spark SQL's rounds (the engine's :class:`builder.engines.sparksql.SparkTables`)."""
-    from builder.engines.sparksql import spill
-
     fractions = check_fractions(fractions)
     if count <= one_task:
         assigned = rows.coalesce(1).mapPartitions(lambda part, f=fractions: assign_splits(f, part)).persist(spill())

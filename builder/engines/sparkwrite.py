@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from builder.engines.sparksql import spill
 from builder.publish.writer import PairWriter
 from builder.storage import filesystem, is_url, join
 
@@ -105,8 +106,6 @@ def write_splits(  # noqa: ANN001 - routed: an RDD
     bounds: list[list] = [[] for _ in names]
     sampling = any(count > 1 for count in counts)
     if sampling:  # as sortByKey samples: about 20 keys per partition; the rows kept for the pass that writes
-        from builder.engines.sparksql import spill
-
         routed = routed.persist(spill())
         fraction = [min(1.0, 20.0 * count / max(totals[name], 1)) for name, count in zip(names, counts, strict=True)]
         sampled = routed.filter(lambda item: counts[item[1]] > 1 and _sampled(item[0][0], fraction[item[1]]))

@@ -153,6 +153,15 @@ class _UnionFind:
             node = parent[node]
         return node
 
+    def labels(self) -> list[bytes]:
+        """Each node's label: the smallest digest of its component."""
+        roots = [self.find(number) for number in range(len(self.keys))]
+        smallest: dict[int, bytes] = {}
+        for root, key in zip(roots, self.keys, strict=True):
+            if root not in smallest or key < smallest[root]:
+                smallest[root] = key
+        return [smallest[root] for root in roots]
+
     def union(self, one: int, two: int) -> None:
         one, two = self.find(one), self.find(two)
         if one == two:
@@ -182,15 +191,8 @@ def components(nodes: Iterable[tuple[bytes, bytes, bytes]]) -> Components:
         forest.pairs_at[at] += 1
         forest.union(at, forest.node(first, False))
         forest.union(at, forest.node(second, False))
-    smallest: dict[int, bytes] = {}
-    roots = array("q")
-    for number, key in enumerate(forest.keys):
-        root = forest.find(number)
-        roots.append(root)
-        if root not in smallest or key < smallest[root]:
-            smallest[root] = key
-    labels = [smallest[root] for root in roots]
-    pairs: dict[bytes, int] = dict.fromkeys(smallest.values(), 0)
+    labels = forest.labels()
+    pairs: dict[bytes, int] = dict.fromkeys(labels, 0)
     for number, label in enumerate(labels):
         pairs[label] += forest.pairs_at[number]
     return Components(forest.keys, forest.is_image, labels, pairs)
@@ -201,13 +203,7 @@ def smallest_of_links(links: Iterable[tuple[bytes, bytes]]) -> Iterator[tuple[by
     forest = _UnionFind()
     for one, two in links:
         forest.union(forest.node(one, False), forest.node(two, False))
-    smallest: dict[int, bytes] = {}
-    roots = [forest.find(number) for number in range(len(forest.keys))]
-    for root, key in zip(roots, forest.keys, strict=True):
-        if root not in smallest or key < smallest[root]:
-            smallest[root] = key
-    for root, key in zip(roots, forest.keys, strict=True):
-        yield key, smallest[root]
+    yield from zip(forest.keys, forest.labels(), strict=True)
 
 
 def assign_nodes(nodes: Iterable[tuple[bytes, bytes, bytes]], fractions: Sequence[float]) -> SplitAssignment:
