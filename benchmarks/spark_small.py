@@ -3,11 +3,13 @@
 A small Spark build is a few hundred short tasks, so what each task costs beyond its data decides its time: the
 JVM's scheduling and code generation, and in the Python workers what PySpark does around every task. The sample
 (gold, silver in three splits, silver unsplit) is built ``--builds`` times on one session, the first build left out
-of the figures (the JVM compiling its code); for each build: wall seconds, Spark jobs, and CPU seconds of the
-driver's Python, of the JVM and of the Python workers, and the local engine's wall seconds for the same build in the
-same process; then, for the build of median wall time, each stage's seconds on both engines and Spark's jobs per
-stage (:mod:`benchmarks.stage_profile`). ``--against DIR`` runs the same in another checkout's
-toolkit, side by side (alternating rounds), and prints the ratios::
+of the figures (the JVM compiling its code); for each build, spread over the stages (``spark_one_task_bytes=0``):
+wall seconds, Spark jobs, and CPU seconds of the driver's Python, of the JVM and of the Python workers; the engine's
+default for an input this small, one task (:mod:`builder.engines.sparksmall`), its wall seconds and jobs; and the
+local engine's wall seconds for the same build in the same process; then, for the spread build of median wall
+time, each stage's seconds on both engines and Spark's jobs per stage (:mod:`benchmarks.stage_profile`).
+``--against DIR`` runs the same in another checkout's toolkit, side by side (alternating rounds), and prints the
+ratios::
 
     python benchmarks/spark_small.py --builds 4 --rounds 2 --against ../earlier-checkout
 
@@ -34,7 +36,7 @@ import copy, dataclasses, json, sys, tempfile, time
 sys.path.insert(0, {root!r})
 import psutil
 import wikipedia_ipc
-from builder.config import GOLD, SILVER
+from builder.config import GOLD, SILVER, BuildOptions
 from builder.engines.local import build
 from builder.engines.spark import build_spark, spark_session
 try:
@@ -56,22 +58,27 @@ session = spark_session(2, {{"spark.ui.enabled": "false", "spark.ui.showConsoleP
 session.sparkContext.setLogLevel("ERROR")
 three = dataclasses.replace(SILVER, splits=(0.6, 0.2, 0.2))
 configs = [GOLD, three, dataclasses.replace(SILVER, name="whole", splits=())]
-for number in range({builds}):
-    group = f"build-{{number}}"
+# this checkout's default builds the sample in one task (builder.engines.sparksmall); spread, it runs every stage
+one_task = "spark_one_task_bytes" in {{field.name for field in dataclasses.fields(BuildOptions)}}
+
+def spark_build(group, **options):
     session.sparkContext.setJobGroup(group, group)
     if profile_stages is not None:
         profile_stages(group + "/")
     before, started = cpu(), time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch:
         report = build_spark([wikipedia_ipc.SAMPLE_DUMP], configs, scratch + "/out", tagger="perceptron", workers=2,
-                             spark=session, show_progress=False)
+                             spark=session, show_progress=False, **options)
     wall, after = time.perf_counter() - started, cpu()
-    if profile_stages is not None:
-        jobs, profile = sum(profiled["jobs"].values()), copy.deepcopy(profiled)
-    else:
-        jobs, profile = len(session.sparkContext.statusTracker().getJobIdsForGroup(group)), None
+    jobs = len(session.sparkContext.statusTracker().getJobIdsForGroup(group))  # jobs outside the stages' groups
+    profile = copy.deepcopy(profiled) if profile_stages is not None else None
+    jobs += sum(profile["jobs"].values()) if profile is not None else 0
     spent = {{kind: after[kind] - before[kind] for kind in after}}
-    spark = {{"seconds": report.clock.seconds(), "profile": profile}}
+    return wall, jobs, spent, {{"seconds": report.clock.seconds(), "profile": profile}}
+
+for number in range({builds}):
+    wall, jobs, spent, spark = spark_build(f"build-{{number}}", **({{"spark_one_task_bytes": 0}} if one_task else {{}}))
+    default = spark_build(f"default-{{number}}")[:2] if one_task else (None, None)
     if profile_stages is not None:
         profile_stages(f"local-{{number}}/")
     started = time.perf_counter()
@@ -80,8 +87,8 @@ for number in range({builds}):
                        show_progress=False)
     local_wall = time.perf_counter() - started
     local = {{"seconds": report.clock.seconds(), "profile": copy.deepcopy(profiled) if profiled else None}}
-    print(json.dumps({{"wall": wall, "jobs": jobs, **spent, "local": local_wall, "stages": {{"spark": spark,
-                      "local": local}}}}), flush=True)
+    print(json.dumps({{"wall": wall, "jobs": jobs, **spent, "local": local_wall, "one_task": default[0],
+                      "one_task_jobs": default[1], "stages": {{"spark": spark, "local": local}}}}), flush=True)
 session.stop()
 """
 
@@ -113,13 +120,20 @@ def main(argv: list[str] | None = None) -> int:
         for root in roots if round_ % 2 == 0 else roots[::-1]:
             print(f"round {round_ + 1}: {args.builds} builds of the sample with {root}…", file=sys.stderr)
             measured[root] += run(root, args.builds)[1:]
-    print("| checkout | builds | jobs | wall s | local engine s | driver CPU s | JVM CPU s | Python workers CPU s |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("Spread: every stage on the executors; one task: the build as the engine runs an input this small.\n")
+    print("| checkout | builds | jobs | wall s | local engine s | driver CPU s | JVM CPU s | Python workers CPU s "
+          "| one task: jobs | s | × local |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     medians = {}
     for root, builds in measured.items():
         medians[root] = {kind: statistics.median(build.get(kind, 0.0) for build in builds) for kind in (*KINDS, "jobs")}
         row = " | ".join(f"{medians[root][kind]:.1f}" for kind in KINDS)
-        print(f"| {root.name} | {len(builds)} | {medians[root]['jobs']:.0f} | {row} |")
+        one = "– | – | –"
+        if builds[0].get("one_task") is not None:
+            wall = statistics.median(build["one_task"] for build in builds)
+            jobs = statistics.median(build["one_task_jobs"] for build in builds)
+            one = f"{jobs:.0f} | {wall:.1f} | {wall / medians[root]['local']:.1f}×"
+        print(f"| {root.name} | {len(builds)} | {medians[root]['jobs']:.0f} | {row} | {one} |")
     for root, builds in measured.items():
         median = sorted(builds, key=lambda build: build["wall"])[len(builds) // 2]
         if "stages" in median and median["stages"]["spark"]["profile"] is not None:

@@ -590,7 +590,10 @@ class BuildOptions:
     Captions–style TSV, joined to the samples by URL; ``listing_schemes`` the URL schemes a crawl's ``*.paths.gz``
     listing may name besides paths relative to its base (``file`` never unless given). With ``work_dir`` and
     ``resume`` a build reuses the reference shards an interrupted build finished; ``overwrite`` allows a non-empty
-    output folder that holds no earlier build.
+    output folder that holds no earlier build. ``spark_one_task_bytes``: a Spark build whose inputs are local files of
+    at most this many bytes runs as one task, the local engine's stages on one executor core
+    (:mod:`builder.engines.sparksmall`; ``None``: its default bound, ``0``: every build spread); the local engine
+    ignores it.
     """
 
     tagger: str | Tagger = "auto"
@@ -608,6 +611,7 @@ class BuildOptions:
     overwrite: bool = False
     show_progress: bool = True
     rows_per_shard: int = ROWS_PER_SHARD
+    spark_one_task_bytes: int | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.workers, bool) or not isinstance(self.workers, int) or self.workers < 1:
@@ -622,6 +626,8 @@ class BuildOptions:
             raise ValueError(f"unrendered_templates must be auto, drop or cut, not {self.unrendered_templates!r}")
         if self.rows_per_shard < 1:
             raise ValueError(f"rows_per_shard must be 1 or more, not {self.rows_per_shard}")
+        if self.spark_one_task_bytes is not None and self.spark_one_task_bytes < 0:
+            raise ValueError(f"spark_one_task_bytes must be 0 or more, not {self.spark_one_task_bytes}")
         if isinstance(self.image_tables, (str, Path)):
             raise ValueError("image_tables is a list of files, not one path")
         object.__setattr__(self, "image_tables", tuple(self.image_tables))

@@ -198,6 +198,14 @@ def spark(shared_spark: SharedSpark):  # noqa: ANN201 - a pyspark.sql.SparkSessi
     return shared_spark.get()
 
 
+@pytest.fixture(autouse=True)
+def spread_spark_builds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every Spark build of the tests is spread over the session's stages, however small its input (the tests'
+    inputs are a few kB, which the engine would build in one task, :mod:`builder.engines.sparksmall`): a test of the
+    one-task path gives ``spark_one_task_bytes`` itself."""
+    monkeypatch.setattr("builder.engines.sparksmall.ONE_TASK_BYTES", 0)
+
+
 @pytest.fixture
 def no_shared_spark(shared_spark: SharedSpark) -> None:
     """For a test that must make (and stop) a session of its own: the shared one is stopped first, and made

@@ -85,6 +85,7 @@ OPTIONS = [
     Option(("--work-dir", "w", "--resume"), options={"work_dir": "w", "resume": True}),
     Option(("--overwrite",), options={"overwrite": True}),
     Option(("--quiet",), options={"show_progress": False}),
+    Option(("--spark-one-task-bytes", "0"), options={"spark_one_task_bytes": 0}),
 ]  # fmt: skip
 CONFIG_FLAGS = {option.flag for option in OPTIONS if option.parameters}
 INPUT = {"dump": "x.xml", "web": "x.warc.gz"}

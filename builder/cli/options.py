@@ -168,6 +168,7 @@ def build_options(arguments: argparse.Namespace, languages: str | dict[str, str]
         resume=arguments.resume,
         overwrite=arguments.overwrite,
         show_progress=not arguments.quiet,
+        spark_one_task_bytes=arguments.spark_one_task_bytes,
     )
 
 

@@ -304,6 +304,13 @@ def _running_arguments(run: argparse._ArgumentGroup) -> None:
     run.add_argument(
         "--engine", choices=["local", "spark"], default="local", help="local processes, or PySpark (local[N] master)"
     )
+    run.add_argument(
+        "--spark-one-task-bytes",
+        type=int,
+        metavar="BYTES",
+        help="with --engine spark: inputs of local files of at most BYTES (default 8 MiB) are built in one Spark task "
+        "by the local engine's stages, which is faster than spreading them; 0 spreads every build",
+    )
     run.add_argument("--quiet", action="store_true", help="no progress bars")
 
 

@@ -71,6 +71,7 @@ from builder.engines.core import (
     web_tasks,
 )
 from builder.engines.sparkdeja import judge_partition
+from builder.engines.sparksmall import build_in_one_task, one_task_input
 from builder.engines.sparksplits import SPLITS_IN_ONE_TASK, route_splits
 from builder.engines.sparksql import SparkImageTables, SparkTables, spark_schema, spill, warm_sql
 from builder.engines.sparkweb import first_captures, references_of, warc_partition, web_partition
@@ -524,9 +525,18 @@ def build_spark(
     The image tables (of the ``sha1`` identity, and of a cross-lingual build's local files) are read on
     the executors, one task per table; the identity map is a table there, joined with the references. The pairs of a
     config are range-partitioned into about ``rows_per_shard`` rows per executor task and parquet
-    file; a config with fewer pairs gives the local engine's single, byte-identical file.
+    file; a config with fewer pairs gives the local engine's single, byte-identical file. A build of a few local
+    files (``spark_one_task_bytes``) runs as one task instead (:mod:`builder.engines.sparksmall`).
     """
     options = BuildOptions.of(options, {"workers": 2, **settings} if options is None else settings)
+    size = one_task_input(dumps, options)
+    if size is not None:  # too small for the cluster's fixed costs (builder.engines.sparksmall)
+        session = spark if spark is not None else spark_session(options.workers)
+        try:
+            return build_in_one_task(session, dumps, configs, output, options, size)
+        finally:
+            if spark is None:
+                session.stop()
     return run(SparkEngine(spark), dumps, configs, output, options)
 
 
