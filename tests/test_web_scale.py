@@ -233,3 +233,46 @@ def test_spark_links_hashes_as_duckdb_does(spark, tmp_path: Path) -> None:
     assert remote_map == local_map and local_map
     assert remote.identity.map == local.identity.map  # the counts funnel.json reads
     assert remote.record == local.record
+
+
+@pytest.mark.parametrize("equivalence", ["phash-rotation", "pixels", "url"])
+def test_the_image_stage_in_one_task_is_the_sql_ones(
+    spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, equivalence: str
+) -> None:
+    """Few images go to one task's DuckDB (:mod:`builder.engines.sparkimages`), many to Spark SQL: the same sets,
+    record and bound, and the same exclusions (an image URL without a record, a record that failed a rule, a record
+    skipped while read) and identity map on the executors, whichever way ran; the first record of an image in input
+    order decides, wherever its partition is."""
+    import builder.engines.sparkimages
+    from builder.filters.web import web_images
+
+    bits = 36
+    index, referenced, _ = _index_of(tmp_path, _near_hashes(7, 150, bits, 8), bits)
+    rows = pq.read_table(index).to_pylist()
+    shared = [json.dumps(json.loads(row["facts"]) | {"pixels_md5": f"md5-{n % 40}"}) for n, row in enumerate(rows)]
+    records = [(row["image"], shared[n], row["skip"], 1 + n % 3, n) for n, row in enumerate(rows)]  # 40 pixel sets
+    tiny = json.loads(rows[0]["facts"]) | {"width": 20, "height": 20}  # under §4.3.2's size rule
+    records += [(rows[0]["image"], json.dumps(tiny), None, 0, 0)]  # the image's first record, in the first source
+    records += [(rows[1]["image"], None, "corrupt", 0, 1)]
+    counted = [(row["image"], row["references"]) for row in pq.read_table(referenced).to_pylist()]
+    counted += [("https://x.example/without-a-record.jpg", 3)]
+    config = dataclasses.replace(WEB, equivalence=equivalence, hash_threshold=4, set_size_z=1.0)
+    context = spark.sparkContext
+    made = {}
+    for way, bound in (("one task", 10_000), ("sql", 0)):
+        monkeypatch.setattr(builder.engines.sparkimages, "IMAGES_IN_ONE_TASK", bound)
+        kept: list = []
+        web = builder.engines.sparkimages.image_stage(
+            spark, context.parallelize(records, 3), context.parallelize(counted, 2),
+            lambda tables: web_images(config, tables), "1GB", kept,
+        )  # fmt: skip
+        excluded = sorted(tuple(row) for row in web.excluded.collect())
+        made[way] = (web.record, web.max_equal_images, merged_images(web), web.identity.map, excluded)
+        for rdd in kept:
+            rdd.unpersist()
+    assert made["one task"] == made["sql"]
+    record, _, merged, _, excluded = made["sql"]
+    assert ("https://x.example/without-a-record.jpg", "images_without_a_record") in excluded or equivalence == "url"
+    assert {image for image, _ in excluded} >= {rows[0]["image"], rows[1]["image"]}
+    assert bool(merged) == (equivalence != "url")
+    assert record["image_records_repeated"] == 2

@@ -20,7 +20,7 @@ import importlib.util
 import sys
 import time
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -40,7 +40,7 @@ from builder.sources.files import check_dump_path
 from builder.storage import absent, as_path, exists, is_url
 
 if TYPE_CHECKING:
-    from builder.filters.web import ImageTables
+    from builder.filters.web import ImageTables, WebImages
 
 __all__ = ["BuildPlan", "BuildReport", "STAGES", "Selected", "WebLibrariesMissing", "Written", "run"]
 
@@ -488,11 +488,12 @@ class Engine(Protocol):
         """Every dump's image references, kept by the engine for the stages after."""
         ...
 
-    def image_tables(
-        self, plan: BuildPlan, extraction: Extraction, work: Path
-    ) -> contextlib.AbstractContextManager[ImageTables]:
-        """A web build's per-image tables (:class:`builder.filters.web.ImageTables`) over what ``extract`` read:
-        its image records and each referenced image URL's count, held by the engine, never in one process."""
+    def image_stage(
+        self, plan: BuildPlan, extraction: Extraction, work: Path, images: Callable[[ImageTables], WebImages]
+    ) -> WebImages:
+        """A web build's image stage: ``images`` (:func:`builder.filters.web.web_images` for the build) run over
+        the per-image tables (:class:`builder.filters.web.ImageTables`) of what ``extract`` read, its image records
+        and each referenced image URL's count, held by the engine, never in the driver's process."""
         ...
 
     def select(
@@ -688,8 +689,8 @@ def web_stage(plan: BuildPlan, engine: Engine, extraction: Extraction, work: Pat
     engine's tables; the configs get §5.1.2's bound it derived, so that every engine's chain applies the same one."""
     from builder.filters.web import web_images
 
-    with engine.image_tables(plan, extraction, work) as tables:
-        web = web_images(plan.configs[0], tables, rules=not plan.settings.dataset)
+    config, rules = plan.configs[0], not plan.settings.dataset  # the configs share one equivalence
+    web = engine.image_stage(plan, extraction, work, lambda tables: web_images(config, tables, rules=rules))
     plan.configs = [dataclasses.replace(config, max_equal_images=web.max_equal_images) for config in plan.configs]
     return web
 

@@ -76,7 +76,7 @@ from builder.filters.identity import Identity, IdentityMap, InProcessIdentity
 from builder.filters.repetition import SENTENCE_SCHEMA, DuckDBDejaTables, deja_graph, judge_texts, output_row
 from builder.filters.situated import deja_pairs, paracaption_row
 from builder.filters.tagging import Tagger, TaggerWarning, get_tagger
-from builder.filters.web import DuckDBImageTables
+from builder.filters.web import DuckDBImageTables, ImageTables, WebImages
 from builder.lang.wordnet import load_wordnet
 from builder.progress import progress_bar
 from builder.publish.publisher import Publisher
@@ -707,10 +707,13 @@ class LocalEngine:
         )
         return self.extraction
 
-    def image_tables(self, plan: BuildPlan, extraction: Extraction, work: Path) -> DuckDBImageTables:
-        """DuckDB over the image index files and the referenced counts the extraction wrote."""
+    def image_stage(
+        self, plan: BuildPlan, extraction: Extraction, work: Path, images: Callable[[ImageTables], WebImages]
+    ) -> WebImages:
+        """``images`` in DuckDB over the image index files and the referenced counts the extraction wrote."""
         crawl = extraction.web
-        return DuckDBImageTables(crawl.index, crawl.referenced, work, plan.options.memory_limit)
+        with DuckDBImageTables(crawl.index, crawl.referenced, work, plan.options.memory_limit) as tables:
+            return images(tables)
 
     def _connect(self, plan: BuildPlan) -> duckdb.DuckDBPyConnection:
         """One DuckDB connection for the stages after extraction (opened after the workers are gone)."""

@@ -47,8 +47,6 @@ import contextlib
 import dataclasses
 import functools
 import gc
-import os
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
@@ -56,7 +54,6 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from builder.common import pool_size
 from builder.config import BuildOptions, PipelineConfig
 from builder.engines.core import (
     BuildPlan,
@@ -71,9 +68,11 @@ from builder.engines.core import (
     web_tasks,
 )
 from builder.engines.sparkdeja import judge_partition
+from builder.engines.sparkimages import image_stage
+from builder.engines.sparksession import spark_session
 from builder.engines.sparksmall import build_in_one_task, one_task_input
 from builder.engines.sparksplits import SPLITS_IN_ONE_TASK, route_splits
-from builder.engines.sparksql import SparkImageTables, SparkTables, spark_schema, spill, warm_sql
+from builder.engines.sparksql import SparkTables, spark_schema, spill, warm_sql
 from builder.engines.sparkweb import first_captures, references_of, warc_partition, web_partition
 from builder.engines.sparkwrite import write_split, write_splits
 from builder.extract.copies import CopyGroup, copy_key, copy_kind, copy_unit, merge_examples, note_copies
@@ -103,6 +102,7 @@ from builder.filters.pairs import candidate_key
 from builder.filters.repetition import DEJA_CANDIDATE_SCHEMA, SENTENCE_SCHEMA, deja_graph, output_row
 from builder.filters.situated import deja_pairs, paracaption_row
 from builder.filters.tagging import get_tagger
+from builder.filters.web import ImageTables, WebImages
 from builder.publish.publisher import Publisher
 from builder.publish.splits import split_names, split_record
 from builder.publish.workdir import temporary_work_folder
@@ -110,7 +110,7 @@ from builder.publish.writer import finalize_parts, pair_row, reference_rows
 from builder.sources.files import DumpError, ReadStats
 from builder.sources.sqldump import SqlDumpError
 
-__all__ = ["build_spark"]
+__all__ = ["build_spark", "spark_session"]
 
 
 def _settle_in_a_worker() -> None:
@@ -359,60 +359,6 @@ def _write_pairs(  # noqa: ANN001 - session: a SparkSession, clusters: an RDD of
     return written, parts_of, split_record(stats, config.splits, check)
 
 
-# What a local session is given unless the user set it (a cluster's settings are its administrator's):
-# * ``spark.default.parallelism``: unset, PySpark gives a shuffle as many partitions as its input has and a join
-#   the sum of both sides', so the engine's chain of joins doubles the partitions at each step (16 extraction tasks
-#   of a small history became 104 partitions per stage). Set, every shuffle gets the master's core count;
-#   ``spark.sql.shuffle.partitions`` the same for the SQL of a web build's image stage and of the split assignment
-#   (Spark's default is 200 partitions per shuffle, whatever the data).
-# * ``spark.python.worker.memory``: PySpark's aggregation limit, measured on the whole Python worker. A worker
-#   that loaded a spaCy or stanza model for tagging is over the default 512 MB before any data, and then spills
-#   every shuffle to disk in small batches; the limit is set above the models' size.
-# * ``spark.sql.adaptive.enabled``: off. Adaptive execution runs each shuffle of a query as a job of its own, to
-#   re-plan from its output; on the few cores of one machine it has nothing to coalesce or rebalance (the shuffles
-#   already have a partition per core), and the SQL of the identity map, the image stage and the split assignment
-#   is rounds of small joins: a round was 10 to 14 jobs with it, 1 without, at about 0.1 s of fixed cost per job.
-PYTHON_WORKER_MEMORY = "3g"
-
-
-def _local_cores(master: str, workers: int) -> int:
-    """The cores of a ``local``, ``local[N]`` or ``local[*]`` master (``local[N,F]`` too)."""
-    inside = master[master.index("[") + 1 : master.index("]")].split(",")[0] if "[" in master else "1"
-    return (os.cpu_count() or workers) if inside == "*" else int(inside)
-
-
-def spark_session(workers: int, settings: dict[str, str] | None = None):  # noqa: ANN201 - a pyspark.sql.SparkSession
-    """A session on the configured master (spark-submit sets it), else ``local[workers]`` (at most the cores);
-    ``settings`` added."""
-    from pyspark import SparkConf
-    from pyspark.sql import SparkSession
-
-    builder = SparkSession.builder.appName("wikipedia-ipc")
-    configured = SparkConf()
-    own = f"local[{pool_size(workers)}]"  # this machine's cores at most: each runs a Python worker process
-    if not configured.contains("spark.master"):
-        builder = builder.master(own)
-    master = configured.get("spark.master", own)
-    if master.startswith("local"):
-        if not configured.contains("spark.pyspark.python"):
-            # local workers run on this machine: give them this interpreter (and its packages),
-            # not whatever ``python3`` is first on the PATH
-            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        cores = str(_local_cores(master, workers))
-        local = {
-            "spark.default.parallelism": cores,
-            "spark.sql.shuffle.partitions": cores,
-            "spark.python.worker.memory": PYTHON_WORKER_MEMORY,
-            "spark.sql.adaptive.enabled": "false",
-        }
-        for key, value in local.items():
-            if not configured.contains(key):
-                builder = builder.config(key, value)
-    for key, value in (settings or {}).items():
-        builder = builder.config(key, value)
-    return builder.getOrCreate()
-
-
 def _rows_of(extracted, kind: str, bad: frozenset[int], schema: pa.Schema):  # noqa: ANN001, ANN202 - RDDs
     """The rows of one kind of the tasks that did not fail, as tuples in ``schema``'s order."""
     names = schema.names
@@ -620,7 +566,7 @@ class SparkEngine:
     def _extract_web(self, plan: BuildPlan, work: Path) -> Extraction:
         """A web build's extraction on the executors: one WARC source (or dataset shard) per partition, each read
         where it is (a URL goes to the executor as it is). The image records and each image URL's count of
-        references stay on the executors, for the image tables of the core's image stage (:meth:`image_tables`);
+        references stay on the executors, for the core's image stage (:meth:`image_stage`);
         only each source's counters come to the driver."""
         if plan.settings.dataset:
             return self._extract_dataset(plan, work)
@@ -691,9 +637,13 @@ class SparkEngine:
         crawl = dataset_read(plan, tasks, results, read_parts, join, [], None)
         return web_extraction(plan, crawl, [], time.perf_counter() - started)
 
-    def image_tables(self, plan: BuildPlan, extraction: Extraction, work: Path) -> SparkImageTables:
-        """Spark SQL over the image records and the referenced counts the extraction left on the executors."""
-        return SparkImageTables(self.session, self.web_records, self.web_referenced, self.cached)
+    def image_stage(
+        self, plan: BuildPlan, extraction: Extraction, work: Path, images: Callable[[ImageTables], WebImages]
+    ) -> WebImages:
+        """``images`` over the image records and referenced counts the extraction left on the executors
+        (:mod:`builder.engines.sparkimages`: one task's DuckDB, or Spark SQL)."""
+        memory = plan.options.memory_limit
+        return image_stage(self.session, self.web_records, self.web_referenced, images, memory, self.cached)
 
     def select(
         self, plan: BuildPlan, chains: Mapping[str, FilterChain], identity: Identity, excluded: Mapping[str, object]
