@@ -22,6 +22,10 @@ in the same run, so that a change is measured under the same load. Usage::
 
     python benchmarks/scale.py [--base-mb 200] [--factors 1 3 10] [--workers 1 2] [--seed 0]
                                [--bytes-per-reference 12000] [--against ../earlier-checkout]
+                               [--engines local spark]
+
+``--engines local spark`` builds each dump on both engines, side by side, and prints each stage's seconds on both
+with Spark's jobs (:mod:`benchmarks.stage_profile`) and Spark's rate against the local engine's, per core.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.stage_profile import stage_table  # noqa: E402
 from benchmarks.synthetic_dump import XML_BYTES_PER_REFERENCE, Shape, write_dump  # noqa: E402
 from builder.engines.core import STAGES  # noqa: E402
 
@@ -53,8 +58,12 @@ SAMPLE_SECONDS = 0.1
 _CHILD = """
 import json, sys
 sys.path.insert(0, {root!r})
+from benchmarks.stage_profile import profile_stages, profiled
+profile_stages()
 from builder.config import GOLD, SILVER
 from builder.engines.local import build
+if {engine!r} == "spark":
+    from builder.engines.spark import build_spark as build
 report = build([{dump!r}], [GOLD, SILVER], {output!r}, tagger="perceptron", workers={workers},
                work_dir={work!r}, show_progress=False)
 print(json.dumps({{
@@ -63,6 +72,7 @@ print(json.dumps({{
     "rows": report.rows,
     "references": report.extraction.extract.references,
     "pages": report.extraction.read.pages,
+    "profile": profiled,
 }}))
 """
 
@@ -88,11 +98,16 @@ class Sampler(threading.Thread):
     def run(self) -> None:
         ticks = 0
         while not self.done.is_set():
+            started = time.perf_counter()
             self.samples.append((time.time(), self._tree_rss()))
             if ticks % 10 == 0:
                 self.peak_disk = max(self.peak_disk, _folder_bytes(self.folder))
             ticks += 1
-            self.done.wait(SAMPLE_SECONDS)
+            # a process's PSS makes the kernel walk its page tables (25 ms for a JVM of 1 GB, 45 ms for a Python
+            # worker of 1.5 GB): a Spark build's tree took 150 ms per sample, and sampling every 0.1 s took most of
+            # a core from the build it measured, more from Spark's than from the local engine's smaller tree. The
+            # sampler now waits at least nine times what its last sample took: at most a tenth of a core.
+            self.done.wait(max(SAMPLE_SECONDS, 9 * (time.perf_counter() - started)))
 
     def _tree_rss(self) -> int:
         total = 0
@@ -179,8 +194,9 @@ def sampled_child(code: str, cwd: Path | str, folder: Path) -> tuple[int, str, s
     return child.returncode, stdout, stderr, time.time() - started, sampler
 
 
-def run_build(shape: Shape, workers: int, root: Path = ROOT) -> dict:
-    """One gold+silver build in a child process (with the toolkit of ``root``), its memory and disk sampled here."""
+def run_build(shape: Shape, workers: int, root: Path = ROOT, engine: str = "local") -> dict:
+    """One gold+silver build in a child process (with the toolkit of ``root``, on ``engine``), its memory and disk
+    sampled here (a Spark build's work folder is Spark's own: its disk is not sampled)."""
     with tempfile.TemporaryDirectory(prefix="wikipedia-ipc-scale-") as scratch:
         work = Path(scratch) / "work"
         code = _CHILD.format(
@@ -189,16 +205,17 @@ def run_build(shape: Shape, workers: int, root: Path = ROOT) -> dict:
             output=str(Path(scratch) / "out"),
             workers=workers,
             work=str(work),
+            engine=engine,
         )
         code_returned, stdout, _, wall, sampler = sampled_child(code, root, work)
         if code_returned != 0:
-            raise RuntimeError(f"build of {shape.path.name} with {workers} workers failed ({code_returned})")
+            raise RuntimeError(f"{engine} build of {shape.path.name} with {workers} workers failed ({code_returned})")
     result = json.loads(stdout.strip().splitlines()[-1])
     peaks: dict[str, int] = {}
     for name, start, end in result["spans"]:
         peaks[name] = max(peaks.get(name, 0), sampler.peak_between(start, end))
     result.update(wall=wall, peaks=peaks, peak=max((rss for _, rss in sampler.samples), default=0))
-    result.update(disk=sampler.peak_disk, workers=workers, root=root)
+    result.update(disk=sampler.peak_disk, workers=workers, root=root, engine=engine)
     return result
 
 
@@ -219,8 +236,9 @@ def print_size(shape: Shape, runs: list[dict]) -> None:
         seconds = [run["seconds"].get(stage, 0.0) for stage in STAGES]
         peaks = [run["peaks"].get(stage, 0) for stage in STAGES]
         against = "" if run["root"] == ROOT else f" ({run['root'].name})"
+        engine = "" if run["engine"] == "local" else f" {run['engine']}"
         print(
-            f"| {run['workers']}{against} | "
+            f"| {run['workers']}{engine}{against} | "
             + " | ".join(f"{value:.1f}" for value in seconds)
             + f" | {run['wall']:.1f} | {shape.bz2_bytes / MB / run['wall']:.2f} | "
             + " | ".join(_gb(value) for value in peaks)
@@ -229,8 +247,8 @@ def print_size(shape: Shape, runs: list[dict]) -> None:
         )
 
 
-def print_growth(shapes: list[Shape], results: dict[tuple[int, int], dict], workers: int) -> None:
-    print(f"\n### Growth between sizes ({workers} workers): time and peak memory, against the bz2 bytes\n")
+def print_growth(shapes: list[Shape], results: dict[tuple[int, int], dict], workers: int, engine: str) -> None:
+    print(f"\n### Growth between sizes ({engine}, {workers} workers): time and peak memory, against the bz2 bytes\n")
     print("| from → to | bz2 × | " + " | ".join(STAGES) + " | total | peak memory |")
     print("|---|---:|" + "---:|" * (len(STAGES) + 2))
     for small, large in zip(shapes, shapes[1:], strict=False):
@@ -248,7 +266,9 @@ def _ratio(after: float, before: float) -> str:
     return f"{after / before:.2f}" if before > 0 else "–"
 
 
-def print_projection(shapes: list[Shape], results: dict[tuple[int, int], dict], workers: int, enwiki_gb: float) -> None:
+def print_projection(
+    shapes: list[Shape], results: dict[tuple[int, int], dict], workers: int, enwiki_gb: float, engine: str
+) -> None:
     """Full enwiki from the two largest builds: per stage, a fixed cost plus a rate per bz2 byte.
 
     Fitting the line through two sizes keeps start-up costs (loading a tagger in every
@@ -257,7 +277,10 @@ def print_projection(shapes: list[Shape], results: dict[tuple[int, int], dict], 
     small, large = shapes[-2], shapes[-1]
     a, b = results[(small.bz2_bytes, workers)], results[(large.bz2_bytes, workers)]
     target = enwiki_gb * 1e9
-    print(f"\n### Projection: full enwiki pages-articles-multistream, {enwiki_gb:.1f} GB bz2, {workers} workers\n")
+    print(
+        f"\n### Projection ({engine}): full enwiki pages-articles-multistream, {enwiki_gb:.1f} GB bz2, "
+        f"{workers} workers\n"
+    )
     print(
         f"Per stage: rate = (t({large.bz2_bytes / MB:,.0f} MB) − t({small.bz2_bytes / MB:,.0f} MB)) / "
         f"{(large.bz2_bytes - small.bz2_bytes) / MB:,.0f} MB; projected = t({large.bz2_bytes / MB:,.0f} MB) + "
@@ -288,6 +311,9 @@ def main(argv: list[str] | None = None) -> int:
         "--bytes-per-reference", type=int, default=XML_BYTES_PER_REFERENCE, help="XML per image reference (density)"
     )
     parser.add_argument("--against", type=Path, help="a checkout of another version, built side by side")
+    parser.add_argument(
+        "--engines", nargs="+", default=["local"], choices=["local", "spark"], help="engines to build with"
+    )
     args = parser.parse_args(argv)
     if args.against is not None and not (args.against / "builder" / "engines" / "local.py").is_file():
         parser.error(f"--against {args.against}: not a checkout of this toolkit (no builder/engines/local.py)")
@@ -299,23 +325,42 @@ def main(argv: list[str] | None = None) -> int:
         shape = write_dump(args.cache, target, args.seed, bytes_per_reference=args.bytes_per_reference)
         print(f"dump {shape.path.name}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
         shapes.append(shape)
-    results: dict[tuple[int, int], dict] = {}
+    results: dict[str, dict[tuple[int, int], dict]] = {engine: {} for engine in args.engines}
     for shape in shapes:
         runs = []
         for workers in args.workers:
-            print(f"building {shape.path.name} with {workers} worker(s)…", file=sys.stderr)
-            run = run_build(shape, workers)
-            results[(shape.bz2_bytes, workers)] = run
-            runs.append(run)
-            if args.against is not None:
-                print(f"building {shape.path.name} with {workers} worker(s), {args.against}…", file=sys.stderr)
-                runs.append(run_build(shape, workers, args.against.resolve()))
+            for engine in args.engines:
+                print(f"building {shape.path.name} with {workers} worker(s) on {engine}…", file=sys.stderr)
+                run = run_build(shape, workers, engine=engine)
+                results[engine][(shape.bz2_bytes, workers)] = run
+                runs.append(run)
+                if args.against is not None:
+                    print(f"building {shape.path.name} with {workers} worker(s), {args.against}…", file=sys.stderr)
+                    runs.append(run_build(shape, workers, args.against.resolve(), engine))
         print_size(shape, runs)
-    for workers in args.workers:
-        print_growth(shapes, results, workers)
-    if len(shapes) >= 2:
-        print_projection(shapes, results, max(args.workers), args.enwiki_gb)
+        if len(args.engines) == 2:
+            print_engines(shape, results, max(args.workers))
+    for engine in args.engines:
+        for workers in args.workers:
+            print_growth(shapes, results[engine], workers, engine)
+        if len(shapes) >= 2:
+            print_projection(shapes, results[engine], max(args.workers), args.enwiki_gb, engine)
     return 0
+
+
+def print_engines(shape: Shape, results: dict[str, dict[tuple[int, int], dict]], workers: int) -> None:
+    """Both engines' stages side by side for one dump, and Spark's rate against the local engine's."""
+    local, spark = (results[engine][(shape.bz2_bytes, workers)] for engine in ("local", "spark"))
+    title = f"\nWhere the time goes, {shape.bz2_bytes / MB:,.0f} MB bz2, {workers} workers (seconds per stage):"
+    print(stage_table(local, spark, title))
+    rates = {
+        engine: shape.bz2_bytes / MB / sum(run["seconds"].values()) / workers
+        for engine, run in (("local", local), ("spark", spark))
+    }
+    print(
+        f"\nThe whole build (every stage), MB of bz2 per second per core: local {rates['local']:.3f}, "
+        f"spark {rates['spark']:.3f}; Spark at {rates['spark'] / rates['local']:.2f}× the local engine's rate"
+    )
 
 
 if __name__ == "__main__":

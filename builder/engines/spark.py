@@ -70,6 +70,7 @@ from builder.engines.core import (
 from builder.engines.sparkdeja import judge_partition
 from builder.engines.sparkimages import image_stage
 from builder.engines.sparksession import spark_session
+from builder.engines.sparkshuffle import cogrouped, grouped
 from builder.engines.sparksmall import build_in_one_task, one_task_input
 from builder.engines.sparksplits import SPLITS_IN_ONE_TASK, route_splits
 from builder.engines.sparksql import SparkTables, spark_schema, spill, warm_sql
@@ -191,12 +192,12 @@ def _copied_rows(pair: tuple[tuple, tuple]) -> Iterator[tuple[tuple[int, int], N
 def _copy_groups(later, dumps: Sequence[str], history: bool) -> list[CopyGroup]:  # noqa: ANN001 - an RDD
     """The later copies counted per (dump, first dump, kind), each group with its first copy as example."""
 
-    def grouped(pair: tuple[tuple, tuple]) -> tuple[tuple[str, str, str], tuple[int, tuple]]:
+    def of_group(pair: tuple[tuple, tuple]) -> tuple[tuple[str, str, str], tuple[int, tuple]]:
         copy, first = pair
         kind = copy_kind(history, copy[5] == first[5])
         return (dumps[copy[0]], dumps[first[0]], kind), (1, copy[:5])
 
-    groups = later.map(grouped).reduceByKey(merge_examples).collect()
+    groups = later.map(of_group).reduceByKey(merge_examples).collect()
     return [
         CopyGroup(dump, first, kind, count, (task, record), page_id, revision_id, title)
         for (dump, first, kind), (count, (task, record, page_id, revision_id, title)) in groups
@@ -292,7 +293,7 @@ def _tagged_groups(rows, tags):  # noqa: ANN001, ANN202 - RDDs
         lambda row: [((row["language"], row[column]), row["image"]) for column in ("caption", "alt") if row[column]]
     )
     found = texts.join(tags).map(lambda item: (item[1][0], (item[0], item[1][1])))
-    return rows.keyBy(lambda row: row["image"]).cogroup(found).mapPartitions(_attach_tags, preservesPartitioning=True)
+    return cogrouped(rows.keyBy(lambda row: row["image"]), found).mapPartitions(_attach_tags, True)
 
 
 def _where_they_are(rdd, kind: str):  # noqa: ANN001, ANN202 - an RDD of (kind, item); an RDD of items
@@ -504,8 +505,11 @@ class SparkEngine:
     @contextlib.contextmanager
     def open(self, plan: BuildPlan) -> Iterator[Path]:
         self.session = self.given if self.given is not None else spark_session(plan.options.workers)
-        warming = threading.Thread(target=warm_sql, args=(self.session,), name="wikipedia-ipc-warm-sql", daemon=True)
-        warming.start()  # while the executors read the input, the driver is idle
+        # while the executors read the input, the driver is idle; but a local driver's JVM is the executors' (the
+        # warm-up's 4.8 s of CPU were taken from the extraction's cores), so there only for a build that runs SQL
+        warm = _runs_sql(plan) or not self.session.sparkContext.master.startswith("local")
+        warming = threading.Thread(target=warm_sql if warm else _nothing, args=(self.session,), daemon=True)
+        warming.start()
         try:
             with temporary_work_folder("wikipedia-ipc-spark-") as scratch:
                 yield Path(scratch)
@@ -661,16 +665,16 @@ class SparkEngine:
             if apart is not None and mapping is None and apart.languages is None:
                 # the images left out and the grouping in one shuffle: no image of the map changes its group
                 left_out = apart.everywhere.map(lambda image: (image, None))
-                grouped = used.keyBy(lambda row: row["image"]).cogroup(left_out)
-                before = grouped.mapPartitions(lambda part, c=config: _before_rule_apart(c, part))
+                groups = cogrouped(used.keyBy(lambda row: row["image"]), left_out)
+                before = groups.mapPartitions(lambda part, c=config: _before_rule_apart(c, part))
             else:
                 if apart is not None:  # joins, never broadcasts: what is left out grows with the input
                     kept = _kept(used, apart).persist(spill())
                     self.cached.append(kept)
                     kept_apart = used.count() - kept.count()
                     used = kept
-                grouped = _canonical(used, mapping).groupBy(lambda row: row["image"])
-                before = grouped.mapPartitions(lambda part, c=config: _before_rule(c, part))
+                groups = grouped(_canonical(used, mapping), lambda row: row["image"])
+                before = groups.mapPartitions(lambda part, c=config: _before_rule(c, part))
             before = before.persist(spill())
             self.cached.append(before)
             for kind, counted in before.filter(lambda item: item[0] in ("funnel", "apart")).collect():
@@ -768,11 +772,11 @@ class SparkEngine:
             return Written(written, files, None)
         if config.caption_rule == "none":
             tagged = survivors.map(lambda row: {**row, "caption_tags": None, "alt_tags": None})
-            grouped = tagged.groupBy(lambda row: row["image"])
+            groups = grouped(tagged, lambda row: row["image"])
         else:
-            grouped = _tagged_groups(survivors, self.tags)
+            groups = _tagged_groups(survivors, self.tags)
         tagsets = plan.tagsets()
-        after = grouped.mapPartitions(lambda part, c=config, t=tagsets: _apply_rule(c, t, part), True)
+        after = groups.mapPartitions(lambda part, c=config, t=tagsets: _apply_rule(c, t, part), True)
         after = after.cache()
         for funnel in after.filter(lambda item: item[0] == "funnel").values().collect():
             chain.funnel.add(Funnel.from_list(funnel))
@@ -789,6 +793,17 @@ class SparkEngine:
             files = publisher.writer(config.name, languages=config.crosslingual, web=web).close()
         after.unpersist()
         return Written(written, files, record)
+
+
+def _runs_sql(plan: BuildPlan) -> bool:
+    """Whether a build's stages run Spark SQL whatever its size: the identity map of redirects or SHA-1s, a dataset's
+    caption TSV, Déjà's graph (a web build's image stage and a split assignment only over their one-task bounds)."""
+    settings = plan.settings
+    return bool(set(settings.identities) - {"title"}) or settings.dataset or any(c.deja for c in plan.configs)
+
+
+def _nothing(session) -> None:  # noqa: ANN001 - a SparkSession
+    """No warm-up."""
 
 
 def _unique_texts(context, survivors: list):  # noqa: ANN001, ANN202 - a SparkContext; an RDD of (language, text)

@@ -85,14 +85,26 @@ def image_stage(
     done = gathered.coalesce(1).mapPartitions(functools.partial(_in_duckdb, images, memory_limit)).persist(spill())
     kept.append(done)
     (web,) = done.filter(lambda item: item[0] == "web").values().collect()
-    excluded = _frame(session, done, "excluded", ("image", "reason")) if web.excluded else None
-    table = _frame(session, done, "identity", ("file", "redirect", "image")) if web.identity.table else None
+    excluded = _frame(done, "excluded", ("image", "reason")) if web.excluded else None
+    table = _frame(done, "identity", ("file", "redirect", "image")) if web.identity.table else None
     return dataclasses.replace(web, excluded=excluded, identity=dataclasses.replace(web.identity, table=table))
 
 
-def _frame(session, done, kind: str, columns: tuple[str, ...]):  # noqa: ANN001, ANN202 - a SparkSession, an RDD; a DataFrame
-    """One kind of the task's kept rows as the DataFrame the engine's ``select`` reads."""
-    from pyspark.sql.types import StringType, StructField, StructType
+@dataclasses.dataclass(frozen=True)
+class KeptRows:
+    """Rows the task kept, read by the engine's ``select`` as it reads a DataFrame's (``rdd``: an RDD of Rows),
+    without Spark SQL: a crawl's build under the bounds runs none, and its first DataFrame would cost the SQL
+    engine's start (seconds of the driver's JVM)."""
 
-    schema = StructType([StructField(column, StringType()) for column in columns])
-    return session.createDataFrame(done.filter(lambda item, k=kind: item[0] == k).values(), schema)
+    rdd: object  # an RDD of pyspark.sql.Row
+
+    def collect(self) -> list:
+        return self.rdd.collect()  # type: ignore[attr-defined]
+
+
+def _frame(done, kind: str, columns: tuple[str, ...]) -> KeptRows:  # noqa: ANN001 - an RDD
+    """One kind of the task's kept rows, as the engine's ``select`` reads them."""
+    from pyspark.sql import Row
+
+    row = Row(*columns)
+    return KeptRows(done.filter(lambda item, k=kind: item[0] == k).values().map(lambda values: row(*values)))
