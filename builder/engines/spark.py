@@ -478,12 +478,7 @@ def build_spark(
     options = BuildOptions.of(options, {"workers": 2, **settings} if options is None else settings)
     size = one_task_input(dumps, options)
     if size is not None:  # too small for the cluster's fixed costs (builder.engines.sparksmall)
-        session = spark if spark is not None else spark_session(options.workers)
-        try:
-            return build_in_one_task(session, dumps, configs, output, options, size)
-        finally:
-            if spark is None:
-                session.stop()
+        return build_in_one_task(spark, dumps, configs, output, options, size)
     return run(SparkEngine(spark), dumps, configs, output, options)
 
 
@@ -507,14 +502,16 @@ class SparkEngine:
         self.session = self.given if self.given is not None else spark_session(plan.options.workers)
         # while the executors read the input, the driver is idle; but a local driver's JVM is the executors' (the
         # warm-up's 4.8 s of CPU were taken from the extraction's cores), so there only for a build that runs SQL
-        warm = _runs_sql(plan) or not self.session.sparkContext.master.startswith("local")
-        warming = threading.Thread(target=warm_sql if warm else _nothing, args=(self.session,), daemon=True)
-        warming.start()
+        warming = None
+        if _runs_sql(plan) or not self.session.sparkContext.master.startswith("local"):
+            warming = threading.Thread(target=warm_sql, args=(self.session,), name="wikipedia-ipc-sql", daemon=True)
+            warming.start()
         try:
             with temporary_work_folder("wikipedia-ipc-spark-") as scratch:
                 yield Path(scratch)
         finally:
-            warming.join()
+            if warming is not None:
+                warming.join()
             for rdd in self.cached:  # a session the caller gave outlives the build: leave it nothing cached
                 rdd.unpersist()
             if self.given is None:
@@ -800,10 +797,6 @@ def _runs_sql(plan: BuildPlan) -> bool:
     caption TSV, Déjà's graph (a web build's image stage and a split assignment only over their one-task bounds)."""
     settings = plan.settings
     return bool(set(settings.identities) - {"title"}) or settings.dataset or any(c.deja for c in plan.configs)
-
-
-def _nothing(session) -> None:  # noqa: ANN001 - a SparkSession
-    """No warm-up."""
 
 
 def _unique_texts(context, survivors: list):  # noqa: ANN001, ANN202 - a SparkContext; an RDD of (language, text)

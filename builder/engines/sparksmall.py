@@ -25,11 +25,12 @@ from pathlib import Path
 
 from builder.config import BuildOptions, PipelineConfig
 from builder.engines.core import BuildReport, run
+from builder.engines.sparksession import spark_session
 from builder.filters.chain import FilterChain
 from builder.sources.kinds import LISTING_SUFFIX
 from builder.storage import has_scheme
 
-__all__ = ["ONE_TASK_BYTES", "build_in_one_task", "one_task_input"]
+__all__ = ["ONE_TASK_BYTES", "build_in_one_task", "one_task_bound", "one_task_input"]
 
 # input bytes at most that a Spark build runs as one task: 8 MiB of a Wikipedia dump's bz2 is about 3,000 pages
 # read in seconds on one core, and a crawl of that size about 1,200 pages; the sample's three configs spread over
@@ -43,10 +44,15 @@ def _local_files(options: BuildOptions) -> list[str | Path]:
     return [*options.image_tables, *(file for file in named if file is not None)]
 
 
+def one_task_bound(options: BuildOptions) -> int:
+    """The input bytes at most that a build runs as one task: its option's, else :data:`ONE_TASK_BYTES`."""
+    return ONE_TASK_BYTES if options.spark_one_task_bytes is None else options.spark_one_task_bytes
+
+
 def one_task_input(dumps: Sequence[str | Path], options: BuildOptions) -> int | None:
     """The bytes a build reads, when it is small enough for one task (its inputs all local files, the tagger given
     by name, their sum within the bound); else ``None``, and the build is spread."""
-    bound = ONE_TASK_BYTES if options.spark_one_task_bytes is None else options.spark_one_task_bytes
+    bound = one_task_bound(options)
     if bound <= 0 or not dumps or not isinstance(options.tagger, str):
         return None
     total = 0
@@ -60,9 +66,9 @@ def one_task_input(dumps: Sequence[str | Path], options: BuildOptions) -> int | 
     return total
 
 
-def _absolute(location: str | Path) -> str | Path:
-    """A local path as the executor's process finds it, whatever its working folder; a URL as it is."""
-    return location if has_scheme(os.fspath(location)) else Path(location).resolve()
+def _absolute(location: str | Path | None) -> str | Path | None:
+    """A local path as the executor's process finds it, whatever its working folder; a URL (or nothing) as it is."""
+    return location if location is None or has_scheme(os.fspath(location)) else Path(location).resolve()
 
 
 @dataclasses.dataclass
@@ -115,35 +121,40 @@ def _build_in_task(arguments: tuple) -> bytes:
 
 
 def build_in_one_task(
-    session,  # noqa: ANN001 - a pyspark.sql.SparkSession
+    spark,  # noqa: ANN001 - a pyspark.sql.SparkSession, or None
     dumps: Sequence[str | Path],
     configs: Sequence[PipelineConfig],
     output: str | Path,
     options: BuildOptions,
     size: int,
 ) -> BuildReport:
-    """Build with the local engine's stages in one task of ``session`` (``size``: the input's bytes, said when
-    progress is shown); its errors and warnings are raised and given here, as the local engine gives them."""
+    """Build with the local engine's stages in one task of ``spark`` (without it, of a session made and stopped
+    here, as the spread build's); ``size``: the input's bytes, said when progress is shown. The build's errors and
+    warnings are raised and given here, as the local engine gives them."""
     if options.show_progress:
-        bound = ONE_TASK_BYTES if options.spark_one_task_bytes is None else options.spark_one_task_bytes
         print(
-            f"wikipedia-ipc: {size:,} bytes of input, within the one-task bound of {bound:,}: built in one Spark task "
-            "by the local engine's stages (spark_one_task_bytes=0 spreads it)",
+            f"wikipedia-ipc: {size:,} bytes of input, within the one-task bound of {one_task_bound(options):,}: built "
+            "in one Spark task by the local engine's stages (spark_one_task_bytes=0 spreads it)",
             file=sys.stderr,
         )
     inside = dataclasses.replace(
         options,
         workers=1,  # the task's one core
         image_tables=tuple(_absolute(table) for table in options.image_tables),
-        captions_tsv=None if options.captions_tsv is None else _absolute(options.captions_tsv),
-        template_parameters=None if options.template_parameters is None else _absolute(options.template_parameters),
-        inline_templates=None if options.inline_templates is None else _absolute(options.inline_templates),
+        captions_tsv=_absolute(options.captions_tsv),
+        template_parameters=_absolute(options.template_parameters),
+        inline_templates=_absolute(options.inline_templates),
         work_dir=None,  # the local engine's; a Spark build has none
         resume=False,
         show_progress=False,  # an executor's stderr is its log
     )
     arguments = ([_absolute(dump) for dump in dumps], list(configs), _absolute(output), inside)
-    (payload,) = session.sparkContext.parallelize([arguments], 1).map(_build_in_task).collect()
+    session = spark if spark is not None else spark_session(options.workers)
+    try:
+        (payload,) = session.sparkContext.parallelize([arguments], 1).map(_build_in_task).collect()
+    finally:
+        if spark is None:
+            session.stop()
     outcome, said = pickle.loads(payload)  # noqa: S301 - the task's own
     for category, message in said:
         warnings.warn(message, category, stacklevel=2)
