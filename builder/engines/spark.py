@@ -69,6 +69,7 @@ from builder.engines.core import (
 )
 from builder.engines.sparkdeja import judge_partition
 from builder.engines.sparkimages import image_stage
+from builder.engines.sparkread import cached, cached_apart, counters
 from builder.engines.sparksession import spark_session
 from builder.engines.sparkshuffle import cogrouped, grouped
 from builder.engines.sparksmall import build_in_one_task, one_task_input
@@ -277,12 +278,14 @@ def _filter_pairs(
 ) -> Iterator[tuple[str, object]]:
     """Steps 7–9 per cluster, step 7 from the build-wide firsts; pair rows keyed by (image, rank), then the funnel."""
     chain = FilterChain(config)
+    rows = 0
     for image, (cluster, firsts) in groups:
         pairs = chain.filter_pairs(cluster, _first_in_build(frozenset(firsts)))
         web = config.identity_label if config.web else ""
         for rank, pair in enumerate(pairs):
             yield "pair", ((image, rank), pair_row(pair, config.crosslingual, web))
-    yield "funnel", chain.funnel.to_list()
+        rows += len(pairs)
+    yield "funnel", (chain.funnel.to_list(), rows)
 
 
 def _tagged_groups(rows, tags):  # noqa: ANN001, ANN202 - RDDs
@@ -337,17 +340,19 @@ def _write_pairs(  # noqa: ANN001 - session: a SparkSession, clusters: an RDD of
     firsts = clusters.flatMap(lambda item, a=across: _candidates(a, item)).reduceByKey(min).values().groupByKey()
     # the clusters stay where they are: the candidates' firsts come to them (one partitioner on both sides)
     pairs = clusters.join(firsts).mapPartitions(lambda part, c=config: _filter_pairs(c, part), True).cache()
-    for funnel in pairs.filter(lambda item: item[0] == "funnel").values().collect():
+    count = 0  # the pair rows, counted by their tasks: no job counts them again
+    for funnel, rows in pairs.filter(lambda item: item[0] == "funnel").values().collect():
         chain.funnel.add(Funnel.from_list(funnel))
+        count += rows
     rows = _where_they_are(pairs, "pair")
     if not config.splits:
-        written, parts = write_split(rows, folder, rows_per_shard, "train", across, web)
+        written, parts = write_split(rows, folder, rows_per_shard, "train", across, web, total=count)
         pairs.unpersist()
         return written, {"train": parts}, None
     # each row gets its image's split by a join, and only totals reach the driver
     with SparkTables(session) as tables:
         routes, stats, check, cached = route_splits(
-            session, rows.values(), config.splits, rows.count(), SPLITS_IN_ONE_TASK, tables
+            session, rows.values(), config.splits, count, SPLITS_IN_ONE_TASK, tables
         )
         # the rows stay where their image's cluster was: the routes come to them
         keyed = rows.mapPartitions(lambda part: ((item[1]["image"], item) for item in part), True)
@@ -540,10 +545,10 @@ class SparkEngine:
         )
         started = time.perf_counter()
         context = self.session.sparkContext
-        extracted = context.parallelize(list(enumerate(tasks)), len(tasks)).mapPartitions(_extract_partition).cache()
-        small = extracted.filter(lambda item: item[0] != "row").persist(spill())  # as a crawl's (_extract_web)
+        extracted = context.parallelize(list(enumerate(tasks)), len(tasks)).mapPartitions(_extract_partition)
+        extracted, small = cached_apart(extracted, "row", context.defaultParallelism)
         self.cached += [extracted, small]
-        stats = dict(small.filter(lambda item: item[0] == "stats").values().collect())
+        stats = counters(small, context.defaultParallelism)
         seconds = time.perf_counter() - started
         results = [stats[number] for number in range(len(tasks))]
         extraction, failed = finish_extraction(tasks, results, described, settings.history, seconds, shards=False)
@@ -574,18 +579,17 @@ class SparkEngine:
         started = time.perf_counter()
         tasks = web_tasks(plan, work)
         context = self.session.sparkContext
-        extracted = context.parallelize(tasks, len(tasks)).mapPartitions(warc_partition).cache()
-        # every item but the references, cached apart in the job that reads the crawl: each later read of the
-        # image records and the per-source counts passes these few items to a Python worker, not the references too
-        # (each pass over the whole cache was seconds at 200 WARC files), in a task per core, not per source
-        small = extracted.filter(lambda item: item[0] != "references").persist(spill())
+        extracted = context.parallelize(tasks, len(tasks)).mapPartitions(warc_partition)
+        # every item but the references, cached apart in a task per core: each later read of the image records and
+        # the per-source counts passes these few items to a Python worker, not the references too (each pass over
+        # the whole cache was seconds at 200 WARC files)
+        extracted, small = cached_apart(extracted, "references", context.defaultParallelism)
         self.cached += [extracted, small]
-        stats = dict(small.filter(lambda item: item[0] == "stats").values().collect())
+        stats = counters(small, context.defaultParallelism)
         results = [stats[number] for number in range(len(tasks))]
         bad = frozenset(number for number, result in enumerate(results) if result.error is not None)
-        few = small.coalesce(min(len(tasks), context.defaultParallelism))
 
-        def read(kind: str, items=few):  # noqa: ANN001, ANN202 - an RDD of one kind's items of the sources that did not fail
+        def read(kind: str, items=small):  # noqa: ANN001, ANN202 - an RDD of one kind's items of the sources that did not fail
             return items.filter(lambda item, k=kind: item[0] == k).values().filter(lambda item: item[0] not in bad)
 
         self.web_records = read("image").map(
@@ -617,8 +621,8 @@ class SparkEngine:
         context = self.session.sparkContext
         read = []
         for units in (tasks, parts):
-            rows = context.parallelize(units, max(1, len(units))).mapPartitions(web_partition).persist(spill())
-            stats = dict(rows.filter(lambda item: item[0] == "stats").values().collect())
+            rows = cached(context.parallelize(units, max(1, len(units))).mapPartitions(web_partition), spill())
+            stats = counters(rows, context.defaultParallelism)
             read.append((rows, [stats[number] for number in range(len(units))]))
         (extracted, results), (lines, read_parts) = read
         bad = frozenset(number for number, result in enumerate(results) if result.error is not None)
