@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from builder.engines.sparkshuffle import cogrouped, grouped, shuffle_partitions
+from builder.engines.sparkshuffle import cogrouped, grouped, looked_up, shuffle_partitions
 
 
 def test_grouped_gives_group_bys_groups_in_key_order(spark) -> None:
@@ -34,3 +34,19 @@ def test_cogrouped_gives_cogroups_groups(spark) -> None:
     mine = {key: (sorted(x), sorted(y)) for key, (x, y) in cogrouped(a, b).collect()}
     theirs = {key: (sorted(x), sorted(y)) for key, (x, y) in a.cogroup(b).collect()}
     assert mine == theirs and any(not x for x, _ in mine.values()) and any(not y for _, y in mine.values())
+
+
+def test_looked_up_is_a_join_that_moves_only_the_table(spark) -> None:
+    generator = random.Random(7)
+    rows = [{"image": f"img-{generator.randrange(60)}", "n": n} for n in range(400)]
+    context = spark.sparkContext
+    groups = grouped(context.parallelize(rows, 4), lambda row: row["image"])
+    keyed = groups.flatMapValues(lambda values: values)  # partitioned by image, as the engine's pair rows are
+    table = context.parallelize([(f"img-{k}", k % 3) for k in range(0, 60, 2)], 3)  # half of the images
+    mine = looked_up(keyed, table)
+    assert mine.getNumPartitions() == keyed.getNumPartitions()  # the partitions of the rows: the table came to them
+    expected = sorted((row["n"], split) for row, split in keyed.join(table).values().collect())
+    assert sorted((row["n"], split) for row, split in mine.collect()) == expected
+    assert {n for n, _ in expected} == {row["n"] for row in rows if int(row["image"][4:]) % 2 == 0}
+    spread = context.parallelize([(row["image"], row) for row in rows], 5)  # no partitioner: PySpark's join
+    assert sorted((row["n"], split) for row, split in looked_up(spread, table).collect()) == expected

@@ -71,7 +71,7 @@ from builder.engines.sparkdeja import judge_partition
 from builder.engines.sparkimages import image_stage
 from builder.engines.sparkread import cached, cached_apart, counters
 from builder.engines.sparksession import spark_session
-from builder.engines.sparkshuffle import cogrouped, grouped
+from builder.engines.sparkshuffle import cogrouped, grouped, looked_up
 from builder.engines.sparksmall import build_in_one_task, one_task_input
 from builder.engines.sparksplits import SPLITS_IN_ONE_TASK, route_splits
 from builder.engines.sparksql import SparkTables, spark_schema, spill, warm_sql
@@ -356,7 +356,7 @@ def _write_pairs(  # noqa: ANN001 - session: a SparkSession, clusters: an RDD of
         )
         # the rows stay where their image's cluster was: the routes come to them
         keyed = rows.mapPartitions(lambda part: ((item[1]["image"], item) for item in part), True)
-        routed = keyed.join(routes.partitionBy(keyed.getNumPartitions())).values()
+        routed = looked_up(keyed, routes)
         totals = {split: stats.pairs[split] for split in split_names(config.splits)}
         written, parts_of = write_splits(routed, totals, folder, rows_per_shard, across, web)
         for rdd in cached:

@@ -24,6 +24,9 @@ def cached(rdd, level=None):  # noqa: ANN001, ANN201 - an RDD, a pyspark.Storage
 
 
 def _fewer(rdd, partitions: int):  # noqa: ANN001, ANN202 - RDDs
+    """``rdd`` read in at most ``partitions`` tasks (no shuffle): for the few items, whose tasks would be mostly
+    fixed costs (about 10 ms a task on ``local[2]``: a read of 200 sources' counters 2.2 s, of 2 tasks 0.4 s). The
+    references keep a task per source, which balances the cores when the sources' sizes differ."""
     return rdd.coalesce(max(1, min(rdd.getNumPartitions(), partitions)))
 
 

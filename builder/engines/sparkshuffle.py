@@ -16,7 +16,7 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator
 from operator import itemgetter
 
-__all__ = ["cogrouped", "grouped", "shuffle_partitions"]
+__all__ = ["cogrouped", "grouped", "looked_up", "shuffle_partitions"]
 
 
 def shuffle_partitions(rdd) -> int:  # noqa: ANN001 - an RDD
@@ -50,3 +50,26 @@ def cogrouped(left, right):  # noqa: ANN001, ANN201 - RDDs of (key, value); an R
     """``left.cogroup(right)``: each key of either with the lists of its values on each side."""
     tagged = left.mapValues(lambda value: (0, value)).union(right.mapValues(lambda value: (1, value)))
     return tagged.repartitionAndSortWithinPartitions(shuffle_partitions(left)).mapPartitions(_two_sided, True)
+
+
+def _after_its_table(items: Iterable[tuple[object, tuple[bool, object]]]) -> Iterator[tuple[object, object]]:
+    table = {}
+    for key, (looked, value) in items:
+        if looked:
+            table[key] = value
+        elif key in table:
+            yield value, table[key]
+
+
+def looked_up(keyed, table):  # noqa: ANN001, ANN201 - RDDs of (key, value); an RDD of (value, its key's value)
+    """``keyed.join(table).values()``, for a ``table`` of each key once, moving only ``table`` when ``keyed`` has a
+    partitioner: the table is partitioned as ``keyed`` is, and each partition reads its share of the table first
+    (a union of two RDDs partitioned alike is read partition by partition, in order), then its items; PySpark's
+    join gathers the values of both sides in per-key lists instead. A key not in the table drops its items."""
+    partitioner = keyed.partitioner
+    if partitioner is not None:
+        placed = table.partitionBy(partitioner.numPartitions, partitioner.partitionFunc)
+        both = placed.mapValues(lambda value: (True, value)).union(keyed.mapValues(lambda value: (False, value)))
+        if both.partitioner == partitioner:  # one partition of each side per partition: nothing moved
+            return both.mapPartitions(_after_its_table)
+    return keyed.join(table).values()
