@@ -341,9 +341,9 @@ def _write_pairs(  # noqa: ANN001 - session: a SparkSession, clusters: an RDD of
     # the clusters stay where they are: the candidates' firsts come to them (one partitioner on both sides)
     pairs = clusters.join(firsts).mapPartitions(lambda part, c=config: _filter_pairs(c, part), True).cache()
     count = 0  # the pair rows, counted by their tasks: no job counts them again
-    for funnel, rows in pairs.filter(lambda item: item[0] == "funnel").values().collect():
+    for funnel, counted in pairs.filter(lambda item: item[0] == "funnel").values().collect():
         chain.funnel.add(Funnel.from_list(funnel))
-        count += rows
+        count += counted
     rows = _where_they_are(pairs, "pair")
     if not config.splits:
         written, parts = write_split(rows, folder, rows_per_shard, "train", across, web, total=count)
