@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from builder.engines.sparkread import cached, cached_apart, counters
+from builder.engines.sparkread import cached_apart, cached_once, counters
 
 
 def _source(marks: Path):  # noqa: ANN202 - a source's task, by value (the workers cannot import the tests)
@@ -30,10 +30,10 @@ def _runs(marks: Path) -> list[int]:
 def test_each_source_is_read_once(spark, tmp_path: Path) -> None:
     context = spark.sparkContext
     rdd = context.parallelize(range(7), 7).mapPartitions(_source(tmp_path))
-    extracted, few = cached_apart(rdd, "big", 2)
+    extracted, few = cached_apart(rdd, "big")
     assert _runs(tmp_path) == list(range(7))  # filled by the JVM's count
-    assert few.getNumPartitions() == 2
-    assert counters(few, 2) == {number: {"chunks": 3} for number in range(7)}
+    assert few.getNumPartitions() == context.defaultParallelism == 2
+    assert counters(few) == {number: {"chunks": 3} for number in range(7)}
     found = few.filter(lambda item: item[0] == "few").values().collect()
     assert sorted(found) == [(number, chunk) for number in range(7) for chunk in range(3)]
     for number in range(7):  # a source's items in its task's order
@@ -46,12 +46,12 @@ def test_each_source_is_read_once(spark, tmp_path: Path) -> None:
     few.unpersist()
 
 
-def test_cached_counts_in_the_jvm(spark, tmp_path: Path) -> None:
+def test_cached_once_counts_in_the_jvm(spark, tmp_path: Path) -> None:
     context = spark.sparkContext
     rdd = context.parallelize(range(3), 3).mapPartitions(_source(tmp_path))
-    rows = cached(rdd)
+    rows = cached_once(rdd)
     assert _runs(tmp_path) == [0, 1, 2]
-    assert counters(rows, 8) == {number: {"chunks": 3} for number in range(3)}
+    assert counters(rows) == {number: {"chunks": 3} for number in range(3)}
     assert rows.count() == 3 * 7
     assert _runs(tmp_path) == [0, 1, 2]
     rows.unpersist()

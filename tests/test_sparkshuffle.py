@@ -45,8 +45,11 @@ def test_looked_up_is_a_join_that_moves_only_the_table(spark) -> None:
     table = context.parallelize([(f"img-{k}", k % 3) for k in range(0, 60, 2)], 3)  # half of the images
     mine = looked_up(keyed, table)
     assert mine.getNumPartitions() == keyed.getNumPartitions()  # the partitions of the rows: the table came to them
+    assert b"PartitionerAwareUnionRDD" in mine.toDebugString()  # the rows' partitions read as they are, no join
     expected = sorted((row["n"], split) for row, split in keyed.join(table).values().collect())
     assert sorted((row["n"], split) for row, split in mine.collect()) == expected
     assert {n for n, _ in expected} == {row["n"] for row in rows if int(row["image"][4:]) % 2 == 0}
     spread = context.parallelize([(row["image"], row) for row in rows], 5)  # no partitioner: PySpark's join
-    assert sorted((row["n"], split) for row, split in looked_up(spread, table).collect()) == expected
+    fallback = looked_up(spread, table)
+    assert b"PartitionerAwareUnionRDD" not in fallback.toDebugString()
+    assert sorted((row["n"], split) for row, split in fallback.collect()) == expected

@@ -69,7 +69,7 @@ from builder.engines.core import (
 )
 from builder.engines.sparkdeja import judge_partition
 from builder.engines.sparkimages import image_stage
-from builder.engines.sparkread import cached, cached_apart, counters
+from builder.engines.sparkread import cached_apart, cached_once, counters
 from builder.engines.sparksession import spark_session
 from builder.engines.sparkshuffle import cogrouped, grouped, looked_up
 from builder.engines.sparksmall import build_in_one_task, one_task_input
@@ -278,10 +278,10 @@ def _filter_pairs(
 ) -> Iterator[tuple[str, object]]:
     """Steps 7–9 per cluster, step 7 from the build-wide firsts; pair rows keyed by (image, rank), then the funnel."""
     chain = FilterChain(config)
+    web = config.identity_label if config.web else ""
     rows = 0
     for image, (cluster, firsts) in groups:
         pairs = chain.filter_pairs(cluster, _first_in_build(frozenset(firsts)))
-        web = config.identity_label if config.web else ""
         for rank, pair in enumerate(pairs):
             yield "pair", ((image, rank), pair_row(pair, config.crosslingual, web))
         rows += len(pairs)
@@ -546,9 +546,9 @@ class SparkEngine:
         started = time.perf_counter()
         context = self.session.sparkContext
         extracted = context.parallelize(list(enumerate(tasks)), len(tasks)).mapPartitions(_extract_partition)
-        extracted, small = cached_apart(extracted, "row", context.defaultParallelism)
+        extracted, small = cached_apart(extracted, "row")
         self.cached += [extracted, small]
-        stats = counters(small, context.defaultParallelism)
+        stats = counters(small)
         seconds = time.perf_counter() - started
         results = [stats[number] for number in range(len(tasks))]
         extraction, failed = finish_extraction(tasks, results, described, settings.history, seconds, shards=False)
@@ -583,9 +583,9 @@ class SparkEngine:
         # every item but the references, cached apart in a task per core: each later read of the image records and
         # the per-source counts passes these few items to a Python worker, not the references too (each pass over
         # the whole cache was seconds at 200 WARC files)
-        extracted, small = cached_apart(extracted, "references", context.defaultParallelism)
+        extracted, small = cached_apart(extracted, "references")
         self.cached += [extracted, small]
-        stats = counters(small, context.defaultParallelism)
+        stats = counters(small)
         results = [stats[number] for number in range(len(tasks))]
         bad = frozenset(number for number, result in enumerate(results) if result.error is not None)
 
@@ -621,8 +621,8 @@ class SparkEngine:
         context = self.session.sparkContext
         read = []
         for units in (tasks, parts):
-            rows = cached(context.parallelize(units, max(1, len(units))).mapPartitions(web_partition), spill())
-            stats = counters(rows, context.defaultParallelism)
+            rows = cached_once(context.parallelize(units, max(1, len(units))).mapPartitions(web_partition), spill())
+            stats = counters(rows)
             read.append((rows, [stats[number] for number in range(len(units))]))
         (extracted, results), (lines, read_parts) = read
         bad = frozenset(number for number, result in enumerate(results) if result.error is not None)

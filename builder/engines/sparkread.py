@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from builder.engines.sparksql import spill
 
-__all__ = ["cached", "cached_apart", "counters"]
+__all__ = ["cached_apart", "cached_once", "counters"]
 
 
-def cached(rdd, level=None):  # noqa: ANN001, ANN201 - an RDD, a pyspark.StorageLevel; the RDD
+def cached_once(rdd, level=None):  # noqa: ANN001, ANN201 - an RDD, a pyspark.StorageLevel; the RDD
     """``rdd`` cached (``level``, else in memory), its tasks run once by a count in the JVM, without a Python worker
     reading each block back."""
     rdd = rdd.cache() if level is None else rdd.persist(level)
@@ -24,22 +24,22 @@ def cached(rdd, level=None):  # noqa: ANN001, ANN201 - an RDD, a pyspark.Storage
     return rdd
 
 
-def _fewer(rdd, partitions: int):  # noqa: ANN001, ANN202 - RDDs
-    """``rdd`` read in at most ``partitions`` tasks (no shuffle): for the few items, whose tasks would be mostly
+def _fewer(rdd):  # noqa: ANN001, ANN202 - RDDs
+    """``rdd`` read in a task per core at most (no shuffle): for the few items, whose tasks would be mostly
     fixed costs (about 10 ms a task on ``local[2]``: a read of 200 sources' counters 2.2 s, of 2 tasks 0.4 s). The
     references keep a task per source, which balances the cores when the sources' sizes differ."""
-    return rdd.coalesce(max(1, min(rdd.getNumPartitions(), partitions)))
+    return rdd.coalesce(max(1, min(rdd.getNumPartitions(), rdd.context.defaultParallelism)))
 
 
-def cached_apart(extracted, large: str, partitions: int):  # noqa: ANN001, ANN201 - an RDD of (kind, item); two RDDs
-    """``extracted`` cached (:func:`cached`); and the RDD of its items of every kind but ``large``, in at most
-    ``partitions`` partitions (each source's items still in the order its task gave them), cached too. The caller
+def cached_apart(extracted, large: str):  # noqa: ANN001, ANN201 - an RDD of (kind, item); two RDDs
+    """``extracted`` cached (:func:`cached_once`); and the RDD of its items of every kind but ``large``, in a
+    partition per core at most (each source's items still in the order its task gave them), cached too. The caller
     releases both."""
-    extracted = cached(extracted)
-    return extracted, _fewer(extracted, partitions).filter(lambda item, k=large: item[0] != k).persist(spill())
+    extracted = cached_once(extracted)
+    return extracted, _fewer(extracted).filter(lambda item, k=large: item[0] != k).persist(spill())
 
 
-def counters(rdd, partitions: int) -> dict:  # noqa: ANN001 - an RDD of (kind, item)
+def counters(rdd) -> dict:  # noqa: ANN001 - an RDD of (kind, item)
     """Each task's counters, ``{task number: result}``, from its ``("stats", (task number, result))`` item, read in
-    at most ``partitions`` tasks."""
-    return dict(_fewer(rdd, partitions).filter(lambda item: item[0] == "stats").values().collect())
+    a task per core at most."""
+    return dict(_fewer(rdd).filter(lambda item: item[0] == "stats").values().collect())
