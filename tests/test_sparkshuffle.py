@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import random
 
-from builder.engines.sparkshuffle import cogrouped, grouped, looked_up, shuffle_partitions
+import pytest
+
+from builder.engines.sparkshuffle import attached, cogrouped, grouped, looked_up, regrouped, shuffle_partitions
 
 
 def test_grouped_gives_group_bys_groups_in_key_order(spark) -> None:
@@ -53,3 +55,41 @@ def test_looked_up_is_a_join_that_moves_only_the_table(spark) -> None:
     fallback = looked_up(spread, table)
     assert b"PartitionerAwareUnionRDD" not in fallback.toDebugString()
     assert sorted((row["n"], split) for row, split in fallback.collect()) == expected
+
+
+def test_attached_is_a_cogroup_that_moves_only_the_items(spark) -> None:
+    """The items come to the values' partitions, sorted, spooled and merged there; the values do not move. Chunks
+    of 7 items make the spool hold several chunks and a key's items straddle two."""
+    generator = random.Random(11)
+    rows = [{"image": f"img-{generator.randrange(50)}", "n": n} for n in range(300)]
+    context = spark.sparkContext
+    groups = grouped(context.parallelize(rows, 4), lambda row: row["image"])
+    keyed = groups.flatMapValues(lambda values: values)  # partitioned and sorted by image, as the engine's rows
+    items = [(f"img-{generator.randrange(70)}", n) for n in range(200)]  # some keys without rows, some without items
+    mine = attached(keyed, context.parallelize(items, 3), chunk=7)
+    assert mine.getNumPartitions() == keyed.getNumPartitions()
+    assert b"PartitionerAwareUnionRDD" in mine.toDebugString()
+    theirs = keyed.cogroup(context.parallelize(items, 3)).filter(lambda item: len(item[1][0]) > 0).collect()
+    expected = {key: (sorted(row["n"] for row in one), sorted(two)) for key, (one, two) in theirs}
+    got = {key: (sorted(row["n"] for row in one), sorted(two)) for key, (one, two) in mine.collect()}
+    assert got == expected and len(got) == len({row["image"] for row in rows})
+    for part in mine.glom().collect():
+        keys = [key for key, _ in part]
+        assert keys == sorted(set(keys))  # each key once per partition, in order
+    spread = context.parallelize([(row["image"], row) for row in rows], 5)  # no partitioner: cogrouped's shuffle
+    fallback = attached(spread, context.parallelize(items, 3))
+    assert {key: (sorted(r["n"] for r in one), sorted(two)) for key, (one, two) in fallback.collect()} == expected
+
+
+def test_regrouped_groups_in_place_and_refuses_an_unsorted_partition(spark) -> None:
+    generator = random.Random(13)
+    rows = [(f"img-{generator.randrange(30)}", n) for n in range(200)]
+    context = spark.sparkContext
+    keyed = grouped(context.parallelize(rows, 3), lambda row: row[0]).flatMapValues(lambda values: values)
+    mine = regrouped(keyed.mapValues(lambda row: row[1]))
+    assert mine.toDebugString().count(b"Shuffle") == keyed.toDebugString().count(b"Shuffle")  # none after grouping's
+    expected = {key: sorted(group) for key, group in context.parallelize(rows, 3).groupByKey().collect()}
+    assert {key: sorted(values) for key, values in mine.collect()} == expected
+    unsorted = context.parallelize([("b", 1), ("a", 2)], 1).partitionBy(1)  # a partitioner, not sorted
+    with pytest.raises(Exception, match="not sorted by key"):
+        regrouped(unsorted).collect()

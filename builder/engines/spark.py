@@ -71,7 +71,7 @@ from builder.engines.sparkdeja import judge_partition
 from builder.engines.sparkimages import image_stage
 from builder.engines.sparkread import cached_apart, cached_once, counters
 from builder.engines.sparksession import spark_session
-from builder.engines.sparkshuffle import cogrouped, grouped, looked_up
+from builder.engines.sparkshuffle import attached, cogrouped, grouped, looked_up, regrouped
 from builder.engines.sparksmall import build_in_one_task, one_task_input
 from builder.engines.sparksplits import SPLITS_IN_ONE_TASK, route_splits
 from builder.engines.sparksql import SparkTables, spark_schema, spill, warm_sql
@@ -288,15 +288,21 @@ def _filter_pairs(
     yield "funnel", (chain.funnel.to_list(), rows)
 
 
-def _tagged_groups(rows, tags):  # noqa: ANN001, ANN202 - RDDs
+def _tagged_groups(by_image, tags):  # noqa: ANN001, ANN202 - RDDs
     """The rows grouped by image, each with the tags of its caption and alt text in its language (an empty text, or
     one not tagged, gets none): the texts' tags are joined by text as small (text, image) items, and come to their
-    image in the same shuffle that groups the rows, so that whole rows cross one shuffle, not three."""
-    texts = rows.flatMap(
+    image's rows where the grouping left them (:func:`builder.engines.sparkshuffle.attached`): the rows cross no
+    shuffle here."""
+    texts = by_image.values().flatMap(
         lambda row: [((row["language"], row[column]), row["image"]) for column in ("caption", "alt") if row[column]]
     )
     found = texts.join(tags).map(lambda item: (item[1][0], (item[0], item[1][1])))
-    return cogrouped(rows.keyBy(lambda row: row["image"]), found).mapPartitions(_attach_tags, True)
+    return attached(by_image, found).mapPartitions(_attach_tags, True)
+
+
+def _rows_by_image(items: Iterable[tuple[str, object]]) -> Iterator[tuple[str, dict]]:
+    """The rows of a partition of the steps before the rule, as (image, row), in the image order they came in."""
+    return ((item[1]["image"], item[1]) for item in items if item[0] == "row")  # type: ignore[index]
 
 
 def _where_they_are(rdd, kind: str):  # noqa: ANN001, ANN202 - an RDD of (kind, item); an RDD of items
@@ -495,6 +501,7 @@ class SparkEngine:
         self.session = spark
         self.references = None  # an RDD of the reference rows of the dumps that were read whole
         self.survivors: dict[str, object] = {}  # per config, an RDD of the rows that passed steps 0–4
+        self.by_image: dict[str, object] = {}  # the same rows as (image, row), where their grouping left them
         self.tags = None  # an RDD of ((language, text), tags)
         self.sentences = None  # a DataFrame of the sentences Déjà's rules judged (SENTENCE_SCHEMA)
         self.cached: list = []  # RDDs kept for the stages after theirs, released when the build ends
@@ -667,7 +674,7 @@ class SparkEngine:
                 # the images left out and the grouping in one shuffle: no image of the map changes its group
                 left_out = apart.everywhere.map(lambda image: (image, None))
                 groups = cogrouped(used.keyBy(lambda row: row["image"]), left_out)
-                before = groups.mapPartitions(lambda part, c=config: _before_rule_apart(c, part))
+                before = groups.mapPartitions(lambda part, c=config: _before_rule_apart(c, part), True)
             else:
                 if apart is not None:  # joins, never broadcasts: what is left out grows with the input
                     kept = _kept(used, apart).persist(spill())
@@ -675,7 +682,7 @@ class SparkEngine:
                     kept_apart = used.count() - kept.count()
                     used = kept
                 groups = grouped(_canonical(used, mapping), lambda row: row["image"])
-                before = groups.mapPartitions(lambda part, c=config: _before_rule(c, part))
+                before = groups.mapPartitions(lambda part, c=config: _before_rule(c, part), True)
             before = before.persist(spill())
             self.cached.append(before)
             for kind, counted in before.filter(lambda item: item[0] in ("funnel", "apart")).collect():
@@ -684,6 +691,7 @@ class SparkEngine:
                 else:
                     chain.funnel.add(Funnel.from_list(counted))
             self.survivors[name] = before.filter(lambda item: item[0] == "row").values()
+            self.by_image[name] = before.mapPartitions(_rows_by_image, True)
             selected[name] = Selected(titles, kept_apart)
         return selected
 
@@ -771,11 +779,12 @@ class SparkEngine:
             if not files:
                 files = publisher.writer(config.name, rows="references").close()
             return Written(written, files, None)
+        by_image = self.by_image[config.name]
         if config.caption_rule == "none":
-            tagged = survivors.map(lambda row: {**row, "caption_tags": None, "alt_tags": None})
-            groups = grouped(tagged, lambda row: row["image"])
+            untagged = by_image.mapValues(lambda row: {**row, "caption_tags": None, "alt_tags": None})
+            groups = regrouped(untagged)
         else:
-            groups = _tagged_groups(survivors, self.tags)
+            groups = _tagged_groups(by_image, self.tags)
         tagsets = plan.tagsets()
         after = groups.mapPartitions(lambda part, c=config, t=tagsets: _apply_rule(c, t, part), True)
         after = after.cache()

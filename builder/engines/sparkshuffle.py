@@ -13,10 +13,15 @@ RDD partitioned by the same key moves only that RDD.
 from __future__ import annotations
 
 import itertools
+import pickle
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from operator import itemgetter
+from typing import IO
 
-__all__ = ["cogrouped", "grouped", "looked_up", "shuffle_partitions"]
+__all__ = ["attached", "cogrouped", "grouped", "looked_up", "regrouped", "shuffle_partitions"]
+
+SPOOL_CHUNK = 10_000  # items pickled together into a task's spool file
 
 
 def shuffle_partitions(rdd) -> int:  # noqa: ANN001 - an RDD
@@ -73,3 +78,96 @@ def looked_up(keyed, table):  # noqa: ANN001, ANN201 - RDDs of (key, value); an 
         if both.partitioner == partitioner:  # one partition of each side per partition: nothing moved
             return both.mapPartitions(_after_its_table)
     return keyed.join(table).values()
+
+
+def _in_order(pairs: Iterable[tuple[object, object]]) -> Iterator[tuple[object, object]]:
+    """The pairs as they come, checked to be sorted by key: grouping a partition by consecutive keys is only
+    right on a partition sorted by key, which the functions below are given and do not sort again."""
+    last = None
+    for pair in pairs:
+        if last is not None and pair[0] < last:
+            raise ValueError(f"a partition is not sorted by key: {pair[0]!r} after {last!r}")
+        last = pair[0]
+        yield pair
+
+
+def regrouped(keyed):  # noqa: ANN001, ANN201 - an RDD of (key, value); an RDD of (key, values)
+    """:func:`grouped` for an RDD already partitioned and sorted by key within each partition (as :func:`grouped`
+    and :func:`cogrouped` leave their output, and steps that keep a group's items together in key order): no
+    shuffle. Without a partitioner, the shuffle of :func:`grouped`."""
+    if keyed.partitioner is None:
+        return grouped(keyed, itemgetter(0)).mapValues(lambda pairs: [value for _, value in pairs])
+    return keyed.mapPartitions(lambda part: _groups(_in_order(part)), True)
+
+
+def _spool(pairs: Iterator[tuple[object, tuple[int, object]]], spool: IO[bytes], size: int) -> tuple | None:
+    """The items of side 0 (which come first) pickled into ``spool`` in chunks; the first pair of side 1, if any."""
+    chunk: list[tuple[object, object]] = []
+    first = None
+    for key, (side, value) in pairs:
+        if side:
+            first = (key, value)
+            break
+        chunk.append((key, value))
+        if len(chunk) >= size:
+            pickle.dump(chunk, spool, pickle.HIGHEST_PROTOCOL)
+            chunk = []
+    if chunk:
+        pickle.dump(chunk, spool, pickle.HIGHEST_PROTOCOL)
+    spool.seek(0)
+    return first
+
+
+def _unspooled(spool: IO[bytes]) -> Iterator[tuple[object, object]]:
+    while True:
+        try:
+            chunk = pickle.load(spool)
+        except EOFError:
+            return
+        yield from chunk
+
+
+def _values(pairs: Iterator[tuple[object, tuple[int, object]]]) -> Iterator[tuple[object, object]]:
+    for key, (side, value) in pairs:
+        if not side:
+            raise ValueError("an item came after the values of its partition: the union did not keep its order")
+        yield key, value
+
+
+def _merged(
+    size: int, pairs: Iterable[tuple[object, tuple[int, object]]]
+) -> Iterator[tuple[object, tuple[list, list]]]:
+    """A partition of the union of :func:`attached`: the items (side 0, sorted by key) spooled to the task's disk,
+    then each key of the values (side 1, sorted by key) with its values and its items, read from the spool as
+    the keys go (a merge of two sorted streams: the memory holds one key's items, not the partition's)."""
+    pairs = iter(pairs)
+    with tempfile.TemporaryFile(prefix="wikipedia_ipc-spool-") as spool:
+        first = _spool(pairs, spool, size)
+        if first is None:
+            return
+        found = _in_order(_unspooled(spool))
+        pending = next(found, None)
+        values = _in_order(itertools.chain([first], _values(pairs)))
+        for key, group in itertools.groupby(values, key=itemgetter(0)):
+            while pending is not None and pending[0] < key:  # items of a key without values are dropped
+                pending = next(found, None)
+            items = []
+            while pending is not None and pending[0] == key:
+                items.append(pending[1])
+                pending = next(found, None)
+            yield key, ([value for _, value in group], items)
+
+
+def attached(keyed, items, chunk: int = SPOOL_CHUNK):  # noqa: ANN001, ANN201 - RDDs; an RDD of (key, (values, items))
+    """Each key of ``keyed`` with its values and the ``items`` of that key, moving only ``items``: ``keyed`` is
+    partitioned and sorted by key within each partition (as :func:`grouped` and :func:`cogrouped` leave their
+    output) and stays where it is; the items are sorted into its partitions and merged with it in each task.
+    :func:`cogrouped` shuffled and sorted both sides. Keys of ``items`` alone are dropped. Without a partitioner
+    on ``keyed``, :func:`cogrouped`'s shuffle of both. ``chunk``: items pickled together into the spool."""
+    partitioner = keyed.partitioner
+    if partitioner is not None:
+        placed = items.repartitionAndSortWithinPartitions(partitioner.numPartitions, partitioner.partitionFunc)
+        both = placed.mapValues(lambda value: (0, value)).union(keyed.mapValues(lambda value: (1, value)))
+        if both.partitioner == partitioner:  # one partition of each side per partition: the values not moved
+            return both.mapPartitions(lambda part, size=chunk: _merged(size, part), True)
+    return cogrouped(keyed, items).filter(lambda item: len(item[1][0]) > 0)
