@@ -57,10 +57,18 @@ def cogrouped(left, right):  # noqa: ANN001, ANN201 - RDDs of (key, value); an R
     return tagged.repartitionAndSortWithinPartitions(shuffle_partitions(left)).mapPartitions(_two_sided, True)
 
 
-def _after_its_table(items: Iterable[tuple[object, tuple[bool, object]]]) -> Iterator[tuple[object, object]]:
+def _side_by_side(placed, keyed):  # noqa: ANN001, ANN202 - RDDs of (key, value); an RDD, or None
+    """``placed`` (side 0) then ``keyed`` (side 1) in each partition, as ``(key, (side, value))``: a union of two
+    RDDs partitioned alike is read partition by partition, in order, and moves neither. None when the partitioners
+    differ (the union would not keep ``keyed`` where it is)."""
+    both = placed.mapValues(lambda value: (0, value)).union(keyed.mapValues(lambda value: (1, value)))
+    return both if both.partitioner == keyed.partitioner else None
+
+
+def _after_its_table(items: Iterable[tuple[object, tuple[int, object]]]) -> Iterator[tuple[object, object]]:
     table = {}
-    for key, (looked, value) in items:
-        if looked:
+    for key, (side, value) in items:
+        if not side:
             table[key] = value
         elif key in table:
             yield value, table[key]
@@ -73,9 +81,8 @@ def looked_up(keyed, table):  # noqa: ANN001, ANN201 - RDDs of (key, value); an 
     join gathers the values of both sides in per-key lists instead. A key not in the table drops its items."""
     partitioner = keyed.partitioner
     if partitioner is not None:
-        placed = table.partitionBy(partitioner.numPartitions, partitioner.partitionFunc)
-        both = placed.mapValues(lambda value: (True, value)).union(keyed.mapValues(lambda value: (False, value)))
-        if both.partitioner == partitioner:  # one partition of each side per partition: nothing moved
+        both = _side_by_side(table.partitionBy(partitioner.numPartitions, partitioner.partitionFunc), keyed)
+        if both is not None:
             return both.mapPartitions(_after_its_table)
     return keyed.join(table).values()
 
@@ -167,7 +174,7 @@ def attached(keyed, items, chunk: int = SPOOL_CHUNK):  # noqa: ANN001, ANN201 - 
     partitioner = keyed.partitioner
     if partitioner is not None:
         placed = items.repartitionAndSortWithinPartitions(partitioner.numPartitions, partitioner.partitionFunc)
-        both = placed.mapValues(lambda value: (0, value)).union(keyed.mapValues(lambda value: (1, value)))
-        if both.partitioner == partitioner:  # one partition of each side per partition: the values not moved
+        both = _side_by_side(placed, keyed)
+        if both is not None:
             return both.mapPartitions(lambda part, size=chunk: _merged(size, part), True)
     return cogrouped(keyed, items).filter(lambda item: len(item[1][0]) > 0)
