@@ -21,11 +21,15 @@ the extraction; the driver's and the tree's peak memory; what reached the driver
 from one size to the other (a per-image state held in one process grows with the crawl, ×10; a bounded one
 does not), per size a table of where the time goes (each stage's seconds on both engines, their ratio and Spark's
 jobs per stage: :mod:`benchmarks.stage_profile`), and the projection for one Common Crawl monthly crawl on
-``--cores`` cores, its arithmetic printed.
+``--cores`` cores, its arithmetic printed. With ``--repeat n`` each size is built n times per engine, the engines'
+order alternating from round to round, and the figures are each engine's median run, with the spread of the rates
+and of Spark's ratio to the local engine's over the rounds (this machine's speed drifts by several points between
+runs: one run apiece does not tell a ratio of 0.86 from 0.9).
 Usage::
 
     python benchmarks/web_scale.py [--pages 2000] [--factor 10] [--engines local spark] [--workers 2]
                                    [--page-kb 40] [--images-per-page 24.1] [--reuse 8.0] [--cores 1000]
+                                   [--repeat 1]
 """
 
 from __future__ import annotations
@@ -227,6 +231,45 @@ def crawl_of(pages: int, arguments: argparse.Namespace) -> tuple[list[Path], dic
     return files, held
 
 
+def total(run: dict) -> float:
+    """A run's whole build: the sum of its stages' seconds."""
+    return sum(run["seconds"].values())
+
+
+def alternated(engines: list[str], repeat: int) -> list[list[str]]:
+    """The engines' order in each of ``repeat`` rounds, reversed every other round: a machine whose speed drifts
+    during a run slows each engine as often first as second."""
+    return [list(engines) if number % 2 == 0 else list(reversed(engines)) for number in range(repeat)]
+
+
+def median_run(found: list[dict]) -> dict:
+    """The run whose whole build is the median (the lower of the two middle ones for an even count)."""
+    return sorted(found, key=total)[(len(found) - 1) // 2]
+
+
+def rate_line(runs: dict[tuple[str, int], list[dict]], pages: int, workers: int) -> str:
+    """Each engine's rate (pages/s per core of the whole build), with its range over the repeats; Spark's ratio to
+    the local engine's of the median runs, and the range of the ratios of the runs paired by round."""
+    rates = {
+        engine: [pages / total(run) / workers for run in found]
+        for (engine, size), found in runs.items()
+        if size == pages
+    }
+    parts = []
+    for engine, found in rates.items():
+        middle = pages / total(median_run(runs[engine, pages])) / workers
+        spread = f" ({min(found):.0f}–{max(found):.0f} over {len(found)} runs)" if len(found) > 1 else ""
+        parts.append(f"{engine} {middle:.0f}{spread}")
+    line = ", ".join(parts)
+    if len(rates) == 2:
+        local, spark = (pages / total(median_run(runs[e, pages])) / workers for e in ("local", "spark"))
+        line += f"; Spark at {spark / local:.2f}× the local engine's rate"
+        paired = [s / local_rate for local_rate, s in zip(rates["local"], rates["spark"], strict=False)]
+        if len(paired) > 1:
+            line += f" (the runs paired by round: {min(paired):.2f}–{max(paired):.2f}×)"
+    return line
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pages", type=int, default=2000, help="pages of the smaller crawl")
@@ -239,44 +282,45 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pages-per-file", type=int, default=1000, help="pages per WARC file")
     parser.add_argument("--cores", type=int, default=1000, help="cores of the cluster the projection assumes")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="builds per engine and size, the engines' order alternating"
+    )
     arguments = parser.parse_args(argv)
 
     sizes = [arguments.pages, arguments.pages * arguments.factor]
     crawls = [crawl_of(pages, arguments) for pages in sizes]
-    results: dict[tuple[str, int], dict] = {}
+    runs: dict[tuple[str, int], list[dict]] = {}
     print(
-        "| engine | pages | references | images (reuse) | WARC MB | extraction s | total s | pages/s/core "
+        "| engine | run | pages | references | images (reuse) | WARC MB | extraction s | total s | pages/s/core "
         "| MB/s/core | driver peak MB | tree peak MB | to the driver |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for engine in arguments.engines:
-        for (files, held), pages in zip(crawls, sizes, strict=True):
-            run = run_build(files, engine, arguments.workers)
-            results[engine, pages] = run | {"held": held}
-            extraction = run["seconds"]["extraction"]
-            per_core = pages / extraction / arguments.workers
-            mb_core = held["bytes"] / MB / extraction / arguments.workers
-            received = run["received"]
-            to_driver = f"{received['items']:,} items, {received['bytes'] / MB:.1f} MB" if engine == "spark" else "–"
-            print(
-                f"| {engine} | {pages:,} | {held['references']:,} | {held['images']:,} ({held['reuse']:.1f}) "
-                f"| {held['bytes'] / MB:.1f} | {extraction:.1f} | {sum(run['seconds'].values()):.1f} "
-                f"| {per_core:.0f} | {mb_core:.2f} | {run['driver_peak'] / MB:.0f} | {run['tree_peak'] / MB:.0f} "
-                f"| {to_driver} |",
-                flush=True,
-            )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for (files, held), pages in zip(crawls, sizes, strict=True):
+        for repeat, engines in enumerate(alternated(arguments.engines, arguments.repeat)):
+            for engine in engines:
+                run = run_build(files, engine, arguments.workers) | {"held": held}
+                runs.setdefault((engine, pages), []).append(run)
+                extraction = run["seconds"]["extraction"]
+                per_core = pages / extraction / arguments.workers
+                mb_core = held["bytes"] / MB / extraction / arguments.workers
+                received = run["received"]
+                to_driver = (
+                    f"{received['items']:,} items, {received['bytes'] / MB:.1f} MB" if engine == "spark" else "–"
+                )
+                print(
+                    f"| {engine} | {repeat + 1} | {pages:,} | {held['references']:,} | {held['images']:,} "
+                    f"({held['reuse']:.1f}) | {held['bytes'] / MB:.1f} | {extraction:.1f} | {total(run):.1f} "
+                    f"| {per_core:.0f} | {mb_core:.2f} | {run['driver_peak'] / MB:.0f} | {run['tree_peak'] / MB:.0f} "
+                    f"| {to_driver} |",
+                    flush=True,
+                )
+    results = {key: median_run(found) for key, found in runs.items()}
     for pages in sizes:
         local, spark = results.get(("local", pages)), results.get(("spark", pages))
-        print("\n" + stage_table(local, spark, f"Where the time goes, {pages:,} pages (seconds per stage):"))
-        rates = {
-            engine: pages / sum(run["seconds"].values()) / arguments.workers
-            for engine, run in (("local", local), ("spark", spark))
-            if run
-        }
-        line = ", ".join(f"{engine} {rate:.0f}" for engine, rate in rates.items())
-        if len(rates) == 2:
-            line += f"; Spark at {rates['spark'] / rates['local']:.2f}× the local engine's rate"
-        print(f"\nThe whole build, pages/s per core: {line}")
+        title = f"Where the time goes, {pages:,} pages (seconds per stage"
+        title += f", each engine's median run of {arguments.repeat}):" if arguments.repeat > 1 else "):"
+        print("\n" + stage_table(local, spark, title))
+        print(f"\nThe whole build, pages/s per core: {rate_line(runs, pages, arguments.workers)}")
     print(f"\nGrowth from {sizes[0]:,} to {sizes[1]:,} pages (×{arguments.factor}):")
     for engine in arguments.engines:
         small, large = results[engine, sizes[0]], results[engine, sizes[1]]
@@ -295,8 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  the driver's peak per stage: {stages}")
     for engine in arguments.engines:
         large = results[engine, sizes[1]]
-        seconds = sum(large["seconds"].values())
-        rate = sizes[1] / seconds / arguments.workers
+        rate = sizes[1] / total(large) / arguments.workers
         hours = CC_PAGES / (rate * arguments.cores) / 3600
         print(
             f"\nProjection, {engine}: one Common Crawl monthly crawl ({CC_PAGES:.1e} pages, Table 4.1) at "

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from benchmarks.web_scale import pool_size, write_cc_crawl
+from benchmarks.web_scale import alternated, median_run, pool_size, rate_line, write_cc_crawl
 from builder.config import WEB
 from builder.engines.local import build
 
@@ -26,6 +26,27 @@ def test_the_pool_gives_the_reuse_asked_for() -> None:
         weights = 1.0 / np.arange(1, size + 1)
         drawn = generator.choice(size, size=references, p=weights / weights.sum())
         assert abs(len(np.unique(drawn)) - references / reuse) <= references / reuse * 0.05
+
+
+def test_repeated_runs_alternate_the_engines_and_report_the_median_and_the_spread() -> None:
+    """``--repeat``: each round reverses the engines' order; the figures are the median run's, the spread is the
+    runs' and the paired ratios are taken round by round."""
+    assert alternated(["local", "spark"], 3) == [["local", "spark"], ["spark", "local"], ["local", "spark"]]
+    assert alternated(["spark"], 2) == [["spark"], ["spark"]]
+
+    def run(seconds: float) -> dict:
+        return {"seconds": {"extraction": seconds / 2, "tagging": seconds / 2}}
+
+    runs = {("local", 100): [run(10.0), run(12.5), run(8.0)], ("spark", 100): [run(12.5), run(10.0), run(25.0)]}
+    assert median_run(runs["local", 100]) is runs["local", 100][0]  # 10 s, between 8 and 12.5
+    assert median_run([run(4.0), run(2.0)])["seconds"]["tagging"] == 1.0  # an even count: the lower middle
+    line = rate_line(runs, 100, workers=2)
+    # rates 100 / s / 2: local 5, 4, 6.25 (median 5); Spark 4, 5, 2 (median 4); paired ratios 0.8, 1.25, 0.32
+    assert line == (
+        "local 5 (4–6 over 3 runs), spark 4 (2–5 over 3 runs); Spark at 0.80× the local engine's rate "
+        "(the runs paired by round: 0.32–1.25×)"
+    )
+    assert rate_line({("local", 100): [run(10.0)]}, 100, workers=2) == "local 5"
 
 
 def test_the_crawl_has_table_4_1_s_shape_and_the_build_reads_all_of_it(
