@@ -490,7 +490,7 @@ def test_spark_local_workers_run_the_drivers_python(
 ) -> None:
     # the engine's own session, made here (the run's shared one is stopped first, and made again after)
     from builder.engines.spark import build_spark
-    from builder.engines.sparksession import PYTHON_WORKER_MEMORY, spark_session
+    from builder.engines.sparksession import LOCAL_JVM_OPTIONS, PYTHON_WORKER_MEMORY, spark_session
 
     monkeypatch.setenv("PYSPARK_PYTHON", "unset below")  # so that the test's end restores the environment
     monkeypatch.delenv("PYSPARK_PYTHON")
@@ -501,6 +501,9 @@ def test_spark_local_workers_run_the_drivers_python(
         conf = session.sparkContext.getConf()
         assert conf.get("spark.default.parallelism") == conf.get("spark.sql.shuffle.partitions") == "2"
         assert conf.get("spark.python.worker.memory") == PYTHON_WORKER_MEMORY
+        # and its JVM (the executors') compiles with the first JIT tier only: the option reached the JVM's start
+        runtime = session.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()  # noqa: SLF001
+        assert LOCAL_JVM_OPTIONS in list(runtime.getInputArguments())
         grouped = session.sparkContext.parallelize(range(8), 8).map(lambda n: (n % 3, n)).groupByKey()
         assert grouped.getNumPartitions() == 2
         dump = good_dump(tmp_path)

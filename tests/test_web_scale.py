@@ -263,7 +263,8 @@ def test_the_image_stage_in_one_task_is_the_sql_ones(
     """Few images go to one task's DuckDB (:mod:`builder.engines.sparkimages`), many to Spark SQL: the same sets,
     record and bound, and the same exclusions (an image URL without a record, a record that failed a rule, a record
     skipped while read) and identity map on the executors, whichever way ran; the first record of an image in input
-    order decides, wherever its partition is."""
+    order decides, wherever its partition is. An image URL's references come in several sources' counts, added up
+    either way; a task that finds more images than the bound stops there and the stage runs in SQL."""
     import builder.engines.sparkimages
     from builder.filters.web import web_images
 
@@ -277,10 +278,12 @@ def test_the_image_stage_in_one_task_is_the_sql_ones(
     records += [(rows[1]["image"], None, "corrupt", 0, 1)]
     counted = [(row["image"], row["references"]) for row in pq.read_table(referenced).to_pylist()]
     counted += [("https://x.example/without-a-record.jpg", 3)]
+    # each URL's references as two sources count them (one and the rest), the sources' items in turn
+    counted = [(image, 1) for image, _ in counted] + [(image, n - 1) for image, n in counted if n > 1]
     config = dataclasses.replace(WEB, equivalence=equivalence, hash_threshold=4, set_size_z=1.0)
     context = spark.sparkContext
     made = {}
-    for way, bound in (("one task", 10_000), ("sql", 0)):
+    for way, bound in (("one task", 10_000), ("sql", 0), ("over in the task", len(records) + 5)):
         monkeypatch.setattr(builder.engines.sparkimages, "IMAGES_IN_ONE_TASK", bound)
         kept: list = []
         web = builder.engines.sparkimages.image_stage(
@@ -291,8 +294,10 @@ def test_the_image_stage_in_one_task_is_the_sql_ones(
         made[way] = (web.record, web.max_equal_images, merged_images(web), web.identity.map, excluded)
         for rdd in kept:
             rdd.unpersist()
-    assert made["one task"] == made["sql"]
+    assert made["one task"] == made["sql"] == made["over in the task"]
     record, _, merged, _, excluded = made["sql"]
+    assert record["images_referenced"] == len({image for image, _ in counted})  # each URL once, its counts added
+    assert record["references"] == sum(n for _, n in counted)
     without = ("https://x.example/without-a-record.jpg", "images_without_a_record")
     assert (without in excluded) == (equivalence != "url")  # the url equivalence needs no record to compare
     assert {image for image, _ in excluded} >= {rows[0]["image"], rows[1]["image"]}

@@ -506,7 +506,7 @@ class SparkEngine:
         self.sentences = None  # a DataFrame of the sentences Déjà's rules judged (SENTENCE_SCHEMA)
         self.cached: list = []  # RDDs kept for the stages after theirs, released when the build ends
         self.web_records = None  # a web build's image records: (image, facts, skip, source number, record number)
-        self.web_referenced = None  # a web build's (image URL, references)
+        self.web_referenced = None  # a web build's (image URL, references), a URL in one or several counts
         self.redirects = None  # an RDD of the File redirects (source, target) of the dumps that were read whole
 
     @contextlib.contextmanager
@@ -606,11 +606,10 @@ class SparkEngine:
         captures = read("captures").flatMap(lambda item: item[1])
         references = references_of(read("references", extracted))
         self.references, copies, copied = first_captures(references, captures)
-        if copies:  # the kept references counted again
-            referenced = self.references.map(lambda row: (row["image"], 1))
-        else:  # each source's counts
-            referenced = read("referenced").flatMap(lambda item: item[1])
-        self.web_referenced = referenced.reduceByKey(lambda a, b: a + b)
+        if copies:  # the kept references counted again, where they are (the image stage gathers the counts)
+            self.web_referenced = self.references.map(lambda row: (row["image"], 1)).reduceByKey(lambda a, b: a + b)
+        else:  # each source's counts, few and cached: the image stage adds up a URL's counts of several sources
+            self.web_referenced = read("referenced").flatMap(lambda item: item[1])
         crawl = web_read(plan, tasks, results, [], None)
         return web_extraction(plan, crawl, [], time.perf_counter() - started, copies, copied)
 
