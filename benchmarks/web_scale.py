@@ -250,21 +250,17 @@ def median_run(found: list[dict]) -> dict:
 def rate_line(runs: dict[tuple[str, int], list[dict]], pages: int, workers: int) -> str:
     """Each engine's rate (pages/s per core of the whole build), with its range over the repeats; Spark's ratio to
     the local engine's of the median runs, and the range of the ratios of the runs paired by round."""
-    rates = {
-        engine: [pages / total(run) / workers for run in found]
-        for (engine, size), found in runs.items()
-        if size == pages
-    }
+    found = {engine: runs[engine, size] for engine, size in runs if size == pages}
+    rates = {engine: [pages / total(run) / workers for run in done] for engine, done in found.items()}
+    middle = {engine: pages / total(median_run(done)) / workers for engine, done in found.items()}
     parts = []
-    for engine, found in rates.items():
-        middle = pages / total(median_run(runs[engine, pages])) / workers
-        spread = f" ({min(found):.0f}–{max(found):.0f} over {len(found)} runs)" if len(found) > 1 else ""
-        parts.append(f"{engine} {middle:.0f}{spread}")
+    for engine, each in rates.items():
+        spread = f" ({min(each):.0f}–{max(each):.0f} over {len(each)} runs)" if len(each) > 1 else ""
+        parts.append(f"{engine} {middle[engine]:.0f}{spread}")
     line = ", ".join(parts)
     if len(rates) == 2:
-        local, spark = (pages / total(median_run(runs[e, pages])) / workers for e in ("local", "spark"))
-        line += f"; Spark at {spark / local:.2f}× the local engine's rate"
-        paired = [s / local_rate for local_rate, s in zip(rates["local"], rates["spark"], strict=False)]
+        line += f"; Spark at {middle['spark'] / middle['local']:.2f}× the local engine's rate"
+        paired = [spark / local for local, spark in zip(rates["local"], rates["spark"], strict=False)]
         if len(paired) > 1:
             line += f" (the runs paired by round: {min(paired):.2f}–{max(paired):.2f}×)"
     return line

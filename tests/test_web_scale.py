@@ -290,6 +290,8 @@ def test_the_image_stage_in_one_task_is_the_sql_ones(
             spark, context.parallelize(records, 3), context.parallelize(counted, 2),
             lambda tables: web_images(config, tables), "1GB", kept,
         )  # fmt: skip
+        # which way ran: the one task's rows are kept as KeptRows, Spark SQL's as a DataFrame
+        assert isinstance(web.excluded, builder.engines.sparkimages.KeptRows) == (way == "one task")
         excluded = sorted(tuple(row) for row in web.excluded.collect())
         made[way] = (web.record, web.max_equal_images, merged_images(web), web.identity.map, excluded)
         for rdd in kept:
