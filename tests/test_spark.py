@@ -191,7 +191,7 @@ def test_a_python_worker_loads_its_tagger_once_and_settles(spark, perceptron_ava
 
         from builder.engines import spark as engine
 
-        list(engine._tag_partition("perceptron", "en", ["A dog runs on the beach."]))
+        list(engine._tag_texts({"en": "perceptron"}, [(("en", "A dog runs on the beach."), "Beach.jpg")]))
         yield os.getpid(), id(engine._worker_tagger("perceptron", "en")), gc.get_freeze_count() > 0
 
     seen = spark.sparkContext.parallelize(range(12), 12).mapPartitions(worker_state).collect()
@@ -201,6 +201,39 @@ def test_a_python_worker_loads_its_tagger_once_and_settles(spark, perceptron_ava
         assert frozen
     assert len(seen) == 12 and all(len(ids) == 1 for ids in taggers.values()), seen
     assert len(taggers) < 12  # the workers were reused: some worker tagged several partitions
+
+
+def test_each_text_is_tagged_once_and_reaches_every_image_that_has_it(monkeypatch, perceptron_available: None) -> None:
+    """The tagging stage's two steps on the executors: an image's texts once each (none in a language without a
+    tagger), then, in a partition sorted by text, each text tagged once, its tags keyed by every image that has it."""
+    from builder.engines import spark as engine
+    from builder.filters.captions import tag_batch
+    from builder.filters.tagging import get_tagger
+
+    rows = [
+        ("A.jpg", {"language": "en", "caption": "A dog runs.", "alt": ""}),
+        ("A.jpg", {"language": "en", "caption": "A dog runs.", "alt": "Dog"}),
+        ("B.jpg", {"language": "en", "caption": "A dog runs.", "alt": ""}),
+        ("B.jpg", {"language": "xx", "caption": "Ein Hund.", "alt": ""}),
+    ]
+    texts = sorted(engine._texts_of(frozenset({"en"}), rows))
+    dog, runs = ("en", "Dog"), ("en", "A dog runs.")
+    assert texts == [(runs, "A.jpg"), (runs, "B.jpg"), (dog, "A.jpg")]
+    batches: list[list[str]] = []
+
+    def spied(batch: list[str], tagger):  # noqa: ANN001, ANN202 - the real tagging, its batches recorded
+        batches.append(list(batch))
+        return tag_batch(batch, tagger)
+
+    monkeypatch.setattr(engine, "tag_batch", spied)
+    found = sorted(engine._tag_texts({"en": "perceptron"}, texts))
+    tags = dict(
+        zip(["A dog runs.", "Dog"], tag_batch(["A dog runs.", "Dog"], get_tagger("perceptron", "en")), strict=True)
+    )
+    assert batches == [["A dog runs.", "Dog"]]
+    assert found == sorted(
+        [("A.jpg", (runs, tags["A dog runs."])), ("B.jpg", (runs, tags["A dog runs."])), ("A.jpg", (dog, tags["Dog"]))]
+    )
 
 
 def test_no_pair_survives(spark, tmp_path: Path, perceptron_available: None) -> None:

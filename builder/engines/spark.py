@@ -47,9 +47,11 @@ import contextlib
 import dataclasses
 import functools
 import gc
+import itertools
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
+from operator import itemgetter
 from pathlib import Path
 
 import pyarrow as pa
@@ -71,7 +73,7 @@ from builder.engines.sparkdeja import judge_partition
 from builder.engines.sparkimages import image_stage
 from builder.engines.sparkread import cached_apart, cached_once, counters
 from builder.engines.sparksession import spark_session
-from builder.engines.sparkshuffle import attached, cogrouped, grouped, looked_up, regrouped
+from builder.engines.sparkshuffle import attached, cogrouped, grouped, looked_up, regrouped, shuffle_partitions
 from builder.engines.sparksmall import build_in_one_task, one_task_input
 from builder.engines.sparksplits import SPLITS_IN_ONE_TASK, route_splits
 from builder.engines.sparksql import SparkTables, spark_schema, spill, warm_sql
@@ -88,7 +90,7 @@ from builder.extract.tasks import (
     task_failure,
 )
 from builder.extract.wikitext import ExtractStats
-from builder.filters.captions import rule_verdicts, tag_batch, text_batches
+from builder.filters.captions import TAG_BATCH, rule_verdicts, tag_batch
 from builder.filters.chain import FilterChain
 from builder.filters.clusters import Cluster, Pair, build_pairs, cluster_from_rows, cluster_rows, sort_key
 from builder.filters.funnel import Funnel
@@ -233,13 +235,43 @@ def _before_rule_apart(
     yield "apart", left_out[0]
 
 
-def _tag_partition(tagger_name: str, language: str, texts: Iterable[str]) -> Iterator[tuple[str, list]]:
-    """Texts tagged in batches by the worker's tagger, built on the first partition that has texts."""
-    tagger = None
-    for batch in text_batches(texts):
-        if tagger is None:
-            tagger = _worker_tagger(tagger_name, language)
-        yield from zip(batch, tag_batch(batch, tagger), strict=True)
+def _text_hash(key: tuple[str, str]) -> int:
+    """A text key's partition: Python's hash of the (language, text) pair, the same in every worker (PySpark gives
+    them one PYTHONHASHSEED). PySpark's default, ``portable_hash``, walks a tuple in Python and reads the
+    environment for each element: 3 µs a key against 0.1 µs (issue 48)."""
+    return hash(key)
+
+
+def _texts_of(languages: frozenset[str], items: Iterable[tuple[str, dict]]) -> Iterator[tuple[tuple[str, str], str]]:
+    """The texts of a partition of rows grouped by image, each ``((language, text), image)`` once per image: the
+    captions and alt texts of the rows in a language that has a tagger (an empty text gets no tags)."""
+    for image, rows in itertools.groupby(items, key=itemgetter(0)):
+        keys = {
+            (row["language"], row[column])
+            for _, row in rows
+            if row["language"] in languages
+            for column in ("caption", "alt")
+            if row[column]
+        }
+        for key in keys:
+            yield key, image
+
+
+def _tag_texts(
+    taggers: Mapping[str, str], items: Iterable[tuple[tuple[str, str], str]]
+) -> Iterator[tuple[str, tuple[tuple[str, str], list]]]:
+    """A partition of ``((language, text), image)`` items sorted by text: each text tagged once, in batches, by the
+    worker's tagger of its language (``taggers``: each language's tagger name); then ``(image, (text key, tags))``
+    for each image that has the text. The texts' tags so reach their images in one shuffle of the texts: a distinct,
+    then a join of the texts with their tags, was three."""
+    texts = ((key, {image for _, image in group}) for key, group in itertools.groupby(items, key=itemgetter(0)))
+    for language, same in itertools.groupby(texts, key=lambda text: text[0][0]):
+        tagger = _worker_tagger(taggers[language], language)
+        while batch := list(itertools.islice(same, TAG_BATCH)):
+            tagged = tag_batch([key[1] for key, _ in batch], tagger)
+            for (key, images), tags in zip(batch, tagged, strict=True):
+                for image in images:
+                    yield image, (key, tags)
 
 
 def _apply_rule(
@@ -290,14 +322,9 @@ def _filter_pairs(
 
 def _tagged_groups(by_image, tags):  # noqa: ANN001, ANN202 - RDDs
     """The rows grouped by image, each with the tags of its caption and alt text in its language (an empty text, or
-    one not tagged, gets none): the texts' tags are joined by text as small (text, image) items, and come to their
-    image's rows where the grouping left them (:func:`builder.engines.sparkshuffle.attached`): the rows cross no
-    shuffle here."""
-    texts = by_image.values().flatMap(
-        lambda row: [((row["language"], row[column]), row["image"]) for column in ("caption", "alt") if row[column]]
-    )
-    found = texts.join(tags).map(lambda item: (item[1][0], (item[0], item[1][1])))
-    return attached(by_image, found).mapPartitions(_attach_tags, True)
+    one not tagged, gets none): the tags, already keyed by image (:meth:`SparkEngine.tag`), come to their image's
+    rows where the grouping left them (:func:`builder.engines.sparkshuffle.attached`): the rows cross no shuffle."""
+    return attached(by_image, tags).mapPartitions(_attach_tags, True)
 
 
 def _rows_by_image(items: Iterable[tuple[str, object]]) -> Iterator[tuple[str, dict]]:
@@ -502,7 +529,7 @@ class SparkEngine:
         self.references = None  # an RDD of the reference rows of the dumps that were read whole
         self.survivors: dict[str, object] = {}  # per config, an RDD of the rows that passed steps 0–4
         self.by_image: dict[str, object] = {}  # the same rows as (image, row), where their grouping left them
-        self.tags = None  # an RDD of ((language, text), tags)
+        self.tags = None  # an RDD of (image, ((language, text), tags))
         self.sentences = None  # a DataFrame of the sentences Déjà's rules judged (SENTENCE_SCHEMA)
         self.cached: list = []  # RDDs kept for the stages after theirs, released when the build ends
         self.web_records = None  # a web build's image records: (image, facts, skip, source number, record number)
@@ -706,17 +733,17 @@ class SparkEngine:
         deja = [self.survivors[name] for name, chain in chains.items() if chain.config.deja]
         if deja:
             self._judge(plan, deja)
-        ruled = [self.survivors[name] for name, chain in chains.items() if chain.config.caption_rule != "none"]
+        ruled = [self.by_image[name] for name, chain in chains.items() if chain.config.caption_rule != "none"]
         if not ruled:
             return
-        context = self.session.sparkContext
-        tagged = [
-            tags.map(lambda item, code=language: ((code, item[0]), item[1]))
-            for language, tags in _per_language(plan, _unique_texts(context, ruled), _tag_partition)
-        ]
-        self.tags = context.union(tagged).persist(spill())
+        # each image's texts, sorted by text into partitions (a text in one), tagged once there and keyed by image
+        taggers = {language: plan.tagger_name or tagger.name for language, tagger in plan.taggers.items()}
+        languages = frozenset(taggers)
+        texts = self.session.sparkContext.union(ruled).mapPartitions(lambda part, t=languages: _texts_of(t, part))
+        placed = texts.repartitionAndSortWithinPartitions(shuffle_partitions(texts), _text_hash)
+        # tagged here, in the tagging stage, not lazily inside the next one; cached by the JVM, not read back
+        self.tags = cached_once(placed.mapPartitions(lambda part, t=taggers: _tag_texts(t, part)), spill())
         self.cached.append(self.tags)
-        self.tags.count()  # tag here, in the tagging stage, not lazily inside the next one
 
     def _judge(self, plan: BuildPlan, survivors: list) -> None:
         """Déjà's rules on every sentence of the unique texts of its configs' records, on the executors: a
