@@ -229,7 +229,7 @@ def _before_rule_apart(
             if len(apart):
                 left_out[0] += len(rows)
             elif len(rows):
-                yield image, [_own_file(row) for row in rows]  # type: ignore[attr-defined]
+                yield image, rows  # each with its own file and redirect (:func:`_keyed_own_files`)
 
     yield from _before_rule(config, kept())
     yield "apart", left_out[0]
@@ -699,7 +699,8 @@ class SparkEngine:
             if apart is not None and mapping is None and apart.languages is None:
                 # the images left out and the grouping in one shuffle: no image of the map changes its group
                 left_out = apart.everywhere.map(lambda image: (image, None))
-                groups = cogrouped(used.keyBy(lambda row: row["image"]), left_out)
+                keyed = self.references.mapPartitions(lambda rows, c=config: _keyed_own_files(c, rows))
+                groups = cogrouped(keyed, left_out)
                 before = groups.mapPartitions(lambda part, c=config: _before_rule_apart(c, part), True)
             else:
                 if apart is not None:  # joins, never broadcasts: what is left out grows with the input
@@ -879,6 +880,16 @@ def _canonical(used, mapping):  # noqa: ANN001, ANN202 - RDDs
     if mapping is None:
         return used.map(_own_file)
     return used.keyBy(lambda row: row["image"]).leftOuterJoin(mapping).values().map(_mapped_row)
+
+
+def _keyed_own_files(config: PipelineConfig, rows: Iterable[dict]) -> Iterator[tuple[str, dict]]:
+    """The rows a config reads, keyed by image, each with its own file and redirect (no identity map changes a
+    title), in one pass: a filter, a ``keyBy`` and a map were a Python call or two each per row. The rows are set in
+    place: each read of the references unpickles rows of its own."""
+    for row in rows:
+        if _selects(config, row):
+            row["file"] = row["redirect"] = row["image"]
+            yield row["image"], row
 
 
 def _own_file(row: dict) -> dict:
