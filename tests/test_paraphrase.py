@@ -209,12 +209,15 @@ def test_the_shipped_classifiers_are_the_ones_the_study_trains() -> None:
         shipped = load_classifier(name)
         assert shipped.features == model.features and shipped.version == model.version
         assert np.allclose(shipped.mean, model.mean) and np.allclose(shipped.scale, model.scale)
-        assert np.allclose(shipped.coefficients, model.coefficients, atol=1e-6)
-        assert math.isclose(shipped.intercept, model.intercept, abs_tol=1e-6)
+        # as close as the solver makes them: libsvm's SMO stops at tol 1e-3, and its dot products go through BLAS,
+        # whose kernels differ by CPU; from the same features, two machines' caption models differed by up to 4e-3 in
+        # a coefficient, 1e-4 in the calibration and 2.4e-4 in a probability, with the same figures and labels
+        assert np.allclose(shipped.coefficients, model.coefficients, atol=1e-2)
+        assert math.isclose(shipped.intercept, model.intercept, abs_tol=1e-3)
         assert shipped.calibration.keys() == model.calibration.keys()
-        assert all(math.isclose(shipped.calibration[k], model.calibration[k], abs_tol=1e-6) for k in model.calibration)
+        assert all(math.isclose(shipped.calibration[k], model.calibration[k], abs_tol=1e-3) for k in model.calibration)
         assert json.loads(json.dumps(model.evaluation)) == shipped.evaluation
-        assert np.allclose(shipped.labelled["probability"], model.labelled["probability"], atol=1e-6)
+        assert np.allclose(shipped.labelled["probability"], model.labelled["probability"], atol=1e-3)
         assert shipped.labelled["label"] == model.labelled["label"]
     measures = load_classifier("measures")
     assert measures.trained_on["sha256"] == hashlib.sha256(LABELS.read_bytes()).hexdigest()

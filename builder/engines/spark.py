@@ -235,13 +235,6 @@ def _before_rule_apart(
     yield "apart", left_out[0]
 
 
-def _text_hash(key: tuple[str, str]) -> int:
-    """A text key's partition: Python's hash of the (language, text) pair, the same in every worker (PySpark gives
-    them one PYTHONHASHSEED). PySpark's default, ``portable_hash``, walks a tuple in Python and reads the
-    environment for each element: 3 µs a key against 0.1 µs (issue 48)."""
-    return hash(key)
-
-
 def _texts_of(languages: frozenset[str], items: Iterable[tuple[str, dict]]) -> Iterator[tuple[tuple[str, str], str]]:
     """The texts of a partition of rows grouped by image, each ``((language, text), image)`` once per image: the
     captions and alt texts of the rows in a language that has a tagger (an empty text gets no tags)."""
@@ -262,8 +255,7 @@ def _tag_texts(
 ) -> Iterator[tuple[str, tuple[tuple[str, str], list]]]:
     """A partition of ``((language, text), image)`` items sorted by text: each text tagged once, in batches, by the
     worker's tagger of its language (``taggers``: each language's tagger name); then ``(image, (text key, tags))``
-    for each image that has the text. The texts' tags so reach their images in one shuffle of the texts: a distinct,
-    then a join of the texts with their tags, was three."""
+    for each image that has the text: one shuffle of the texts (a distinct, then a join with the tags, was three)."""
     texts = ((key, {image for _, image in group}) for key, group in itertools.groupby(items, key=itemgetter(0)))
     for language, same in itertools.groupby(texts, key=lambda text: text[0][0]):
         tagger = _worker_tagger(taggers[language], language)
@@ -741,7 +733,9 @@ class SparkEngine:
         taggers = {language: plan.tagger_name or tagger.name for language, tagger in plan.taggers.items()}
         languages = frozenset(taggers)
         texts = self.session.sparkContext.union(ruled).mapPartitions(lambda part, t=languages: _texts_of(t, part))
-        placed = texts.repartitionAndSortWithinPartitions(shuffle_partitions(texts), _text_hash)
+        # partitioned by Python's hash of the (language, text) key, the same in every worker (PySpark gives them one
+        # PYTHONHASHSEED); PySpark's portable_hash walks a tuple in Python: 3 µs a key against 0.1 µs (issue 48)
+        placed = texts.repartitionAndSortWithinPartitions(shuffle_partitions(texts), hash)
         # tagged here, in the tagging stage, not lazily inside the next one; cached by the JVM, not read back
         self.tags = cached_once(placed.mapPartitions(lambda part, t=taggers: _tag_texts(t, part)), spill())
         self.cached.append(self.tags)
@@ -883,9 +877,8 @@ def _canonical(used, mapping):  # noqa: ANN001, ANN202 - RDDs
 
 
 def _keyed_own_files(config: PipelineConfig, rows: Iterable[dict]) -> Iterator[tuple[str, dict]]:
-    """The rows a config reads, keyed by image, each with its own file and redirect (no identity map changes a
-    title), in one pass: a filter, a ``keyBy`` and a map were a Python call or two each per row. The rows are set in
-    place: each read of the references unpickles rows of its own."""
+    """The rows a config reads keyed by image, each with its own file and redirect, in one pass (a filter, a keyBy
+    and a map were a call or two each per row); set in place: each read of the references unpickles its own rows."""
     for row in rows:
         if _selects(config, row):
             row["file"] = row["redirect"] = row["image"]
