@@ -24,16 +24,18 @@ Two ways in:
 
 With no dump given, the command line and the builder use the small sample dump that ships with the package.
 This file is the entry: the command line lives in :mod:`builder.cli` (its parser, the one mapping of its options
-onto configs, its commands). Scoring is :mod:`metrics` (``evaluate.load("delta_sem_syn")``).
+onto configs, its commands), the ``datasets`` builder in :mod:`builder.dataset_builder`, the engines in
+:mod:`builder.engines` (:mod:`~builder.engines.local`, the package :mod:`~builder.engines.spark`). Scoring is
+:mod:`metrics` (``evaluate.load("delta_sem_syn")``).
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
 from typing import TYPE_CHECKING
 
 from builder.cli import command_parser, main
+from builder.common import lazy_attributes
 from builder.config import (
     BRONZE,
     CAPTIONS,
@@ -53,8 +55,8 @@ from builder.config import (
 from builder.sources.download import download
 
 if TYPE_CHECKING:
+    from builder.dataset_builder import WikipediaIPC, WikipediaIPCConfig, released_pairs
     from builder.engines.core import BuildReport
-    from builder.engines.dataset_builder import WikipediaIPC, WikipediaIPCConfig, released_pairs
     from builder.engines.local import build
     from builder.engines.spark import build_spark
     from builder.publish.card import SAMPLE_DUMP
@@ -91,21 +93,15 @@ __all__ = [
 _LAZY = {
     "BuildReport": "builder.engines.core",
     "SAMPLE_DUMP": "builder.publish.card",
-    "WikipediaIPC": "builder.engines.dataset_builder",
-    "WikipediaIPCConfig": "builder.engines.dataset_builder",
+    "WikipediaIPC": "builder.dataset_builder",
+    "WikipediaIPCConfig": "builder.dataset_builder",
     "build": "builder.engines.local",
     "build_spark": "builder.engines.spark",
-    "released_pairs": "builder.engines.dataset_builder",
+    "released_pairs": "builder.dataset_builder",
 }
 
 
-def __getattr__(name: str) -> object:
-    """The heavy part of the API, on first use (``from wikipedia_ipc import build`` works as before)."""
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 if __name__ == "__main__":

@@ -70,7 +70,7 @@ def dataset_graph(
     texts = sorted({caption for _, caption in pairs})
     judged = judge_texts("en", texts, get_tagger("perceptron", "en"), load_wordnet())
     if spark is not None:
-        from builder.engines.sparksql import SparkTables, spark_schema
+        from builder.engines.spark.sql import SparkTables, spark_schema
 
         tables = SparkTables(spark)
         rows = [tuple(row[c] for c in DEJA_CANDIDATE_SCHEMA.names) for row in candidates]

@@ -5,7 +5,7 @@ JVM's scheduling and code generation, and in the Python workers what PySpark doe
 (gold, silver in three splits, silver unsplit) is built ``--builds`` times on one session, the first build left out
 of the figures (the JVM compiling its code); for each build, spread over the stages (``spark_one_task_bytes=0``):
 wall seconds, Spark jobs, and CPU seconds of the driver's Python, of the JVM and of the Python workers; the engine's
-default for an input this small, one task (:mod:`builder.engines.sparksmall`), its wall seconds and jobs; and the
+default for an input this small, one task (:mod:`builder.engines.spark.one_task`), its wall seconds and jobs; and the
 local engine's wall seconds for the same build in the same process; then, for the spread build of median wall
 time, each stage's seconds on both engines and Spark's jobs per stage (:mod:`benchmarks.stage_profile`).
 ``--against DIR`` runs the same in another checkout's toolkit, side by side (alternating rounds), and prints the
@@ -58,7 +58,7 @@ session = spark_session(2, {{"spark.ui.enabled": "false", "spark.ui.showConsoleP
 session.sparkContext.setLogLevel("ERROR")
 three = dataclasses.replace(SILVER, splits=(0.6, 0.2, 0.2))
 configs = [GOLD, three, dataclasses.replace(SILVER, name="whole", splits=())]
-# this checkout's default builds the sample in one task (builder.engines.sparksmall); spread, it runs every stage
+# this checkout's default builds the sample in one task (builder.engines.spark.one_task); spread, it runs every stage
 one_task = "spark_one_task_bytes" in {{field.name for field in dataclasses.fields(BuildOptions)}}
 
 def spark_build(group, **options):
@@ -112,8 +112,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.builds < 2:
         parser.error("--builds must be 2 or more: the first build warms the JVM and is left out")
-    if args.against is not None and not (args.against / "builder" / "engines" / "spark.py").is_file():
-        parser.error(f"--against {args.against}: not a checkout of this toolkit (no builder/engines/spark.py)")
+    engines = None if args.against is None else args.against / "builder" / "engines"
+    if engines is not None and not ((engines / "spark.py").is_file() or (engines / "spark" / "engine.py").is_file()):
+        # a checkout from before Spark's package has builder/engines/spark.py; both import build_spark alike
+        parser.error(f"--against {args.against}: not a checkout of this toolkit (no builder/engines/spark/)")
     roots = [ROOT] + ([args.against.resolve()] if args.against is not None else [])
     measured: dict[Path, list[dict]] = {root: [] for root in roots}
     for round_ in range(args.rounds):

@@ -22,12 +22,12 @@ __all__ = ["PARTS", "profile_stages", "profiled", "stage_rows", "stage_table"]
 # (module, attribute, the part's name): functions (or Class.method) timed apart, inside the stage that calls them
 PARTS = (
     ("builder.engines.core", "web_stage", "image stage"),
-    ("builder.engines.spark", "SparkIdentity.identity", "identity map"),
+    ("builder.engines.spark.identity", "SparkIdentity.identity", "identity map"),
     ("builder.filters.identity", "InProcessIdentity.identity", "identity map"),
-    ("builder.engines.spark", "route_splits", "split assignment"),
+    ("builder.engines.spark.engine", "route_splits", "split assignment"),
     ("builder.engines.local", "assign_files", "split assignment"),
-    ("builder.engines.spark", "write_split", "writing"),
-    ("builder.engines.spark", "write_splits", "writing"),
+    ("builder.engines.spark.engine", "write_split", "writing"),
+    ("builder.engines.spark.engine", "write_splits", "writing"),
 )
 ORDER = ("extraction", "image stage", "identity map", "grouping", "tagging", "pair filters", "split assignment")
 

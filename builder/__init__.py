@@ -19,8 +19,13 @@ from its own package or from one above it in the list, never from one below):
 :mod:`.publish`     the dataset folder: pair shards, splits, the card, atomic publishing,
                     work folders, the Hub
 :mod:`.engines`     one core that drives a build (prepare, extract, group, tag, filter,
-                    publish) and the engines it runs on: local processes with DuckDB, or Spark
+                    publish) and its two drivers: :mod:`.engines.local` (processes and DuckDB)
+                    and the package :mod:`.engines.spark`
+:mod:`.cli`         the command line (``wikipedia-ipc``), a way in above the engines
 ==================  ==========================================================================
+
+:mod:`.dataset_builder`, beside :mod:`.cli`, is the other way in: the ``datasets`` builder class
+:class:`~builder.dataset_builder.WikipediaIPC` and the released corpus's reader (neither imports the other).
 
 Where a change goes: a new dump format or compression → :mod:`builder.sources`; a language's
 vocabulary → ``builder/data/languages.json`` (generated, see ``docs/languages.md``) and

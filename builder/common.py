@@ -8,6 +8,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import ctypes
+import importlib
 import json
 import multiprocessing
 import os
@@ -45,6 +46,20 @@ LOCK_FILE = ".wikipedia_ipc.lock"  # where a folder cannot be locked itself (Win
 
 class OutputError(Exception):
     """The output folder cannot be written (or pushed) safely; the message names the path and why."""
+
+
+def lazy_attributes(module: str, lazy: dict[str, str]) -> Callable[[str], object]:
+    """A module's ``__getattr__`` that imports each name of ``lazy`` (name → its module) on first use, and keeps it:
+    a light module can offer heavy names without loading them when it is imported."""
+
+    def __getattr__(name: str) -> object:
+        if name not in lazy:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(lazy[name]), name)
+        setattr(sys.modules[module], name, value)
+        return value
+
+    return __getattr__
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -153,7 +168,7 @@ def worker_pool(
     workers: int, fork_safe: bool, initializer: Callable[..., object] | None = None, initargs: tuple = ()
 ) -> concurrent.futures.ProcessPoolExecutor:
     """A pool of a build's worker processes that does not run the caller's script again in each worker, so that a
-    build started from a script without ``if __name__ == "__main__":`` works as the README shows it.
+    build started from a script without ``if __name__ == "__main__":`` works as docs/building.md shows it.
 
     ``fork_safe``: the caller holds no threads (no DuckDB connection), so a fork is a copy of a quiet process: fork
     where the platform forks safely (not macOS). Otherwise a fork server (a fresh interpreter that imports the

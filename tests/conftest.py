@@ -201,11 +201,11 @@ def spark(shared_spark: SharedSpark):  # noqa: ANN201 - a pyspark.sql.SparkSessi
 @pytest.fixture(autouse=True)
 def spread_spark_builds() -> Iterator[None]:
     """Every Spark build of the tests is spread over the session's stages, however small its input (the tests'
-    inputs are a few kB, which the engine would build in one task, :mod:`builder.engines.sparksmall`): a test of the
+    inputs are a few kB, which the engine would build in one task, :mod:`builder.engines.spark.one_task`): a test of the
     one-task path gives ``spark_one_task_bytes`` itself. A patch of its own, which a test's ``monkeypatch.undo()``
     leaves in place."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("builder.engines.sparksmall.ONE_TASK_BYTES", 0)
+        patch.setattr("builder.engines.spark.one_task.ONE_TASK_BYTES", 0)
         yield
 
 

@@ -358,3 +358,17 @@ def test_the_same_rows_whatever_the_worker_count(
         tables[workers] = rows(out / configs[0])
     assert tables["1"].num_rows == {"silver": 20, "bronze": 47}[configs[0]]  # as the README says
     assert tables["48"].equals(tables["1"]) and tables[str(MAX_WORKERS)].equals(tables["1"])
+
+
+def test_a_dumps_language_names_it_in_any_spelling(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--language CODE=DUMP`` finds its dump spelled otherwise than among the arguments (``./``, absolute), as
+    the engines do (round six, item 9); a file that is not among them is still refused."""
+    monkeypatch.chdir(ROOT)
+    de, en = "tests/data/minidumps/de/wiki.xml.bz2", "tests/data/minidumps/en/wiki.xml.bz2"
+    dumps, languages = dumps_and_languages([de, en], [f"de=./{de}", f"en={ROOT / en}"])
+    assert dumps == [de, en] and languages == {f"./{de}": "de", str(ROOT / en): "en"}
+    argv = ["build", de, en, "--configs", "crosslingual", "--caption-rule", "none", "--splits", "none", "--quiet"]
+    assert main([*argv, "--language", f"de=./{de}", f"en={ROOT / en}", "--output", str(tmp_path / "out")]) == 0
+    assert json.loads((tmp_path / "out" / "crosslingual" / "funnel.json").read_text())["funnel"][-1]["pairs"] == 9
+    with pytest.raises(ValueError, match="is not one of the dumps given"):
+        dumps_and_languages([de, en], [f"fr=./{de.replace('/de/', '/fr/')}"])

@@ -490,7 +490,7 @@ def test_spark_local_workers_run_the_drivers_python(
 ) -> None:
     # the engine's own session, made here (the run's shared one is stopped first, and made again after)
     from builder.engines.spark import build_spark
-    from builder.engines.sparksession import LOCAL_JVM_OPTIONS, PYTHON_WORKER_MEMORY, spark_session
+    from builder.engines.spark.session import LOCAL_JVM_OPTIONS, PYTHON_WORKER_MEMORY, spark_session
 
     monkeypatch.setenv("PYSPARK_PYTHON", "unset below")  # so that the test's end restores the environment
     monkeypatch.delenv("PYSPARK_PYTHON")
@@ -515,7 +515,7 @@ def test_spark_local_workers_run_the_drivers_python(
 
 
 def test_a_local_master_s_cores_are_read_from_its_name() -> None:
-    from builder.engines.sparksession import _local_cores
+    from builder.engines.spark.session import _local_cores
 
     assert [_local_cores(master, 2) for master in ("local", "local[3]", "local[4,2]")] == [1, 3, 4]
     assert _local_cores("local[*]", 2) == (os.cpu_count() or 2)

@@ -21,6 +21,7 @@ LAYERS = (
     "builder.publish",
     "builder.engines",
     "builder.cli",
+    "builder.dataset_builder",  # the datasets builder class: a way in beside the command line, above the engines
 )
 MAX_LINES = 900
 
@@ -65,7 +66,10 @@ def layer(module: str) -> int | None:
 def test_builder_is_grouped_by_stage() -> None:
     packages = {path.name for path in (ROOT / "builder").iterdir() if (path / "__init__.py").is_file()}
     assert packages >= {"sources", "extract", "lang", "filters", "engines", "publish"}
-    layers = {"__init__", "common", "config", "progress", "storage"}
+    engines = {path.stem for path in (ROOT / "builder" / "engines").glob("*.py")}
+    assert engines == {"__init__", "core", "local"}, f"one core, two drivers (Spark a package): {sorted(engines)}"
+    assert (ROOT / "builder" / "engines" / "spark" / "__init__.py").is_file()
+    layers = {"__init__", "common", "config", "progress", "storage", "dataset_builder"}
     loose = {path.stem for path in (ROOT / "builder").glob("*.py")} - layers
     assert not loose, f"modules outside the stage packages: {sorted(loose)}"
 

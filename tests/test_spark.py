@@ -94,9 +94,9 @@ def test_splits_of_pairs_over_the_bound_are_the_local_engines(
     """A config over the one-task bound (here 3 pairs): its pairs spread over more partitions and contracted
     partition by partition, the links merged as their number asks; the same files and split record as the local
     engine's."""
-    import builder.engines.spark
+    import builder.engines.spark.engine
 
-    monkeypatch.setattr(builder.engines.spark, "SPLITS_IN_ONE_TASK", 3)
+    monkeypatch.setattr(builder.engines.spark.engine, "SPLITS_IN_ONE_TASK", 3)
     report = build_spark([wikipedia_ipc.SAMPLE_DUMP], [GOLD, SILVER], tmp_path, tagger="perceptron", spark=spark)
     assert report.rows == {"gold": 10, "silver": 20}
     same_output(local_sample, tmp_path, "gold")
@@ -189,7 +189,7 @@ def test_a_python_worker_loads_its_tagger_once_and_settles(spark, perceptron_ava
     def worker_state(part):  # noqa: ANN001, ANN202 - shipped by value: the workers do not import the tests
         import gc
 
-        from builder.engines import spark as engine
+        from builder.engines.spark import engine
 
         list(engine._tag_texts({"en": "perceptron"}, [(("en", "A dog runs on the beach."), "Beach.jpg")]))
         yield os.getpid(), id(engine._worker_tagger("perceptron", "en")), gc.get_freeze_count() > 0
@@ -206,7 +206,7 @@ def test_a_python_worker_loads_its_tagger_once_and_settles(spark, perceptron_ava
 def test_each_text_is_tagged_once_and_reaches_every_image_that_has_it(monkeypatch, perceptron_available: None) -> None:
     """The tagging stage's two steps on the executors: an image's texts once each (none in a language without a
     tagger), then, in a partition sorted by text, each text tagged once, its tags keyed by every image that has it."""
-    from builder.engines import spark as engine
+    from builder.engines.spark import engine
     from builder.filters.captions import tag_batch
     from builder.filters.tagging import get_tagger
 
@@ -413,7 +413,7 @@ def test_spark_computes_the_identity_map_as_the_process_does(spark) -> None:
     and redirects into SHA-1 groups."""
     from test_identity import IDENTITY_CASES, file_titles, in_process, in_tables
 
-    from builder.engines.sparksql import SparkTables
+    from builder.engines.spark.sql import SparkTables
 
     context = spark.sparkContext
     for case in ("cycles, and a chain into one", "a long tail into a long cycle", "a redirect into a SHA-1 group",
@@ -434,8 +434,8 @@ def test_spark_assigns_the_splits_as_the_union_find_does(spark) -> None:
 
     from test_splits import WORDS, chain_of_pairs
 
-    from builder.engines.sparksplits import route_splits
-    from builder.engines.sparksql import SparkTables
+    from builder.engines.spark.splits import route_splits
+    from builder.engines.spark.sql import SparkTables
     from builder.publish.splits import assign, image_key
 
     generator = random.Random(7)

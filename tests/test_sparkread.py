@@ -1,4 +1,4 @@
-"""An extraction's output cached on Spark (:mod:`builder.engines.sparkread`): each source's task runs once, whatever
+"""An extraction's output cached on Spark (:mod:`builder.engines.spark.read`): each source's task runs once, whatever
 reads the output after, and the items apart are the output's other kinds, each source's in its task's order."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from builder.engines.sparkread import cached_apart, cached_once, counters
+from builder.engines.spark.read import cached_apart, cached_once, counters
 
 
 def _source(marks: Path):  # noqa: ANN202 - a source's task, by value (the workers cannot import the tests)

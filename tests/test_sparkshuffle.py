@@ -1,4 +1,4 @@
-"""Grouping by key on Spark (:mod:`builder.engines.sparkshuffle`): the groups of PySpark's ``groupBy`` and
+"""Grouping by key on Spark (:mod:`builder.engines.spark.shuffle`): the groups of PySpark's ``groupBy`` and
 ``cogroup``, each key once, in key order within a partition, and a partitioner a join by the same key keeps."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from builder.engines.sparkshuffle import attached, cogrouped, grouped, looked_up, regrouped, shuffle_partitions
+from builder.engines.spark.shuffle import attached, cogrouped, grouped, looked_up, regrouped, shuffle_partitions
 
 
 def test_grouped_gives_group_bys_groups_in_key_order(spark) -> None:

@@ -1,4 +1,4 @@
-"""The Spark engine's reading of a WARC source (builder/engines/sparkweb.py), run in this process on a real WARC
+"""The Spark engine's reading of a WARC source (builder/engines/spark/web.py), run in this process on a real WARC
 file (tests/data/web/aut-example.warc.gz, see tests/data/web/README.md): its chunks hold every reference row in
 order, and its per-source counts are the counts of those rows."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from builder.engines import sparkweb
+from builder.engines.spark import web as sparkweb
 from builder.extract.web import web_task
 from builder.extract.webrefs import PixelInspector, WebBuildTask
 from builder.filters.images import normalize_url

@@ -18,7 +18,7 @@ import wikipedia_ipc
 from builder.config import DEFAULT_FRACTIONS, GOLD, SILVER, SOURCES, SPLIT_NAMES, check_fractions, parse_splits
 from builder.data.make_sample import IMAGE_TABLE
 from builder.engines.local import build
-from builder.engines.sparksplits import contract, hold
+from builder.engines.spark.splits import contract, hold
 from builder.filters.pairs import skeleton
 from builder.publish.card import SAMPLE_DUMP
 from builder.publish.layout import split_of_file
@@ -126,7 +126,7 @@ def test_the_assignment_is_a_function_of_the_content(rows: list[dict], seed: int
 
 def contracted_labels(rows: list[dict], partitions: int) -> tuple[dict[bytes, bytes], dict[bytes, int]]:
     """Each node's label and each label's pairs when the rows are cut into ``partitions`` slices and contracted as
-    Spark's executors contract them (:mod:`builder.engines.sparksplits`), the shuffle by digest done in a dict."""
+    Spark's executors contract them (:mod:`builder.engines.spark.splits`), the shuffle by digest done in a dict."""
     items = [item for n in range(partitions) for item in contract(rows[n::partitions])]
     nodes: dict[bytes, list] = defaultdict(list)
     for kind, (key, value) in items:

@@ -232,7 +232,7 @@ def test_the_engine_links_hashes_as_group_by_hash_does(
 
 def test_spark_links_hashes_as_duckdb_does(spark, tmp_path: Path) -> None:
     """The same SQL on Spark: the same sets, the same record."""
-    from builder.engines.sparksql import SparkImageTables
+    from builder.engines.spark.sql import SparkImageTables
     from builder.filters.web import DuckDBImageTables, web_images
 
     bits = 36
@@ -260,12 +260,12 @@ def test_spark_links_hashes_as_duckdb_does(spark, tmp_path: Path) -> None:
 def test_the_image_stage_in_one_task_is_the_sql_ones(
     spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, equivalence: str
 ) -> None:
-    """Few images go to one task's DuckDB (:mod:`builder.engines.sparkimages`), many to Spark SQL: the same sets,
+    """Few images go to one task's DuckDB (:mod:`builder.engines.spark.images`), many to Spark SQL: the same sets,
     record and bound, and the same exclusions (an image URL without a record, a record that failed a rule, a record
     skipped while read) and identity map on the executors, whichever way ran; the first record of an image in input
     order decides, wherever its partition is. An image URL's references come in several sources' counts, added up
     either way; a task that finds more images than the bound stops there and the stage runs in SQL."""
-    import builder.engines.sparkimages
+    import builder.engines.spark.images
     from builder.filters.web import web_images
 
     bits = 36
@@ -284,14 +284,14 @@ def test_the_image_stage_in_one_task_is_the_sql_ones(
     context = spark.sparkContext
     made = {}
     for way, bound in (("one task", 10_000), ("sql", 0), ("over in the task", len(records) + 5)):
-        monkeypatch.setattr(builder.engines.sparkimages, "IMAGES_IN_ONE_TASK", bound)
+        monkeypatch.setattr(builder.engines.spark.images, "IMAGES_IN_ONE_TASK", bound)
         kept: list = []
-        web = builder.engines.sparkimages.image_stage(
+        web = builder.engines.spark.images.image_stage(
             spark, context.parallelize(records, 3), context.parallelize(counted, 2),
             lambda tables: web_images(config, tables), "1GB", kept,
         )  # fmt: skip
         # which way ran: the one task's rows are kept as KeptRows, Spark SQL's as a DataFrame
-        assert isinstance(web.excluded, builder.engines.sparkimages.KeptRows) == (way == "one task")
+        assert isinstance(web.excluded, builder.engines.spark.images.KeptRows) == (way == "one task")
         excluded = sorted(tuple(row) for row in web.excluded.collect())
         made[way] = (web.record, web.max_equal_images, merged_images(web), web.identity.map, excluded)
         for rdd in kept:

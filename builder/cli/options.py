@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 from builder.config import LISTING_SCHEMES, BuildOptions, PipelineConfig, preset
 from builder.sources.download import expand_dumps
+from builder.storage import resolved
 
 __all__ = [
     "CONFIG_OPTIONS",
@@ -202,7 +203,7 @@ def dumps_and_languages(given: Sequence[str], languages: Sequence[str]) -> tuple
         if "=" not in value:
             continue
         code, _, dump = value.partition("=")
-        if dump not in given:
+        if resolved(dump) not in {resolved(name) for name in given}:  # ./x and x are one dump, as for the engines
             raise ValueError(f"--language {value}: {dump} is not one of the dumps given")
         chosen.update(dict.fromkeys(expand_dumps([dump]), code))
     return dumps, chosen

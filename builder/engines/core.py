@@ -8,7 +8,7 @@ and run steps 0â€“4 of Table 3 per config, tag the surviving texts, run steps 5â
 pairs. What a config's ``funnel.json`` records, and the publishing of the folder, happen here, so
 that every engine gives the same rows and the same records. An engine only decides *how* a stage
 runs: :class:`builder.engines.local.LocalEngine` with worker processes and DuckDB,
-:class:`builder.engines.spark.SparkEngine` on a Spark cluster.
+:class:`builder.engines.spark.engine.SparkEngine` on a Spark cluster.
 """
 
 from __future__ import annotations
@@ -264,7 +264,7 @@ class BuildPlan:
     options: BuildOptions
     settings: ExtractionSettings
     languages: list[str]  # of the dumps, sorted
-    given: dict[str, str]  # the language given per dump (``--language``), by the dump as given
+    given: dict[str, str]  # the language given per dump (``--language``), by its resolved name
     taggers: dict[str, Tagger]  # one per language a caption rule needs
 
     @property

@@ -31,7 +31,7 @@ from builder.extract.incremental import RevisionExtractor
 from builder.extract.inline import caption_rules, read_inline_table
 from builder.extract.parameters import read_parameter_table, template_parameters
 from builder.extract.wikitext import DEFAULT_FILE_ALIASES, ExtractionError, ExtractStats, normalize_title
-from builder.lang.dumps import dump_language
+from builder.lang.dumps import dump_language, given_language
 from builder.lang.languages import language_for
 from builder.sources.files import (
     MAX_PROBLEMS,
@@ -404,7 +404,7 @@ def plan_tasks(
 
     A shard's name hashes the dump's :func:`~builder.sources.files.fingerprint`, so a dump that
     changed since an interrupted build is read again on ``--resume``. Each dump's language
-    is ``languages[str(dump)]`` when given, else its wiki's (:func:`dump_language`).
+    is the one :func:`~builder.lang.dumps.language_overrides` gives it, else its wiki's (:func:`dump_language`).
     ``parameter_table`` is a user's table of template parameter names (read before, so a bad one fails early);
     ``inline_table`` one of inline templates, and ``unrendered`` the no-hole rule's policy.
     """
@@ -429,7 +429,7 @@ def plan_tasks(
         except DumpError:  # its extraction task will fail and report why; the other dumps go on
             siteinfo, readable = SiteInfo(), False
         aliases = tuple(dict.fromkeys(DEFAULT_FILE_ALIASES + tuple(filter(None, [siteinfo.namespaces.get(6, "")]))))
-        language, wiki = dump_language(path, siteinfo, (languages or {}).get(str(dump)))
+        language, wiki = dump_language(path, siteinfo, given_language(languages or {}, dump))
         described.append({"name": name_of(path), "dbname": siteinfo.dbname or "unknown", "date": dump_date(path)})
         described[-1]["language"] = language
         source = provenance(path)
@@ -618,5 +618,5 @@ def dump_languages(dumps: Sequence[str | Path], given: Mapping[str, str]) -> lis
             siteinfo = read_siteinfo(path)
         except DumpError:
             siteinfo = SiteInfo()
-        languages.add(dump_language(path, siteinfo, given.get(str(dump)))[0])
+        languages.add(dump_language(path, siteinfo, given_language(given, dump))[0])
     return sorted(languages)

@@ -11,24 +11,36 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from builder.lang.languages import language_for, language_from_dbname, wiki_dbnames
+from builder.storage import resolved
 
-__all__ = ["dump_language", "language_overrides"]
+__all__ = ["dump_language", "given_language", "language_overrides"]
 
 if TYPE_CHECKING:
     from builder.sources.xml import SiteInfo
 
 
 def language_overrides(dumps: Sequence[str | Path], languages: str | Mapping[str, str] | None) -> dict[str, str]:
-    """``--language`` per dump (as given): one code for every dump, or a code for some of them."""
+    """``--language`` per dump: one code for every dump, or a code for some of them, keyed by the dump's
+    :func:`~builder.storage.resolved` name, so that a relative, an absolute or a linked spelling of one file
+    (the Spark engine's one task makes the dumps absolute) finds its language; :func:`given_language` reads it."""
     if languages is None:
         return {}
     if isinstance(languages, str):
-        return {str(dump): languages for dump in dumps}
-    given = {str(dump): code for dump, code in languages.items()}
-    unknown = sorted(set(given) - {str(dump) for dump in dumps})
+        return {resolved(dump): languages for dump in dumps}
+    given: dict[str, str] = {}
+    for dump, code in languages.items():
+        if given.setdefault(resolved(dump), code) != code:
+            raise ValueError(f"{dump} is given two languages, {given[resolved(dump)]} and {code}")
+    known = {resolved(dump) for dump in dumps}
+    unknown = [str(dump) for dump in languages if resolved(dump) not in known]
     if unknown:
         raise ValueError(f"a language is given for {', '.join(unknown)}, which is not among the dumps of the build")
     return given
+
+
+def given_language(given: Mapping[str, str], dump: str | Path) -> str | None:
+    """The language :func:`language_overrides` gives ``dump``, whichever way its path is spelled."""
+    return given.get(resolved(dump))
 
 
 def dump_language(path: Path, siteinfo: SiteInfo, given: str | None) -> tuple[str, str]:

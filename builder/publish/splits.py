@@ -22,7 +22,7 @@ with tracemalloc on 200,000 pairs: a peak of about 730 bytes per pair in the wor
 four captions make six pairs; afterwards only the image → split map is kept (about 100
 bytes per image). The local engine holds this once per config. The Spark engine computes the same
 assignment with the same union-find, over each partition's pairs and then over the links between the partitions'
-components (:mod:`builder.engines.sparksplits`); nothing of it grows on the driver.
+components (:mod:`builder.engines.spark.splits`); nothing of it grows on the driver.
 
 A caveat: one giant component (a text reused under many images, or images linked
 by shared captions) goes whole to one split; the statistics name the largest

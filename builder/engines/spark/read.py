@@ -1,4 +1,4 @@
-"""An extraction's output on Spark's executors, cached once (:class:`builder.engines.spark.SparkEngine` reads every
+"""An extraction's output on Spark's executors, cached once (:class:`.engine.SparkEngine` reads every
 input so): the tasks that read the sources run their Python once, and the few items the stages after read often
 (each source's counters, image records, page records) are cached apart in a task per core.
 
@@ -11,7 +11,7 @@ the later reads share.
 
 from __future__ import annotations
 
-from builder.engines.sparksql import spill
+from builder.engines.spark.sql import spill
 
 __all__ = ["cached_apart", "cached_once", "counters"]
 

@@ -4,7 +4,7 @@ executor core, instead of spreading it.
 A spread build pays the cluster's fixed costs whatever its size: about twenty jobs for three configs, each with its
 scheduling and its Python workers' round trips. On the sample (three configs, 6.5 kB) that was 6.9 s on
 ``local[2]`` against 1.1 s for the local engine (issue 48). Below :data:`ONE_TASK_BYTES` of input, a spread build
-costs more than one core reading it all, so :func:`builder.engines.spark.build_spark` runs
+costs more than one core reading it all, so :func:`builder.engines.spark.engine.build_spark` runs
 :func:`builder.engines.core.run` with the local engine in one task: the rows are the local engine's by construction,
 the output is written by that executor where the spread build's executors would write it, and only the report comes
 back to the driver. Only local files qualify (the input's size is known before the build, without reading a
@@ -20,12 +20,12 @@ import os
 import pickle
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from builder.config import BuildOptions, PipelineConfig
 from builder.engines.core import BuildReport, run
-from builder.engines.sparksession import spark_session
+from builder.engines.spark.session import spark_session
 from builder.filters.chain import FilterChain
 from builder.sources.kinds import LISTING_SUFFIX
 from builder.storage import has_scheme
@@ -69,6 +69,14 @@ def one_task_input(dumps: Sequence[str | Path], options: BuildOptions) -> int | 
 def _absolute(location: str | Path | None) -> str | Path | None:
     """A local path as the executor's process finds it, whatever its working folder; a URL (or nothing) as it is."""
     return location if location is None or has_scheme(os.fspath(location)) else Path(location).resolve()
+
+
+def _absolute_languages(languages: str | Mapping[str, str] | None) -> str | dict[str, str] | None:
+    """``--language`` per dump keyed as :func:`_absolute` gives the task its dumps: a relative key would be
+    resolved in the executor's working folder, not the driver's."""
+    if not isinstance(languages, Mapping):
+        return languages
+    return {os.fspath(_absolute(dump)): code for dump, code in languages.items()}
 
 
 @dataclasses.dataclass
@@ -140,6 +148,7 @@ def build_in_one_task(
     inside = dataclasses.replace(
         options,
         workers=1,  # the task's one core
+        languages=_absolute_languages(options.languages),
         image_tables=tuple(_absolute(table) for table in options.image_tables),
         captions_tsv=_absolute(options.captions_tsv),
         template_parameters=_absolute(options.template_parameters),
@@ -161,5 +170,5 @@ def build_in_one_task(
     kind, value = outcome
     if kind == "error":
         raise value
-    return value.restored()
-
+    report = value.restored()  # its output named as the local engine and a spread build name it: as given
+    return dataclasses.replace(report, output=report.output if has_scheme(os.fspath(output)) else Path(output))

@@ -1,4 +1,4 @@
-"""A web build's image stage on Spark (:meth:`builder.engines.spark.SparkEngine.image_stage`): in one executor task
+"""A web build's image stage on Spark (:meth:`.engine.SparkEngine.image_stage`): in one executor task
 when the crawl's images are few, in Spark SQL over the executors otherwise.
 
 The stage's SQL (:func:`builder.filters.web.web_images`) is a few tables and a few counting queries, each one
@@ -26,7 +26,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from builder.engines.sparksql import SparkImageTables, spill
+from builder.engines.spark.sql import SparkImageTables, spill
 from builder.filters.web import DuckDBImageTables, ImageTables, WebImages
 
 __all__ = ["IMAGES_IN_ONE_TASK", "image_stage"]

@@ -1,4 +1,4 @@
-"""What Spark's executors run to read a crawl (:class:`builder.engines.spark.SparkEngine` drives it): each WARC
+"""What Spark's executors run to read a crawl (:class:`.engine.SparkEngine` drives it): each WARC
 source's references kept as pickled chunks, with what the stages after need counted per source while it is read.
 
 The extraction's output is cached once and read by several stages, each for one kind of item (the references, the

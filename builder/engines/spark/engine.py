@@ -4,11 +4,11 @@ It builds whatever the local engine builds (several languages, the cross-lingual
 history dumps cut inside pages) with the local engine's rows:
 
 * extraction – dump files and multistream byte ranges are the partitions of an RDD;
-  each runs :func:`builder.extract.tasks.iter_task_records` (a crawl's WARC files: :mod:`builder.engines.sparkweb`,
+  each runs :func:`builder.extract.tasks.iter_task_records` (a crawl's WARC files: :mod:`builder.engines.spark.web`,
   the references cached in pickled chunks, their captures and image URLs counted per file); the later copies of pages
   (:mod:`builder.extract.copies`) are found with a shuffle by page (a history: by revision)
   and left out of the references with another, which a build without copies never runs;
-* identity – the File redirects stay on the executors that read them; each image table is
+* identity (:mod:`.identity`) – the File redirects stay on the executors that read them; each image table is
   read by one task and its titles stay there; the identity map (:mod:`builder.filters.identity`)
   is computed from both in Spark SQL (:func:`builder.filters.identity.map_in_tables`), a table
   on the executors; the driver gets each table's counters and the map's counts;
@@ -24,7 +24,7 @@ history dumps cut inside pages) with the local engine's rows:
   cluster's pairs), and a shuffle by the pair's digest keeps the smallest key, which is
   the pair the local engine keeps (the first in image order);
 * steps 8–9 – per cluster on the executors, counted per image as the local engine counts;
-* splits – the local engine's assignment (:mod:`builder.engines.sparksplits`): a config of few pairs in one
+* splits – the local engine's assignment (:mod:`builder.engines.spark.splits`): a config of few pairs in one
   executor task; a larger one contracted into components partition by partition, whose labels are linked through
   the nodes that several partitions hold (a shuffle of the nodes by digest), the links' union-find in one task (or
   Spark SQL's rounds, over a bound); each row routed to its image's split by a join (never a broadcast: the routes
@@ -44,7 +44,6 @@ Default master ``local[N]``; pass a ``SparkSession`` (or use ``spark-submit``) f
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import gc
 import itertools
@@ -69,16 +68,17 @@ from builder.engines.core import (
     web_read,
     web_tasks,
 )
-from builder.engines.sparkdeja import judge_partition
-from builder.engines.sparkimages import image_stage
-from builder.engines.sparkread import cached_apart, cached_once, counters
-from builder.engines.sparksession import spark_session
-from builder.engines.sparkshuffle import attached, cogrouped, grouped, looked_up, regrouped, shuffle_partitions
-from builder.engines.sparksmall import build_in_one_task, one_task_input
-from builder.engines.sparksplits import SPLITS_IN_ONE_TASK, route_splits
-from builder.engines.sparksql import SparkTables, spark_schema, spill, warm_sql
-from builder.engines.sparkweb import first_captures, references_of, warc_partition, web_partition
-from builder.engines.sparkwrite import write_split, write_splits
+from builder.engines.spark.deja import judge_partition
+from builder.engines.spark.identity import Apart, SparkIdentity, mapped_references, without_left_out
+from builder.engines.spark.images import image_stage
+from builder.engines.spark.one_task import build_in_one_task, one_task_input
+from builder.engines.spark.read import cached_apart, cached_once, counters
+from builder.engines.spark.session import spark_session
+from builder.engines.spark.shuffle import attached, cogrouped, grouped, looked_up, regrouped, shuffle_partitions
+from builder.engines.spark.splits import SPLITS_IN_ONE_TASK, route_splits
+from builder.engines.spark.sql import SparkTables, spark_schema, spill, warm_sql
+from builder.engines.spark.web import first_captures, references_of, warc_partition, web_partition
+from builder.engines.spark.write import write_split, write_splits
 from builder.extract.copies import CopyGroup, copy_key, copy_kind, copy_unit, merge_examples, note_copies
 from builder.extract.tasks import (
     Extraction,
@@ -94,14 +94,7 @@ from builder.filters.captions import TAG_BATCH, rule_verdicts, tag_batch
 from builder.filters.chain import FilterChain
 from builder.filters.clusters import Cluster, Pair, build_pairs, cluster_from_rows, cluster_rows, sort_key
 from builder.filters.funnel import Funnel
-from builder.filters.identity import (
-    Identity,
-    ImageTableStats,
-    MapCounts,
-    map_in_tables,
-    table_titles,
-    table_wiki,
-)
+from builder.filters.identity import Identity
 from builder.filters.pairs import candidate_key
 from builder.filters.repetition import DEJA_CANDIDATE_SCHEMA, SENTENCE_SCHEMA, deja_graph, output_row
 from builder.filters.situated import deja_pairs, paracaption_row
@@ -112,7 +105,6 @@ from builder.publish.splits import split_names, split_record
 from builder.publish.workdir import temporary_work_folder
 from builder.publish.writer import finalize_parts, pair_row, reference_rows
 from builder.sources.files import DumpError, ReadStats
-from builder.sources.sqldump import SqlDumpError
 
 __all__ = ["build_spark", "spark_session"]
 
@@ -315,7 +307,7 @@ def _filter_pairs(
 def _tagged_groups(by_image, tags):  # noqa: ANN001, ANN202 - RDDs
     """The rows grouped by image, each with the tags of its caption and alt text in its language (an empty text, or
     one not tagged, gets none): the tags, already keyed by image (:meth:`SparkEngine.tag`), come to their image's
-    rows where the grouping left them (:func:`builder.engines.sparkshuffle.attached`): the rows cross no shuffle."""
+    rows where the grouping left them (:func:`builder.engines.spark.shuffle.attached`): the rows cross no shuffle."""
     return attached(by_image, tags).mapPartitions(_attach_tags, True)
 
 
@@ -397,93 +389,6 @@ def _rows_of(extracted, kind: str, bad: frozenset[int], schema: pa.Schema):  # n
     return rows.map(lambda item: tuple(item[1][name] for name in names))
 
 
-def _image_table_partition(sha1: bool, tables: Iterable[tuple[int, str]]) -> Iterator[tuple[str, object]]:
-    """Image tables read on an executor: each usable title as ``("title", (table number, title, SHA-1 or None))``,
-    then ``("stats", (table number, (counters, titles)))``, or ``("error", (table number, error))``."""
-    for number, path in tables:
-        stats, titles = ImageTableStats(), 0
-        try:
-            for title, value in table_titles(path, sha1, stats):
-                titles += 1
-                yield "title", (number, title, value)
-        except (SqlDumpError, OSError) as error:  # raised on the driver, as the local engine raises it
-            yield "error", (number, error)
-            continue
-        yield "stats", (number, (stats, titles))
-
-
-@dataclasses.dataclass
-class _Apart:
-    """The images whose references a config leaves out, as RDDs on the executors: ``(language, image)`` pairs
-    (left out in that language) and images left out in every language."""
-
-    languages: object | None = None
-    everywhere: object | None = None
-
-
-class SparkIdentity:
-    """:class:`builder.filters.identity.ImageIdentity` on the executors: one task per image table, whose titles stay
-    there; the map computed over them and the File redirects the extraction left on the executors, in Spark SQL
-    (:func:`builder.filters.identity.map_in_tables`). The driver gets each table's counters and the map's counts."""
-
-    def __init__(self, engine: SparkEngine, plan: BuildPlan) -> None:
-        self.engine = engine
-        self.kinds = tuple(plan.settings.identities)
-        self.paths = [str(path) for path in plan.options.image_tables]
-        self.stats = ImageTableStats()
-        self.titles = None  # an RDD of (table number, title, SHA-1 or None)
-        self.given: list[int] = []  # the usable titles of each table
-        sha1 = "sha1" in self.kinds
-        if not self.paths or not (sha1 or plan.crosslingual):
-            return
-        context = engine.session.sparkContext
-        read = context.parallelize(list(enumerate(self.paths)), len(self.paths))
-        read = read.mapPartitions(lambda part, s=sha1: _image_table_partition(s, part)).persist(spill())
-        engine.cached.append(read)
-        reports = {
-            number: (kind, report) for kind, (number, report) in read.filter(lambda x: x[0] != "title").collect()
-        }
-        for number in range(len(self.paths)):
-            if reports[number][0] == "error":
-                raise reports[number][1]
-        for number in range(len(self.paths)):
-            counted, titles = reports[number][1]
-            self.given.append(titles)
-            if sha1:
-                self.stats.rows += counted.rows
-                self.stats.without_sha1 += counted.without_sha1
-                self.stats.unusable_names += counted.unusable_names
-        self.titles = read.filter(lambda item: item[0] == "title").values()
-
-    def identity(self, extraction: Extraction) -> Identity:
-        redirect, sha1 = "redirect" in self.kinds, "sha1" in self.kinds
-        counted = (extraction.read.file_redirects, extraction.redirects_ignored)
-        if not (redirect or sha1):
-            return Identity(self.kinds, MapCounts(), self.stats, *counted)
-        engine = self.engine
-        context = engine.session.sparkContext
-        redirects = engine.redirects if redirect and engine.redirects is not None else context.emptyRDD()
-        files = context.emptyRDD()
-        if sha1 and self.titles is not None:
-            files = self.titles.filter(lambda item: item[2] is not None).map(lambda item: (item[1], item[2]))
-        with SparkTables(engine.session, engine.cached) as tables:
-            tables.strings("redirects", redirects, ("source", "target"))
-            tables.strings("image_names", files, ("name", "sha1"))
-            counts = map_in_tables(tables)
-            ((groups,),) = tables.rows("SELECT count(*) FROM shared")
-            mapping = tables.keep("SELECT file, redirect, image FROM identity_map") if counts.changed else None
-        stats = dataclasses.replace(self.stats, sha1_groups=groups)
-        return Identity(self.kinds, counts, stats, *counted, mapping)
-
-    def local_files(self, wikis: dict[str, str]) -> tuple[dict[str, int], _Apart]:
-        languages = {n: wikis[table_wiki(path)] for n, path in enumerate(self.paths) if table_wiki(path) in wikis}
-        counts = {table_wiki(self.paths[number]): self.given[number] for number in languages}
-        if not counts or self.titles is None:
-            return {}, _Apart()
-        files = self.titles.filter(lambda item, n=languages: item[0] in n)
-        return counts, _Apart(files.map(lambda item, n=languages: (n[item[0]], item[1])))
-
-
 def build_spark(
     dumps: Sequence[str | Path],
     configs: Sequence[PipelineConfig],
@@ -503,11 +408,11 @@ def build_spark(
     the executors, one task per table; the identity map is a table there, joined with the references. The pairs of a
     config are range-partitioned into about ``rows_per_shard`` rows per executor task and parquet
     file; a config with fewer pairs gives the local engine's single, byte-identical file. A build of a few local
-    files (``spark_one_task_bytes``) runs as one task instead (:mod:`builder.engines.sparksmall`).
+    files (``spark_one_task_bytes``) runs as one task instead (:mod:`builder.engines.spark.one_task`).
     """
     options = BuildOptions.of(options, {"workers": 2, **settings} if options is None else settings)
     size = one_task_input(dumps, options)
-    if size is not None:  # too small for the cluster's fixed costs (builder.engines.sparksmall)
+    if size is not None:  # too small for the cluster's fixed costs (builder.engines.spark.one_task)
         return build_in_one_task(spark, dumps, configs, output, options, size)
     return run(SparkEngine(spark), dumps, configs, output, options)
 
@@ -671,7 +576,7 @@ class SparkEngine:
         self, plan: BuildPlan, extraction: Extraction, work: Path, images: Callable[[ImageTables], WebImages]
     ) -> WebImages:
         """``images`` over the image records and referenced counts the extraction left on the executors
-        (:mod:`builder.engines.sparkimages`: one task's DuckDB, or Spark SQL)."""
+        (:mod:`builder.engines.spark.images`: one task's DuckDB, or Spark SQL)."""
         memory = plan.options.memory_limit
         return image_stage(self.session, self.web_records, self.web_referenced, images, memory, self.cached)
 
@@ -686,8 +591,8 @@ class SparkEngine:
             titles = used.map(lambda row: row["image"]).distinct().count() if mapping is not None else None
             kept_apart = 0
             apart = excluded.get(name)
-            if apart is not None and not isinstance(apart, _Apart):  # a web build's images left out everywhere
-                apart = _Apart(everywhere=apart.rdd.map(lambda row: row["image"]))
+            if apart is not None and not isinstance(apart, Apart):  # a web build's images left out everywhere
+                apart = Apart(everywhere=apart.rdd.map(lambda row: row["image"]))
             if apart is not None and mapping is None and apart.languages is None:
                 # the images left out and the grouping in one shuffle: no image of the map changes its group
                 left_out = apart.everywhere.map(lambda image: (image, None))
@@ -696,11 +601,11 @@ class SparkEngine:
                 before = groups.mapPartitions(lambda part, c=config: _before_rule_apart(c, part), True)
             else:
                 if apart is not None:  # joins, never broadcasts: what is left out grows with the input
-                    kept = _kept(used, apart).persist(spill())
+                    kept = without_left_out(used, apart).persist(spill())
                     self.cached.append(kept)
                     kept_apart = used.count() - kept.count()
                     used = kept
-                groups = grouped(_canonical(used, mapping), lambda row: row["image"])
+                groups = grouped(mapped_references(used, mapping), lambda row: row["image"])
                 before = groups.mapPartitions(lambda part, c=config: _before_rule(c, part), True)
             before = before.persist(spill())
             self.cached.append(before)
@@ -857,25 +762,6 @@ def _selects(config: PipelineConfig, row: dict) -> bool:
     return row["source"] in config.sources and (not config.language or row["language"] == config.language)
 
 
-def _kept(used, apart: _Apart):  # noqa: ANN001, ANN202 - RDDs of reference rows
-    """The references whose image the config does not leave out, in their language or in every language."""
-    if apart.languages is not None:
-        left_out = apart.languages.map(lambda item: (item, None))
-        used = used.keyBy(lambda row: (row["language"], row["image"])).subtractByKey(left_out).values()
-    if apart.everywhere is not None:
-        left_out = apart.everywhere.map(lambda image: (image, None))
-        used = used.keyBy(lambda row: row["image"]).subtractByKey(left_out).values()
-    return used
-
-
-def _canonical(used, mapping):  # noqa: ANN001, ANN202 - RDDs
-    """Each reference with its canonical image and its ``file`` and ``redirect``, as
-    :meth:`builder.filters.identity.IdentityMap.apply` gives them: a join with the map's changed titles."""
-    if mapping is None:
-        return used.map(_own_file)
-    return used.keyBy(lambda row: row["image"]).leftOuterJoin(mapping).values().map(_mapped_row)
-
-
 def _keyed_own_files(config: PipelineConfig, rows: Iterable[dict]) -> Iterator[tuple[str, dict]]:
     """The rows a config reads keyed by image, each with its own file and redirect, in one pass (a filter, a keyBy
     and a map were a call or two each per row); set in place: each read of the references unpickles its own rows."""
@@ -883,18 +769,6 @@ def _keyed_own_files(config: PipelineConfig, rows: Iterable[dict]) -> Iterator[t
         if _selects(config, row):
             row["file"] = row["redirect"] = row["image"]
             yield row["image"], row
-
-
-def _own_file(row: dict) -> dict:
-    """A reference whose title the identity map leaves as it is: its own file and redirect."""
-    return {**row, "file": row["image"], "redirect": row["image"]}
-
-
-def _mapped_row(item: tuple[dict, tuple[str, str] | None]) -> dict:
-    row, mapped = item
-    title = row["image"]
-    redirect, image = mapped if mapped is not None else (title, title)
-    return {**row, "image": image, "file": title, "redirect": redirect}
 
 
 _settle_in_a_worker()  # at import: in a worker, with the toolkit's first task

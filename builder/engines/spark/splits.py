@@ -1,6 +1,6 @@
 """The splits of a config's pairs on Spark's executors, with the local engine's assignment
 (:func:`builder.publish.splits.assign_nodes`): whole components of the graph of images and texts, each in the split
-chosen by its smallest digest. :class:`builder.engines.spark.SparkEngine` drives it; the driver gets the statistics and
+chosen by its smallest digest. :class:`.engine.SparkEngine` drives it; the driver gets the statistics and
 the overlap check, and the routes ``(image, split index)`` stay an RDD.
 
 A config of at most :data:`SPLITS_IN_ONE_TASK` pairs is assigned in one task (:func:`assign_splits`). A larger one is
@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from builder.common import smallest_labels
 from builder.config import check_fractions
-from builder.engines.sparksql import spill
+from builder.engines.spark.sql import spill
 from builder.publish.splits import (
     OverlapCheck,
     SplitStats,
@@ -112,7 +112,7 @@ def route_splits(  # noqa: ANN201 - an RDD, the statistics, the check and RDDs
 ):
     """The splits of an RDD of ``count`` pair rows: ``(routes, stats, check, cached)``, the routes an RDD of
     ``(image, split index)``, and the RDDs to release once the rows are routed. ``tables``: where links over the
-    bound go through Spark SQL's rounds (the engine's :class:`builder.engines.sparksql.SparkTables`)."""
+    bound go through Spark SQL's rounds (the engine's :class:`builder.engines.spark.sql.SparkTables`)."""
     fractions = check_fractions(fractions)
     if count <= one_task:
         assigned = rows.coalesce(1).mapPartitions(lambda part, f=fractions: assign_splits(f, part)).persist(spill())

@@ -1,5 +1,5 @@
 """What Spark's executors run for Déjà's rules (§2): each Python worker judges the sentences of its partitions with
-its own tagger and WordNet, each loaded once per worker (:class:`builder.engines.spark.SparkEngine` drives it)."""
+its own tagger and WordNet, each loaded once per worker (:class:`.engine.SparkEngine` drives it)."""
 
 from __future__ import annotations
 

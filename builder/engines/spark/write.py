@@ -1,5 +1,5 @@
 """What Spark's executors run to write a build's rows: each range partition of a split written as parquet parts by
-its task (:class:`builder.engines.spark.SparkEngine` drives them)."""
+its task (:class:`.engine.SparkEngine` drives them)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from builder.engines.sparksql import spill
+from builder.engines.spark.sql import spill
 from builder.publish.writer import PairWriter
 from builder.storage import filesystem, is_url, join
 

@@ -3,6 +3,9 @@ dumps and hands ``datasets`` the pairs, and :func:`released_pairs` for the autho
 
 Both are published as ``wikipedia_ipc.WikipediaIPC`` and ``wikipedia_ipc.released_pairs``; they live here
 so that the command line starts without importing ``datasets`` (``wikipedia-ipc --help`` reads no model stack).
+An interface, not an engine: beside :mod:`builder.cli` at the top of ``builder/``, the two ways in above the
+engines (it runs :func:`builder.engines.local.build`, so inside :mod:`builder.publish`, below the engines, its
+imports would flow upwards).
 """
 
 from __future__ import annotations
