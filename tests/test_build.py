@@ -295,3 +295,25 @@ def test_a_bad_memory_limit_is_refused_before_any_dump_is_read(tmp_path: Path) -
     with pytest.raises(ValueError, match="not a size"):
         build([SAMPLE_DUMP], [GOLD], tmp_path / "out", tagger="perceptron", memory_limit="lots", show_progress=False)
     assert not (tmp_path / "out").exists()
+
+
+def test_no_download_is_a_clear_error_naming_what_is_missing(tmp_path: Path) -> None:
+    """The docs' build of a download, run where ``download`` never ran, ended in ``max() arg is an empty sequence``:
+    the folder looked in and the command that fills it are named instead (round six, item 12)."""
+    from builder.sources.download import newest_download
+
+    dumps = tmp_path / "dumps"
+    with pytest.raises(ValueError, match=r"^no finished download of simplewiki in .*dumps: ") as missing:
+        newest_download("simplewiki", dumps)
+    assert "python wikipedia_ipc.py download simplewiki" in str(missing.value)
+    assert "wikipedia_ipc.SAMPLE_DUMP" in str(missing.value)  # what build() takes without a download
+    (dumps / "simplewiki-20250101").mkdir(parents=True)  # a download stopped before its download.json
+    with pytest.raises(ValueError, match=r"\(simplewiki-20250101 has no download\.json: its download stopped"):
+        newest_download("simplewiki", dumps)
+    for date in ("20240101", "20250201"):
+        (dumps / f"simplewiki-{date}").mkdir(exist_ok=True)
+        (dumps / f"simplewiki-{date}" / "download.json").write_text("{}", encoding="utf-8")
+    (dumps / "simplewiki-20240101-copy").mkdir()  # not a run of download's naming
+    (dumps / "enwiki-20990101").mkdir()
+    (dumps / "enwiki-20990101" / "download.json").write_text("{}", encoding="utf-8")
+    assert newest_download("simplewiki", dumps) == dumps / "simplewiki-20250201"

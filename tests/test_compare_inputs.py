@@ -128,7 +128,7 @@ def test_every_corpus_is_checked_before_any_is_scored(
 def test_a_build_folder_gives_one_row_per_config(
     built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The README's ``--corpus wikipedia_ipc=wikipedia_ipc/``: each config of the build a row."""
+    """docs/compare.md's ``--corpus wikipedia_ipc=wikipedia_ipc/``: each config of the build a row."""
     monkeypatch.chdir(built.parent)
     assert main(["--corpus", "wikipedia_ipc=wikipedia_ipc/", "--output", str(tmp_path / "out")]) == 0
     printed = capsys.readouterr().out

@@ -18,6 +18,7 @@ import re
 import runpy
 import shlex
 import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,12 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 _ENVIRONMENT = re.compile(r"^(?:[A-Z_]+=\S+\s+)+")
+_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)", re.DOTALL)
+_LINK = re.compile(r"(?<!!)\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^()\s]+)\)")
+_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
+README_LINES = 200  # round six, item 13: a newcomer reads the first screen
+QUICK_START = "pip install -e . && python wikipedia_ipc.py build"
+TEST_COMMAND = 'pip install -e ".[test]" && python -m ruff check . && python -m pytest'  # .ci/run runs it
 
 
 class Parsed(Exception):
@@ -160,3 +167,100 @@ def test_a_documented_build_applies_every_option_it_names(page: str, argv: list[
                     value = None
                 expected = dataclasses.replace(expected, **{field: value})
         assert config == expected, (page, argv, config.name)
+
+
+def prose(text: str) -> str:
+    """A page without its fenced blocks and code spans: where a ``[text](target)`` is a link."""
+    return _CODE_SPAN.sub("", _FENCE.sub("", text))
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor of a heading: its text (links read as their text) lower-cased, punctuation but hyphens and
+    spaces dropped (letters of every script kept), spaces turned into hyphens."""
+    text = _LINK.sub(lambda link: link.group(1), heading).lower()
+    kept = "".join(c for c in text if c in "- _" or unicodedata.category(c)[0] in "LNM")
+    return kept.replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    """The anchors of a page's headings; a heading's second use gets ``-1``, as GitHub numbers them."""
+    found: set[str] = set()
+    seen: dict[str, int] = {}
+    for heading in _HEADING.findall(_FENCE.sub("", page.read_text(encoding="utf-8"))):
+        base = slug(heading)
+        found.add(base if base not in seen else f"{base}-{seen[base]}")
+        seen[base] = seen.get(base, 0) + 1
+    return found
+
+
+def relative_links() -> list[tuple[str, str]]:
+    """Every link of README.md and docs/ to a file of the repository or an anchor, as (page, target)."""
+    found = []
+    for page in PAGES:
+        for _, target in _LINK.findall(prose(page.read_text(encoding="utf-8"))):
+            if not re.match(r"[a-z][a-z0-9+.-]*:", target):  # http:, https:, mailto: lead elsewhere
+                found.append((page.relative_to(ROOT).as_posix(), target))
+    return found
+
+
+def test_the_slugs_are_githubs() -> None:
+    assert slug("The ST threshold, chosen on MSRPC as the paper chose 0.8") == (
+        "the-st-threshold-chosen-on-msrpc-as-the-paper-chose-08"
+    )
+    assert slug("Image–caption datasets (§5.1)") == "imagecaption-datasets-51"
+    assert slug("§5 Visual paraphrases without the images: `deja-paracaption`") == (
+        "5-visual-paraphrases-without-the-images-deja-paracaption"
+    )
+    assert slug("Wikipedia languages: File namespace names") == "wikipedia-languages-file-namespace-names"
+    assert slug("Ēostre and the [hare](x.md)") == "ēostre-and-the-hare"
+
+
+def test_the_pages_link_to_files_and_anchors() -> None:
+    assert len(relative_links()) >= 50 and any("#" in target for _, target in relative_links())
+
+
+@pytest.mark.parametrize(("page", "target"), relative_links(), ids=lambda value: value[:70])
+def test_a_relative_link_leads_to_a_file_and_its_heading(page: str, target: str) -> None:
+    """Round six, item 13: docs/delta_sem_syn.md linked an anchor of docs/compare.md as if it were its own."""
+    path, _, anchor = target.partition("#")
+    linked = (ROOT / page).parent / path if path else ROOT / page
+    assert linked.exists(), f"{page}: {target}: no such file"
+    if anchor:
+        assert linked.suffix == ".md", f"{page}: {target}: an anchor of a file that is no Markdown page"
+        assert anchor in anchors(linked), f"{page}: {target}: {linked.name} has no heading of that anchor"
+
+
+def test_the_readme_is_a_first_screen_with_the_two_commands() -> None:
+    """Under 200 lines; its one-liner installs and builds, nothing that can stop the build (NLTK's downloader asks
+    ``Retry? [n/y/e]`` offline and dies on EOF, where the build falls back and says so), and its test command is
+    .ci/run's."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) < README_LINES
+    bash = [block.strip().splitlines() for page, block in blocks("bash") if page == "README.md"]
+    assert bash[0] == [QUICK_START]
+    assert any(TEST_COMMAND in lines for lines in bash)
+    assert TEST_COMMAND in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert "python -m nltk.downloader averaged_perceptron_tagger_eng" in readme  # by hand, in the text beside it
+
+
+def test_the_readme_tables_every_docs_page() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"^\| \[(docs/[\w-]+\.md)\]\(\1\) \|", readme, re.MULTILINE))
+    assert rows == {page.relative_to(ROOT).as_posix() for page in PAGES[1:]}
+
+
+def test_the_suite_time_is_the_newest_in_docs_testing() -> None:
+    """The README's figure is the one docs/testing.md gives as the newest, not older than it."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    duration = (ROOT / "docs" / "testing.md").read_text(encoding="utf-8").split("## Duration", 1)[1]
+    stated = re.search(r"took (\d+) minutes (\d+) seconds", readme)
+    newest = re.search(r"took \*\*(\d+) minutes (\d+) seconds\*\*, the newest run", duration)
+    assert stated and newest and stated.groups() == newest.groups()
+    assert duration.index(newest.group(0)) < duration.index("passed")  # the first figure of the section
+
+
+def test_the_retired_caption_classifier_is_not_offered() -> None:
+    """The ``caption`` model was retired: the README and the metric's page name the cross-encoder, the default."""
+    for name in ("README.md", "docs/delta_sem_syn.md"):
+        text = (ROOT / name).read_text(encoding="utf-8")
+        assert "--classifier caption" not in text and "cross-encoder" in text, name

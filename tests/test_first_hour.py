@@ -16,6 +16,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("torch", "datasets", "duckdb", "pyspark", "pyarrow", "pandas", "transformers")
+# the pages the README's first uses moved to (round six, item 13): their commands are a newcomer's next steps
+FIRST_PAGES = ("getting-started.md", "building.md", "web.md")
 
 
 def run_python(code: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
@@ -160,38 +162,54 @@ def test_the_readme_tests_section_installs_pytorch_for_the_cpu_first() -> None:
 
 
 def test_the_readme_loads_the_build_by_its_path_and_says_what_the_bare_name_is() -> None:
+    """The README's first screen loads by path and names the bare name's trap; docs/getting-started.md says why."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    quick_start = readme.split("## Quick start", 1)[1].split("\n## Installing", 1)[0]
-    snippet = next(block for block in _fenced(quick_start, "python") if "load_dataset(" in block)
-    assert 'load_dataset(str(Path("wikipedia_ipc").resolve()), "gold"' in snippet
-    assert "Hub dataset id" in quick_start and "build id" not in snippet and "bronze" in quick_start
-    assert "This card was written by build" in quick_start  # how to tell which build a folder holds
+    first_screen = readme.split("## Quick start", 1)[1].split("\n## Running the tests", 1)[0]
+    details = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    loading = details.split("## Loading the output", 1)[1].split("\n## ", 1)[0]
+    for text in (first_screen, loading):
+        snippet = next(block for block in _fenced(text, "python") if "load_dataset(" in block)
+        assert 'load_dataset(str(Path("wikipedia_ipc").resolve()), "gold"' in snippet and "build id" not in snippet
+        assert "Hub dataset id" in text and "This card was written by build" in text  # how to tell builds apart
+    assert "bronze" in first_screen and "docs/getting-started.md#loading-the-output" in first_screen
     assert "a few seconds" not in (ROOT / "docs" / "compare.md").read_text(encoding="utf-8")
 
 
-def test_the_readme_scores_before_it_filters_on_the_probability_and_its_outputs_are_ignored(tmp_path: Path) -> None:
-    """The paraphrase_probability snippet reads the scored folder (the unscored one has no such column), and the
-    folders the README's commands write (simplewiki-ipc/, web-ipc/, …) are ignored by git."""
+def test_the_docs_score_before_they_filter_on_the_probability_and_their_outputs_are_ignored() -> None:
+    """The paraphrase_probability snippet (docs/delta_sem_syn.md, where the README points) reads the scored folder
+    (the unscored one has no such column), and the folders that the README's pages write (simplewiki-ipc/,
+    web-ipc/, …) are ignored by git."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    snippet = readme[readme.index("paraphrase_probability") :]
+    assert "docs/delta_sem_syn.md#which-pairs-are-paraphrases" in readme
+    metric = (ROOT / "docs" / "delta_sem_syn.md").read_text(encoding="utf-8")
+    snippet = metric[metric.index("## Which pairs are paraphrases") :]
     assert snippet.index("wikipedia_ipc-scored") < snippet.index('row["paraphrase_probability"] > 0.5')
-    assert "CC-MAIN-20240522120000-00000.warc.gz" not in readme  # an example the repository does not ship
-    outputs = sorted(set(re.findall(r"--output ([\w-]+)(?![\w:-])", readme)))  # local folders, not s3:// URLs
-    assert {"simplewiki-ipc", "web-ipc"} <= set(outputs)
+    pages = [readme, *((ROOT / "docs" / name).read_text(encoding="utf-8") for name in FIRST_PAGES)]
+    assert not any("CC-MAIN-20240522120000-00000.warc.gz" in page for page in pages)  # an example not shipped
+    outputs = sorted(  # local folders, not s3:// URLs or placeholders such as DIR
+        {name for page in pages for name in re.findall(r"--output ([\w-]+)(?![\w:-])", page) if not name.isupper()}
+    )
+    assert {"simplewiki-ipc", "web-ipc", "archives-ipc"} <= set(outputs)
     ignored = subprocess.run(
         ["git", "check-ignore", *(f"{name}/README.md" for name in outputs)], cwd=ROOT, capture_output=True, text=True
     ).stdout.split()
     assert ignored == [f"{name}/README.md" for name in outputs]
 
 
-def test_the_readme_build_example_reads_the_folder_download_writes(tmp_path: Path, perceptron_available: None) -> None:
-    """``download`` names the folder by the newest run's date: the example finds it, whatever the date."""
+def _build_example() -> str:
+    """docs/building.md's Python build of a download (the README's until round six)."""
+    building = (ROOT / "docs" / "building.md").read_text(encoding="utf-8")
+    return next(block for block in _fenced(building, "python") if "BuildOptions(workers=2)" in block)
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    snippet = next(block for block in _fenced(readme, "python") if "BuildOptions(workers=2)" in block)
+
+def test_the_build_example_reads_the_folder_download_writes(tmp_path: Path, perceptron_available: None) -> None:
+    """``download`` names the folder by the newest run's date: the example finds it, whatever the date, and
+    passes over a newer run whose download did not finish."""
+    snippet = _build_example()
     assert "20240101" not in snippet
-    run = tmp_path / "dumps" / "simplewiki-20251101"  # a date the README does not name
+    run = tmp_path / "dumps" / "simplewiki-20251101"  # a date the docs do not name
     run.mkdir(parents=True)
+    (tmp_path / "dumps" / "simplewiki-20251201").mkdir()  # stopped before its download.json was written
     dump = shutil.copy(ROOT / "builder" / "data" / "enwiki-20240101-sample-pages-articles.xml.bz2", run)
     manifest = {"wiki": "simplewiki", "date": "20251101", "files": [{"name": Path(dump).name, "size": 0}]}
     manifest["files"][0]["size"] = Path(dump).stat().st_size
@@ -201,26 +219,52 @@ def test_the_readme_build_example_reads_the_folder_download_writes(tmp_path: Pat
     assert finished.stdout.strip().splitlines()[-1] == "{'gold': 10, 'silver': 20}"
 
 
-def test_the_readme_web_examples_give_what_it_says(tmp_path: Path, perceptron_available: None) -> None:
-    """The shipped archives give no web pair (their alt texts are short) and 611 references, as the README says;
-    the crawl it shows for pairs gives 2, both in train, and the loads it shows read them."""
+def test_the_build_example_run_as_written_without_a_download_says_what_is_missing(tmp_path: Path) -> None:
+    """Round six, item 12: run in a folder without dumps, the example ended in ``max() arg is an empty sequence``;
+    it names the folder it looked in and the command that fills it."""
+    finished = run_python(_build_example(), tmp_path)
+    assert finished.returncode == 1
+    last = finished.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"ValueError: no finished download of simplewiki in {tmp_path.resolve() / 'dumps'}: ")
+    assert "python wikipedia_ipc.py download simplewiki" in last and "SAMPLE_DUMP" in last
+    assert "empty sequence" not in finished.stderr
+
+
+def _web_section() -> str:
+    web = (ROOT / "docs" / "web.md").read_text(encoding="utf-8")
+    return web.split("## A first web build", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_sample_crawl_is_written_by_make_sample_crawl() -> None:
+    """The shipped crawl is make_sample_crawl's records: seven pages, two images, every caption a figure's."""
+    import gzip
+
+    from builder.data.make_sample_crawl import OUTPUT, PAGES, sample_crawl_records
+
+    assert gzip.decompress(OUTPUT.read_bytes()) == sample_crawl_records()
+    assert len(PAGES) == 7 and len({image for _, _, image, _ in PAGES}) == 2
+    assert sample_crawl_records() == sample_crawl_records()  # no record id or date drawn anew
+
+
+def test_the_first_web_build_gives_what_the_docs_say(tmp_path: Path, perceptron_available: None) -> None:
+    """docs/web.md's first web build: the sample crawl gives the four pairs its table shows, every one two captions
+    of one photograph that paraphrase each other (the README's demo crawl gave two unrelated sentences); the tests'
+    real archives give no web pair (their alt texts are short) and 611 references, and the loads shown read them."""
     import datasets
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = _web_section()
     commands = [
         line.split("#")[0].split()[1:]
-        for block in _fenced(readme, "bash")
+        for block in _fenced(section, "bash")
         for line in block.splitlines()
-        if line.startswith("wikipedia-ipc build ") and ("tests/data/web" in line or "shared.warc.gz" in line)
+        if line.startswith("wikipedia-ipc build ")
     ]
-    assert [command[1] for command in commands] == ["tests/data/web/aut-example.warc.gz", "tests/data/web/",
-                                                    "shared.warc.gz"]  # fmt: skip
-    writer = next(line for block in _fenced(readme, "bash") for line in block.splitlines() if "write_shared" in line)
-    assert run_python(writer.split('"')[1], tmp_path).returncode == 0
+    inputs = ["builder/data/sample-crawl.warc.gz", "tests/data/web/aut-example.warc.gz", "tests/data/web/"]
+    assert [command[1] for command in commands] == inputs
     rows = []
     for command in commands:
-        out = tmp_path / "web-ipc"
-        arguments = [str(tmp_path / part) if part == "shared.warc.gz" else part for part in command]
+        arguments = list(command)
+        out = tmp_path / arguments[arguments.index("--output") + 1]
         arguments[arguments.index("--output") + 1] = str(out)
         finished = subprocess.run(
             [sys.executable, str(ROOT / "wikipedia_ipc.py"), *arguments, "--quiet", "--workers", "1"],
@@ -237,13 +281,18 @@ def test_the_readme_web_examples_give_what_it_says(tmp_path: Path, perceptron_av
             japanese = [row for row in loaded if re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", row["text"])]
             assert len(japanese) == 237 and {(row["language"], row["html_lang"]) for row in japanese} == {("en", None)}
             assert "the build's (`--language`, English by default)" in (out / "README.md").read_text(encoding="utf-8")
-    # the last build writes web into the folder of the one before, whose references stay (their own build's)
-    assert rows == [{"web": 0}, {"references": 611, "web": 0}, {"references": 611, "web": 2}]
-    assert len(datasets.load_dataset(str(tmp_path / "web-ipc"), "web", split="train")) == 2
-    web = readme[readme.index("**From a web crawl.**") : readme.index("**From an image–caption dataset.**")]
-    assert "`web: 0 pairs`" in web and "611 alt texts" in web and 'load_dataset(folder, "web")' not in web
-    ignored = subprocess.run(["git", "check-ignore", "shared.warc.gz"], cwd=ROOT, capture_output=True, text=True)
-    assert ignored.stdout.split() == ["shared.warc.gz"]  # the crawl the README writes is not the project's
+    # the second archive build writes web into the folder of the first, and adds references
+    assert rows == [{"web": 4}, {"web": 0}, {"references": 611, "web": 0}]
+    pairs = datasets.load_dataset(str(tmp_path / "web-ipc"), "web", split="train")
+    table = [
+        tuple(cell.strip() for cell in line.strip(" |").split(" | ")[1:])
+        for line in section.splitlines()
+        if line.startswith(("| Tower", "| Easter"))
+    ]
+    assert sorted((row["sentence1"], row["sentence2"]) for row in pairs) == sorted(table)
+    assert len({row["image"] for row in pairs}) == 2 and not any(row["same_page"] for row in pairs)
+    assert "`web: 0 pairs`" in section and "611 alt texts" in section and 'split="train")  # 4 pairs' in section
+    assert "shared.warc.gz" not in section  # the crawl of unrelated sentences the README wrote before
 
 
 def test_the_captions_example_puts_the_shipped_pair_where_it_is_loaded(tmp_path: Path) -> None:

@@ -69,7 +69,8 @@ def test_auto_tagger_without_stanza_is_the_perceptron(monkeypatch: pytest.Monkey
 
 
 def test_the_console_script_runs_from_a_folder_with_a_build_output(tmp_path: Path) -> None:
-    """The README's advice where a ``wikipedia_ipc/`` output folder shadows the module: the installed command works."""
+    """docs/getting-started.md's advice where a ``wikipedia_ipc/`` output folder shadows the module: the installed
+    command works."""
     command = shutil.which("wikipedia-ipc")
     if command is None:
         pytest.fail("the wikipedia-ipc console script is not installed: pip install -e . installs it")

@@ -183,8 +183,9 @@ def test_crosslingual_and_web_builds_on_the_cluster_give_the_local_rows(
 def test_spark_submit_with_data_and_output_on_s3(
     cluster: str, s3_server, tmp_path: Path, perceptron_available: None
 ) -> None:  # noqa: ANN001
-    """README's cluster command with the data on an object store: the dump read by the executors in ranges from
-    the bucket, the executors' parts uploaded there, the build published into it: the local folder, byte for byte."""
+    """docs/building.md's cluster command with the data on an object store: the dump read by the executors in ranges
+    from the bucket, the executors' parts uploaded there, the build published into it: the local folder, byte for
+    byte."""
     import pyspark
     from test_object_store import bucket_snapshot
     from test_output import snapshot

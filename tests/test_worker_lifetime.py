@@ -146,7 +146,7 @@ def run_script(folder: Path, source: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_script_without_a_main_guard_builds_with_workers(tmp_path: Path, perceptron_available: None) -> None:
-    """The README's Python example saved as a script, with no `if __name__ == "__main__":`: its workers do not run
+    """docs/building.md's Python example saved as a script, with no `if __name__ == "__main__":`: its workers do not run
     the script again (which locked the folder and restarted workers for ever), and the build ends with its pairs."""
     done = run_script(
         tmp_path,

@@ -62,6 +62,7 @@ __all__ = [
     "download",
     "expand_dumps",
     "human_size",
+    "newest_download",
     "plan_download",
     "provenance",
 ]
@@ -701,6 +702,24 @@ def provenance(dump: str | os.PathLike[str]) -> dict[str, Any] | None:
                 "verified": entry.get("verified"),
             }
     return None
+
+
+def newest_download(wiki: str, folder: str | os.PathLike[str] = "dumps") -> Path:
+    """The newest run of ``wiki`` that ``download`` finished in ``folder`` (``dumps/WIKI-DATE/``, with its
+    ``download.json``), for a script that builds what was downloaded last: finding none is a ValueError that names
+    the folder and what to run, where ``max()`` over an empty glob said only "empty sequence"."""
+    check_wiki(wiki)
+    folder = Path(folder)
+    runs = sorted(path for path in folder.glob(f"{wiki}-*") if _DATE.fullmatch(path.name[len(wiki) + 1 :]))
+    finished = [run for run in runs if (run / MANIFEST).is_file()]
+    if finished:
+        return finished[-1]
+    stopped = f" ({runs[-1].name} has no {MANIFEST}: its download stopped before the end)" if runs else ""
+    raise ValueError(
+        f"no finished download of {wiki} in {folder.resolve()}{stopped}: `python wikipedia_ipc.py download {wiki}` "
+        "downloads one (or resumes it) into dumps/ of the folder it runs in; or give build() the paths of dumps "
+        "(wikipedia_ipc.SAMPLE_DUMP is the sample that ships)"
+    )
 
 
 def expand_dumps(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
