@@ -592,7 +592,7 @@ class BuildOptions:
     ``resume`` a build reuses the reference shards an interrupted build finished; ``overwrite`` allows a non-empty
     output folder that holds no earlier build. ``spark_one_task_bytes``: a Spark build whose inputs are local files of
     at most this many bytes runs as one task, the local engine's stages on one executor core
-    (:mod:`builder.engines.sparksmall`; ``None``: its default bound, ``0``: every build spread); the local engine
+    (:mod:`builder.engines.spark.one_task`; ``None``: its default bound, ``0``: every build spread); the local engine
     ignores it.
     """
 
@@ -622,6 +622,11 @@ class BuildOptions:
             raise ValueError("resume needs the work_dir of the interrupted build")
         if not _MEMORY_SIZE.fullmatch(str(self.memory_limit)):
             raise ValueError(f"memory limit {self.memory_limit!r} is not a size such as 512MB or 4GB")
+        if memory_bytes(self.memory_limit) < MIN_DUCKDB_MEMORY:
+            raise ValueError(
+                f"memory limit {self.memory_limit!r} is below the {MIN_DUCKDB_MEMORY // 10**6}MB a build needs to "
+                "group and sort at all; give 128MB or more (default 512MB)"
+            )
         if self.unrendered_templates not in ("auto", "drop", "cut"):
             raise ValueError(f"unrendered_templates must be auto, drop or cut, not {self.unrendered_templates!r}")
         if self.rows_per_shard < 1:

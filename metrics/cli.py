@@ -7,11 +7,12 @@ Usage::
     python -m metrics score wikipedia_ipc/              # → wikipedia_ipc-scored/<config>/*.parquet
 
 Every pair also gets ``paraphrase_probability`` from a shipped classifier (``--classifier``:
-``caption``, the default, Brockett & Dolan's SVM calibrated on labelled caption pairs; ``msrpc``,
-the same SVM trained on MSRPC; ``measures``, over the Δsem,syn measures and a build's
-meta-information, so built folders only; docs/paraphrases.md), and ``--min-precision 0.9`` chooses the
-cut that keeps pairs at that precision on the labelled sample, stated with the estimated share of
-paraphrases kept and its interval. A built folder's configs also get their characteristic maps,
+``crossencoder``, the default, all-MiniLM-L6-v2 fine-tuned as a cross-encoder on pairs people
+labelled (STS-B, MSRPC, PAWS-Wiki; English); ``seed``, Brockett & Dolan's SVM trained on MSRPC;
+``measures``, over the Δsem,syn measures and a build's meta-information, so built folders only;
+docs/paraphrases.md), and ``--min-precision 0.9`` chooses the cut that keeps pairs at that precision
+on human-labelled pairs the model did not train on, stated with the estimated share of paraphrases
+kept and its interval. A built folder's configs also get their characteristic maps,
 shown in the scored card; all maps share one colour scale, which the card states.
 
 A TSV holds one pair per line, fields separated by tabs and taken verbatim (no quoting).
@@ -24,21 +25,30 @@ named in the header, else the known pair it names, else the first two columns.
 A JSONL holds one object per line with the ``--columns``
 keys. Every pair needs both texts: an empty text field, a JSON null or absent key, or a null
 in a folder's parquet is an error naming the file and the line (the row index in a parquet file).
-The scored TSV keeps the input's columns (and header names) and is quoted where
-needed (csv's minimal quoting), so csv, pandas and ``datasets`` read the texts back exactly.
+The scored TSV keeps the input's columns (and header names) and is written as it is read: fields
+verbatim, no quoting, so scoring a scored file reads the same texts (its earlier score columns are
+scored anew). Read it back exactly with the same dialect, and tell pandas and ``datasets`` that a
+text such as ``NA``, ``null`` or ``nan`` is a text, not a missing value:
+
+    csv.reader(handle, delimiter="\\t", quoting=csv.QUOTE_NONE)
+    pandas.read_csv(path, sep="\\t", quoting=csv.QUOTE_NONE, keep_default_na=False, dtype=str)
+    datasets.load_dataset("csv", data_files=path, sep="\\t", quoting=csv.QUOTE_NONE, keep_default_na=False,
+                          converters={"sentence1": str, "sentence2": str})   # the text columns' names
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import importlib.util
 import itertools
 import json
 import math
+import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -46,18 +56,20 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from builder.storage import local_path
+from metrics.crossencoder import CrossEncoderClassifier
 from metrics.paraphrase import (
     DEFAULT_MODEL,
     META,
     MODELS,
     RULE_LEVELS,
-    Classifier,
+    AnyClassifier,
     Cut,
     caption_rule_of,
+    classifier_name,
     cut_for_precision,
     load_classifier,
-    model_features,
     pair_key,
+    pair_probability,
 )
 from metrics.profiles import PROFILES, ModelUnavailable, get_profile
 from metrics.scoring import score_pairs
@@ -148,7 +160,23 @@ def read_tsv(path: Path, columns: Sequence[str], header: bool | None) -> tuple[l
     for number, row in enumerate(body, 2 if header else 1):
         if len(row) < 2 or len(row) != width:
             raise InputError(f"{path}:{number}: expected {width} tab-separated fields, found {len(row)}")
+        if row == names:
+            raise InputError(f"{path}:{number}: the header line again, inside the file (files joined?): not a pair")
     return names, body, width
+
+
+def _earlier_scores(path: Path, names: list[str] | None, rows: list[list[str]]) -> tuple[list[str] | None, list]:
+    """A scored file scored again: the columns an earlier scoring added are dropped (said on stderr), so the new
+    scores replace them instead of standing beside them twice."""
+    if not names:
+        return names, rows
+    earlier = [index for index, name in enumerate(names) if name in (*SCORE_COLUMNS, PROBABILITY)]
+    if not earlier:
+        return names, rows
+    print(f"{path}: the columns of an earlier scoring ({', '.join(names[i] for i in earlier)}) are scored anew",
+          file=sys.stderr)  # fmt: skip
+    kept = [index for index in range(len(names)) if index not in earlier]
+    return [names[i] for i in kept], [[row[i] for i in kept] for row in rows]
 
 
 def _guess_header(path: Path, first: list[str], columns: Sequence[str]) -> bool:
@@ -189,7 +217,8 @@ def tsv_texts(
     start = 2 if names else 1  # the line number of the first row
     first, second = (
         [
-            pair_text(row[position] or None, names[position] if names else f"column {position + 1}", f"{path}:{number}")
+            pair_text(row[position].strip() and row[position] or None,
+                      names[position] if names else f"column {position + 1}", f"{path}:{number}")  # fmt: skip
             for number, row in enumerate(rows, start)
         ]
         for position in positions
@@ -212,7 +241,8 @@ def read_jsonl(path: Path, columns: Sequence[str]) -> list[dict[str, object]]:
         if not isinstance(record, dict):
             raise InputError(f"{path}:{number}: a JSON {type(record).__name__}, not an object with {list(columns)}")
         for column in columns:
-            pair_text(record.get(column), column, f"{path}:{number}")
+            if not pair_text(record.get(column), column, f"{path}:{number}").strip():
+                raise InputError(f"{path}:{number}: {column} is empty: every pair needs both texts")
         records.append(record)
     if not records:
         raise InputError(f"{path}: no JSON objects, no pairs to score")
@@ -236,25 +266,32 @@ def _score(first: list[str], second: list[str], arguments: argparse.Namespace) -
 
 
 def _file_probability(
-    first: list[str], second: list[str], results: dict[str, object], classifier: Classifier | None
+    first: list[str], second: list[str], results: dict[str, object], classifier: AnyClassifier | None
 ) -> list[float] | None:
-    """The probability of a file's pairs, from their texts and measures (a file has no build's meta-information,
-    so a classifier that takes it gives none, which stderr says)."""
+    """The probability of a file's pairs, from their texts (and measures, for a model that takes them)."""
     if classifier is None:
         return None
-    if any(name in META for name in classifier.features):
-        print(
-            f"note: no {PROBABILITY} column: classifier {classifier.version} takes a build's meta-information "
-            "(score a built folder, or choose --classifier caption or msrpc)",
-            file=sys.stderr,
-        )
-        return None
     table = pa.table({"sentence1": first, "sentence2": second})
-    return classifier.probability(model_features(classifier.features, table, results)).tolist()  # type: ignore[arg-type]
+    return _without_words(pair_probability(classifier, table, results), results).tolist()  # type: ignore[arg-type]
+
+
+def _file_classifier(arguments: argparse.Namespace) -> None:
+    """A file has no build's meta-information: a classifier that needs it is refused before any scoring, naming
+    the ones that can score a file."""
+    model = load_classifier(arguments.classifier)
+    if any(name in META for name in model.features):
+        able = [name for name in MODELS if not any(f in META for f in load_classifier(name).features)]
+        raise InputError(
+            f"--classifier {arguments.classifier} takes a build's meta-information, which a file has not: score a "
+            f"built folder, or choose --classifier {' or '.join(able)}"
+        )
 
 
 def score_file(path: Path, output: Path, arguments: argparse.Namespace) -> dict[str, object]:
     """A TSV or JSONL file's pairs scored into ``output``: the input's fields, the measures and the probability."""
+    if arguments.columns and arguments.columns[0] == arguments.columns[1]:
+        raise InputError(f"--columns names {arguments.columns[0]!r} twice: each text would be scored against itself")
+    _file_classifier(arguments)
     classifier, cut = _classifier_and_cut(arguments)
     if path.suffix == ".jsonl":
         a, b = arguments.columns or DEFAULT_COLUMNS
@@ -264,12 +301,14 @@ def score_file(path: Path, output: Path, arguments: argparse.Namespace) -> dict[
         probability = _file_probability(first, second, results, classifier)
         columns = [*SCORE_COLUMNS, *([PROBABILITY] if probability is not None else [])]
         values = {**results, PROBABILITY: probability}
-        with open(output, "w", encoding="utf-8") as handle:
+        with _written_aside(output) as aside, open(aside, "w", encoding="utf-8") as handle:
             for index, record in enumerate(records):
                 scores = {column: values[column][index] for column in columns}  # type: ignore[index]
                 handle.write(json.dumps({**record, **scores}, ensure_ascii=False) + "\n")
     else:
         names, rows, width = read_tsv(path, arguments.columns or DEFAULT_COLUMNS, arguments.header)
+        names, rows = _earlier_scores(path, names, rows)
+        width = len(names) if names else width
         positions = text_columns(path, names, arguments.columns)
         first, second = tsv_texts(path, names, rows, positions)
         results = _score(first, second, arguments)
@@ -277,14 +316,41 @@ def score_file(path: Path, output: Path, arguments: argparse.Namespace) -> dict[
         columns = [*SCORE_COLUMNS, *([PROBABILITY] if probability is not None else [])]
         values = {**results, PROBABILITY: probability}
         header = names or [*DEFAULT_COLUMNS, *(f"column{n}" for n in range(3, width + 1))]
-        with open(output, "w", encoding="utf-8", newline="") as handle:
-            writer = csv.writer(handle, delimiter="\t", quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
-            writer.writerow(header + columns)
+        # written as it is read: tab-separated, each field verbatim (a field read from a line holds no tab and no
+        # line end), so scoring a scored file reads its texts back unchanged
+        with _written_aside(output) as aside, open(aside, "w", encoding="utf-8", newline="") as handle:
+            handle.write("\t".join(header + columns) + "\n")
             for index, row in enumerate(rows):
-                writer.writerow(row + [f"{values[column][index]:.6f}" for column in columns])  # type: ignore[index]
+                handle.write("\t".join(row + [f"{values[column][index]:.6f}" for column in columns]) + "\n")  # type: ignore[index]
     if probability is not None:
         results.update(_kept(np.asarray(probability), cut))
     return results
+
+
+def _file_output(source: Path, output: Path) -> None:
+    """A file's output checked before any scoring: never the input (however spelled: another path, a symbolic
+    link, a hard link), never a folder, and in a folder that exists and can be written."""
+    if output.resolve() == source.resolve() or (output.exists() and os.path.samefile(output, source)):
+        raise InputError(f"--output {output} is the input file {source}: the scorer never writes over its input")
+    if output.is_dir():
+        raise InputError(f"--output {output} is a folder; a file's scores go to a file (e.g. {output / source.name})")
+    folder = output.resolve().parent
+    if not folder.is_dir():
+        raise InputError(f"--output {output}: the folder {folder} does not exist; create it first")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"--output {output}: the folder {folder} cannot be written")
+
+
+@contextlib.contextmanager
+def _written_aside(output: Path) -> Iterator[Path]:
+    """Where a file's scores are written before they replace ``output`` in one rename: a failed or interrupted
+    scoring leaves ``output`` as it was, and no partial file beside it."""
+    aside = output.with_name(f".{output.name}.{os.getpid()}.partial")
+    try:
+        yield aside
+        aside.replace(output)
+    finally:
+        aside.unlink(missing_ok=True)
 
 
 def _kept(probability: np.ndarray, cut: Cut | None) -> dict[str, object]:
@@ -370,8 +436,10 @@ def score_folder(folder: Path, output: Path, arguments: argparse.Namespace) -> d
                 for column in SCORE_COLUMNS:
                     table = table.append_column(column, pa.array(results[column], type=pa.float64()))  # type: ignore[arg-type]
                 if classifier is not None:
-                    matrix = model_features(classifier.features, table, results, rules[name])  # type: ignore[arg-type]
-                    probability = classifier.probability(matrix)
+                    probability = _without_words(
+                        pair_probability(classifier, table, results, rules[name]),  # type: ignore[arg-type]
+                        results,
+                    )
                     table = table.append_column(PROBABILITY, pa.array(probability, type=pa.float64()))
                     shares[name] = _kept(probability, cut)
                     results.update(shares[name])
@@ -457,7 +525,7 @@ def _strictest_rules(configs: dict[str, tuple[pa.Table, dict]]) -> dict[str, lis
     return {name: [strictest[key] for key in config_keys] for name, config_keys in keys.items()}
 
 
-def _classifier_for(profile: str, name: str = DEFAULT_MODEL, language: str = "en") -> Classifier | None:
+def _classifier_for(profile: str, name: str = DEFAULT_MODEL, language: str = "en") -> AnyClassifier | None:
     """The shipped classifier ``name`` where it can score these pairs, else None (said on stderr): one that takes
     the Δsem,syn measures needs the profile it was trained on; Brockett & Dolan's features are English."""
     classifier = load_classifier(name)
@@ -465,6 +533,13 @@ def _classifier_for(profile: str, name: str = DEFAULT_MODEL, language: str = "en
         print(
             f"note: no {PROBABILITY} column: the classifier was trained on profile {classifier.profile!r} scores, "
             f"and profile {profile!r} scores lie elsewhere",
+            file=sys.stderr,
+        )
+        return None
+    if language != "en" and isinstance(classifier, CrossEncoderClassifier):
+        print(
+            f"note: no {PROBABILITY} column: classifier {classifier.version} was trained and measured on English "
+            f"pairs only, and the texts are {language!r}",
             file=sys.stderr,
         )
         return None
@@ -478,7 +553,7 @@ def _classifier_for(profile: str, name: str = DEFAULT_MODEL, language: str = "en
     return classifier
 
 
-def _classifier_and_cut(arguments: argparse.Namespace) -> tuple[Classifier | None, Cut | None]:
+def _classifier_and_cut(arguments: argparse.Namespace) -> tuple[AnyClassifier | None, Cut | None]:
     """The chosen classifier and, with ``--min-precision``, its cut on the labelled sample (checked before any
     scoring, so an unreachable precision fails at once)."""
     classifier = _classifier_for(arguments.profile, arguments.classifier, arguments.language)
@@ -491,7 +566,7 @@ def _classifier_and_cut(arguments: argparse.Namespace) -> tuple[Classifier | Non
 
 def scores_card(
     signature: object,
-    classifier: Classifier | None,
+    classifier: AnyClassifier | None,
     shares: dict[str, dict[str, object]],
     maps: dict[str, str],
     limits: tuple[float, float],
@@ -534,20 +609,56 @@ def _trained_on(trained: dict[str, object]) -> str:
     )
 
 
+def _crossencoder_intro(classifier: CrossEncoderClassifier) -> str:
+    """What the cross-encoder is, what it learnt from, and its figures on test splits it never saw."""
+    trained: dict = classifier.trained_on  # type: ignore[assignment]
+    evaluation: dict = classifier.evaluation  # type: ignore[assignment]
+    text = (
+        f"`{PROBABILITY}` is the probability that a pair is a paraphrase (the same message), from classifier "
+        f"`{classifier.version}` (`--classifier`): {classifier.base.get('name')} fine-tuned as a cross-encoder on "
+        f"{trained['train']['pairs']:,} pairs that people labelled ({trained['train']['corpora']}) and "
+        f"Platt-calibrated on {trained['calibration']['pairs']:,} more ({trained['calibration']['corpora']}); the "
+        "SHA-256 of every file is in its card (`metrics/data/paraphrase_crossencoder.json`)."
+    )
+    captions, msrpc = evaluation.get("stsb_test_captions"), evaluation.get("msrpc_test")
+    if captions:
+        model, cosine = captions["crossencoder"], captions["cosine"]
+        low, high = model["intervals"]["auc"]
+        text += (
+            f" On the STS Benchmark's `main-captions` test split ({model['pairs']} caption pairs, "
+            f"paraphrase = people's score ≥ 4, never seen in training): ROC AUC {model['auc']:.3f} [{low:.3f}, "
+            f"{high:.3f}], precision {model['precision_at_recall_0.80']:.2f} at recall ≥ 0.80, expected calibration "
+            f"error {model['ece']:.3f}; the sentence model's cosine (`st`) on the same pairs: AUC {cosine['auc']:.3f}, "
+            f"precision {cosine['precision_at_recall_0.80']:.2f} at recall ≥ 0.80."
+        )
+    if msrpc:
+        figures = msrpc["crossencoder"]
+        text += f" On MSRPC's test split at p ≥ 0.5: accuracy {figures['accuracy']:.3f}, F1 {figures['f1']:.3f}."
+    return text + " `python benchmarks/paraphrase_crossencoder.py` recomputes them.\n"
+
+
 def classifier_section(
-    classifier: Classifier, shares: dict[str, dict[str, object]], cut: Cut | None = None, rule: float | None = None
+    classifier: AnyClassifier, shares: dict[str, dict[str, object]], cut: Cut | None = None, rule: float | None = None
 ) -> str:
     """What ``paraphrase_probability`` is, how well it did, and how many pairs of each config it calls paraphrases
     (and, with a cut chosen by precision, keeps). Where the model does not beat the ST rule on the labelled sample
     (``evaluation.against_rule``), the rule ``st > rule`` is the default cut the card shows, with the evidence."""
+    if isinstance(classifier, CrossEncoderClassifier):
+        return _section_lines(
+            classifier,
+            _crossencoder_intro(classifier),
+            shares,
+            cut,
+            None,
+            f"{classifier.labelled.get('corpus')}, pairs people labelled that the network never trained on",
+        )
     evaluation = classifier.evaluation
     figures: dict[str, object] = evaluation.get("at_recall_cut", {})  # type: ignore[assignment]
     baselines: dict[str, dict[str, float]] = evaluation.get("baselines", {})  # type: ignore[assignment]
     test: dict[str, float] = evaluation.get("msrpc_test", {})  # type: ignore[assignment]
     interval = figures.get("precision_interval", [math.nan, math.nan])
     recall_interval = figures.get("recall_interval", [math.nan, math.nan])
-    lines = [
-        "### Which pairs are paraphrases\n",
+    intro = (
         f"`{PROBABILITY}` is the probability that a pair is a paraphrase (the same message), from classifier "
         f"`{classifier.version}` (`--classifier`): {evaluation.get('model')}; {_trained_on(classifier.trained_on)}. "  # type: ignore[arg-type]
         f"Cross-validated on the labelled caption pairs ({evaluation.get('folds')}) at the cut for recall ≥ "
@@ -558,7 +669,25 @@ def classifier_section(
         + "; ".join(f"{name} {values['precision']:.2f}/{values['recall']:.2f}" for name, values in baselines.items())
         + " (precision/recall)."
         + (f" On MSRPC's test split: accuracy {test['accuracy']:.3f}, F1 {test['f1']:.3f}." if test else "")
-        + " `python benchmarks/paraphrase_study.py` recomputes them.\n",
+        + " `python benchmarks/paraphrase_study.py` recomputes them.\n"
+    )
+    sample = "English caption pairs, out-of-fold probabilities where the model learnt from them"
+    return _section_lines(classifier, intro, shares, cut, rule, sample)
+
+
+def _section_lines(
+    classifier: AnyClassifier,
+    intro: str,
+    shares: dict[str, dict[str, object]],
+    cut: Cut | None,
+    rule: float | None,
+    sample: str,
+) -> str:
+    """The section's table of shares, its cut and its filters, after the classifier's ``intro``."""
+    evaluation = classifier.evaluation
+    lines = [
+        "### Which pairs are paraphrases\n",
+        intro,
         "| config | pairs scored | probability > 0.5 | share |",
         "|---|---:|---:|---:|",
     ]
@@ -584,8 +713,8 @@ def classifier_section(
         lines += [
             "",
             f"Kept at the cut chosen by precision: `{PROBABILITY}` ≥ {cut.threshold:.4f}, the lowest cut whose kept "
-            f"pairs of the labelled sample ({cut.labelled} English caption pairs, out-of-fold probabilities where the "
-            f"model learnt from them) are paraphrases at precision ≥ the one asked. There it keeps {cut.kept} pairs, "
+            f"pairs of the labelled sample ({cut.labelled} {sample}) are paraphrases at precision ≥ the one asked. "
+            f"There it keeps {cut.kept} pairs, "
             f"{cut.paraphrases} of them paraphrases: **estimated share of paraphrases in what is kept "
             f"{cut.precision:.0%} [{cut.low:.0%}, {cut.high:.0%}]** (Wilson 95%), recall {cut.recall:.0%}. The cut "
             "is chosen on the sample its precision is estimated on, so the estimate leans high; the interval says "
@@ -616,6 +745,13 @@ def classifier_section(
     return "\n".join(lines)
 
 
+def _without_words(probability: np.ndarray, results: dict[str, object]) -> np.ndarray:
+    """No probability where a text has no word the tokenizer finds (``!!!``, emoji, another script): the measures
+    are NaN there, and the classifier's number would be a guess the summary counts apart."""
+    words = ~np.isnan(np.asarray(results["rouge1"], dtype=np.float64))
+    return np.where(words, probability, np.nan)
+
+
 def print_summary(name: str, results: dict[str, object]) -> None:
     """One config's or file's means and σ, truncated texts, likely paraphrases and those kept, in one line."""
     aggregates = results["aggregates"]
@@ -632,7 +768,14 @@ def print_summary(name: str, results: dict[str, object]) -> None:
             f" | kept at {PROBABILITY} ≥ {cut.threshold:.4f}: {count:,} of {scored:,}, estimated share of "
             f"paraphrases {cut.precision:.0%} [{cut.low:.0%}, {cut.high:.0%}]"
         )
-    print(f"{name}: {cells} | truncated texts {results['truncated']}{share}")
+    pairs, with_words = len(results["rouge1"]), aggregates["rouge1"]["n"]  # type: ignore[arg-type]
+    apart = (
+        f" | {pairs - with_words:,} of {pairs:,} pairs have a text without words (no measures, no probability; "
+        "left out of the means)"
+        if with_words < pairs
+        else ""
+    )
+    print(f"{name}: {cells} | truncated texts {results['truncated']}{share}{apart}")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -679,10 +822,11 @@ def parser() -> argparse.ArgumentParser:
     score.add_argument(
         "--classifier",
         default=DEFAULT_MODEL,
-        choices=list(MODELS),
-        help="the shipped model giving paraphrase_probability: 'caption' (default: Brockett & Dolan's SVM on MSRPC "
-        "and PAWS, calibrated on labelled caption pairs), 'msrpc' (the same SVM on MSRPC alone) or 'measures' "
-        "(over the Δsem,syn measures and a build's meta-information: built folders, profile minilm)",
+        type=classifier_name,
+        metavar="{" + ",".join(MODELS) + "}",
+        help="the shipped model giving paraphrase_probability: 'crossencoder' (default: all-MiniLM-L6-v2 fine-tuned "
+        "on STS-B, MSRPC and PAWS-Wiki, English), 'seed' (Brockett & Dolan's SVM on MSRPC, as the seed trained it) "
+        "or 'measures' (over the Δsem,syn measures and a build's meta-information: built folders, profile minilm)",
     )
     score.add_argument(
         "--min-precision",
@@ -741,6 +885,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print_summary(name, results)
         elif source.is_file():
             output = arguments.output or source.with_suffix(".scored" + source.suffix)
+            _file_output(source, output)
             results = score_file(source, output, arguments)
             print_summary(source.name, results)
         else:

@@ -20,6 +20,7 @@ import dataclasses
 import gzip
 import itertools
 import json
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -219,6 +220,44 @@ def read_paws(path: Path, report: ReadReport) -> Iterator[PairRecord]:
             yield PairRecord(
                 f"{_stem(file)}-{fields[0]}", fields[1], fields[2], int(fields[3]), f"{_stem(file)}-{fields[0]}"
             )
+
+
+STS_PARAPHRASE = 4.0  # STS 4 of 5: "mostly equivalent, but some unimportant details differ" (Agirre et al. 2013)
+
+
+@dataclasses.dataclass(frozen=True)
+class ScoredPair:
+    """An STS Benchmark pair: its genre (``main-captions``, ``main-news``, ``main-forums``), source and 0-5 score."""
+
+    id: str
+    genre: str
+    source: str
+    score: float
+    sentence1: str
+    sentence2: str
+
+    @property
+    def label(self) -> int:
+        """Paraphrase when people scored it at least :data:`STS_PARAPHRASE`."""
+        return int(self.score >= STS_PARAPHRASE)
+
+
+def read_stsb(path: Path, report: ReadReport) -> Iterator[ScoredPair]:
+    """The STS Benchmark's ``sts-{train,dev,test}.csv``: ``genre file year id score sentence1 sentence2 [licence…]``,
+    tab-separated without quoting (a text may hold quotes), each score the mean of several people's 0-5."""
+    for file in _need(path, "sts-train.csv", "sts-dev.csv", "sts-test.csv"):
+        for number, line in _lines(file):
+            fields = line.split("\t")
+            try:
+                score = float(fields[4]) if len(fields) >= 7 else math.nan
+            except ValueError:
+                score = math.nan
+            if not 0 <= score <= 5 or not fields[5] or not fields[6]:
+                raise CorpusError(
+                    f"{file}:{number}: expected 'genre file year id score sentence1 sentence2' with a 0-5 score"
+                )
+            report.read += 1
+            yield ScoredPair(f"{_stem(file)}-{number}", fields[0], fields[1], score, fields[5], fields[6])
 
 
 def read_tapaco(path: Path, report: ReadReport) -> Iterator[PairRecord]:

@@ -240,16 +240,6 @@ def test_spark_real_enwiki_excerpt(spark, enwiki_build: Path, tmp_path: Path) ->
     same_deja(enwiki_build, tmp_path / "spark")
 
 
-def test_spark_dataset_with_pixels_real_coco(spark, coco_files: Path, coco_build: Path, tmp_path: Path) -> None:
-    """COCO's real images: Spark's pixel equivalence makes the same 159 images of 795 samples, and its graph the
-    same funnel."""
-    report = build_spark([coco_files], [DEJA], tmp_path / "spark", tagger="perceptron", workers=2, spark=spark)
-    assert report.rows == {"deja": 0}
-    same_deja(coco_build, tmp_path / "spark")
-    records = [json.loads((out / "deja" / "funnel.json").read_text()) for out in (coco_build, tmp_path / "spark")]
-    assert records[1]["dataset"] == records[0]["dataset"]
-
-
 # ---- the graph over real caption files: a dataset's rows name no user -------------------------------------------
 
 

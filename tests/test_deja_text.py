@@ -10,6 +10,7 @@ import collections
 from pathlib import Path
 
 import pytest
+from conftest import import_or_skip
 
 from builder.common import DATA
 from builder.extract.wikitext import extract_images
@@ -17,7 +18,6 @@ from builder.filters.deja import DEJA_RULES, DejaSentence, analyse_texts, check_
 from builder.filters.tagging import Tagger, get_tagger
 from builder.lang.wordnet import WordNet, load_wordnet
 from builder.sources.xml import DumpReader
-from tests.conftest import import_or_skip
 
 ROOT = Path(__file__).resolve().parent.parent
 KEPT = "kept"

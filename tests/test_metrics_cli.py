@@ -77,7 +77,7 @@ def test_header_is_detected_kept_and_the_texts_round_trip(tmp_path: Path, capsys
     code, _ = run([str(path)], capsys)
     assert code == 0
     with open(tmp_path / "pairs.scored.tsv", encoding="utf-8", newline="") as handle:
-        rows = list(csv.reader(handle, delimiter="\t"))
+        rows = list(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
     assert rows[0] == ["a", "b", "id", *SCORE_COLUMNS, PROBABILITY]  # the default classifier reads the texts alone
     assert [(row[0], row[1], row[2]) for row in rows[1:]] == [(x, y, str(n)) for n, (x, y) in enumerate(texts)]
     assert all(0 <= float(row[3]) <= 1 for row in rows[1:])
@@ -85,7 +85,7 @@ def test_header_is_detected_kept_and_the_texts_round_trip(tmp_path: Path, capsys
     code, _ = run([str(path), "--no-header", "--output", str(tmp_path / "raw.tsv")], capsys)
     assert code == 0
     with open(tmp_path / "raw.tsv", encoding="utf-8", newline="") as handle:
-        rows = list(csv.reader(handle, delimiter="\t"))
+        rows = list(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
     assert rows[0][:3] == ["sentence1", "sentence2", "column3"] and rows[1][:2] == ["a", "b"] and len(rows) == 4
 
 
@@ -217,7 +217,7 @@ def test_a_first_pair_is_scored(tmp_path: Path, capsys: pytest.CaptureFixture[st
     code, err = run([str(path)], capsys)
     assert code == 0 and "no header line" in err
     with open(tmp_path / "pairs.scored.tsv", encoding="utf-8", newline="") as handle:
-        rows = list(csv.reader(handle, delimiter="\t"))
+        rows = list(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
     assert [row[:2] for row in rows] == [
         ["sentence1", "sentence2"],
         ["Hello", "Hi"],
@@ -456,3 +456,131 @@ def test_a_missing_text_in_a_built_folder_names_the_parquet_file_and_row(
     assert code == 2
     assert f"error: {silver}: row index 1: no sentence1 (a missing text)" in err
     assert not (tmp_path / "scored").exists()
+
+
+def _no_scoring(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refusal must come before the work: scoring here fails the test."""
+    import metrics.cli
+
+    monkeypatch.setattr(metrics.cli, "_score", lambda *a, **k: pytest.fail("scored before the refusal"))
+
+
+def test_an_output_that_is_the_input_is_refused_however_spelled(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "pairs.tsv"
+    content = "sentence1\tsentence2\nA dog runs in the park.\tIn the park a dog is running.\n"
+    path.write_text(content, encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "link.tsv").symlink_to(path)
+    import os
+
+    os.link(path, tmp_path / "hard.tsv")
+    _no_scoring(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    for output in (str(path), "pairs.tsv", "sub/../pairs.tsv", str(tmp_path / "link.tsv"), "hard.tsv"):
+        code, err = run([str(path), "--output", output], capsys)
+        assert code == 2 and f"--output {output} is the input file" in err, output
+    assert path.read_text(encoding="utf-8") == content
+
+
+def test_an_output_in_a_missing_folder_or_a_folder_is_refused_before_the_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "pairs.tsv"
+    path.write_text("A dog runs in the park.\tIn the park a dog is running.\n", encoding="utf-8")
+    _no_scoring(monkeypatch)
+    code, err = run([str(path), "--output", str(tmp_path / "nowhere" / "out.tsv")], capsys)
+    assert code == 2 and f"the folder {tmp_path / 'nowhere'} does not exist" in err
+    code, err = run([str(path), "--output", str(tmp_path)], capsys)
+    assert code == 2 and "is a folder; a file's scores go to a file" in err
+
+
+def test_a_scored_tsv_scored_again_reads_its_own_texts_back(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One TSV dialect both ways: quotes stay as written however often a file is scored, the earlier score columns
+    are replaced, not doubled, and the second scoring's texts and scores are the first's."""
+    path = tmp_path / "pairs.tsv"
+    texts = [('"Quoted" words open this caption of a dog.', 'A dog, "quoted", runs in a park.'),
+             ("It's a 5'' tall statue of a horse.", 'A statue of a horse, 5" tall.')]  # fmt: skip
+    path.write_text("sentence1\tsentence2\tid\n" + "".join(f"{a}\t{b}\t{n}\n" for n, (a, b) in enumerate(texts)),
+                    encoding="utf-8")  # fmt: skip
+    once, twice = tmp_path / "once.tsv", tmp_path / "twice.tsv"
+    assert run([str(path), "--output", str(once)], capsys)[0] == 0
+    code, err = run([str(once), "--output", str(twice)], capsys)
+    assert code == 0 and "the columns of an earlier scoring (rouge1, " in err
+    first, second = (
+        list(csv.reader(file.read_text(encoding="utf-8").splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE))
+        for file in (once, twice)
+    )
+    assert first[0] == second[0] == ["sentence1", "sentence2", "id", *SCORE_COLUMNS, PROBABILITY]
+    assert [tuple(row[:2]) for row in second[1:]] == texts
+    assert [row[3:] for row in first[1:]] == [row[3:] for row in second[1:]]
+
+
+def test_a_header_repeated_inside_and_one_column_twice_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "joined.tsv"
+    path.write_text("sentence1\tsentence2\nA dog runs.\tA dog is running.\nsentence1\tsentence2\nA b c.\tA b d.\n",
+                    encoding="utf-8")  # fmt: skip
+    _no_scoring(monkeypatch)
+    code, err = run([str(path)], capsys)
+    assert code == 2 and f"{path}:3: the header line again, inside the file" in err
+    code, err = run([str(path), "--columns", "sentence1", "sentence1"], capsys)
+    assert code == 2 and "--columns names 'sentence1' twice" in err
+
+
+@pytest.mark.parametrize(("name", "content", "where"), [
+    ("blank.tsv", "A dog runs in the park.\t   \n", "blank.tsv:1"),
+    ("empty.jsonl", '{"sentence1": "A dog runs.", "sentence2": ""}\n', "empty.jsonl:1: sentence2 is empty"),
+    ("blank.jsonl", '{"sentence1": "  ", "sentence2": "A dog."}\n', "blank.jsonl:1: sentence1 is empty"),
+])  # fmt: skip
+def test_an_empty_text_is_an_error_naming_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, name: str, content: str,
+    where: str,
+) -> None:  # fmt: skip
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    _no_scoring(monkeypatch)
+    code, err = run([str(path)], capsys)
+    assert code == 2 and where in err and not (tmp_path / name.replace(".", ".scored.")).exists()
+
+
+def test_texts_that_readers_take_for_missing_values_read_back_as_the_help_says(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``nan``, ``None``, ``NULL``, ``N/A``, ``NA`` are texts: each reader the help names, called as it says, reads
+    them back exactly."""
+    import pandas as pd
+
+    words = ["nan", "None", "NULL", "N/A", "NA"]
+    path = tmp_path / "pairs.tsv"
+    path.write_text("sentence1\tsentence2\n" + "".join(f"{w}\tThe word {w} is written here.\n" for w in words),
+                    encoding="utf-8")  # fmt: skip
+    assert run([str(path), "--no-language-check"], capsys)[0] == 0
+    scored = tmp_path / "pairs.scored.tsv"
+    import metrics.cli
+
+    help_text = metrics.cli.parser()._subparsers._group_actions[0].choices["score"].format_help()  # noqa: SLF001
+    assert 'pandas.read_csv(path, sep="\\t", quoting=csv.QUOTE_NONE, keep_default_na=False, dtype=str)' in help_text
+    frame = pd.read_csv(scored, sep="\t", quoting=csv.QUOTE_NONE, keep_default_na=False, dtype=str)
+    assert frame["sentence1"].tolist() == words
+    assert 'converters={"sentence1": str, "sentence2": str})' in help_text
+    loaded = datasets.load_dataset("csv", data_files=str(scored), sep="\t", quoting=csv.QUOTE_NONE,
+                                   keep_default_na=False, converters={"sentence1": str, "sentence2": str},
+                                   split="train")  # fmt: skip
+    assert loaded["sentence1"] == words
+    with open(scored, encoding="utf-8", newline="") as handle:
+        assert [row[0] for row in csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)][1:] == words
+
+
+def test_a_text_without_words_is_counted_apart_and_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "pairs.tsv"
+    path.write_text("A dog runs in the park.\tIn the park a dog is running.\n!!!\tA cat sleeps on the sofa.\n",
+                    encoding="utf-8")  # fmt: skip
+    assert main(["score", str(path), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "1 of 2 pairs have a text without words (no measures, no probability; left out of the means)" in out
+    assert f"{PROBABILITY} > 0.5: 1 of 1" in out or f"{PROBABILITY} > 0.5: 0 of 1" in out
+    rows = (tmp_path / "pairs.scored.tsv").read_text(encoding="utf-8").splitlines()
+    assert rows[2].split("\t")[-1] == "nan" and rows[1].split("\t")[-1] != "nan"

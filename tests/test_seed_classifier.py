@@ -11,12 +11,21 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from benchmarks import paraphrase_study as study
 from metrics.cli import PROBABILITY, main
 from metrics.corpora import CorpusError, ReadReport, read_msrpc, read_paws
-from metrics.paraphrase import MODELS, Classifier, cut_for_precision, load_classifier, model_features, wilson
+from metrics.paraphrase import (
+    MODELS,
+    Classifier,
+    cut_for_precision,
+    load_classifier,
+    model_features,
+    pair_probability,
+    wilson,
+)
 from metrics.seed_features import SEED_FEATURES, levenshtein, lexicon, pair_features, seed_features, word_pairs
 
 REPO = Path(__file__).resolve().parent.parent
@@ -110,8 +119,8 @@ def test_levenshtein_and_the_matrix_agree_with_one_pair() -> None:
     assert matrix.shape == (2, len(SEED_FEATURES)) and (matrix[0] == matrix[1]).all()  # symmetric
 
 
-@pytest.mark.parametrize("name", ["caption", "msrpc"])
-def test_the_shipped_seed_models_are_plain_numbers_with_their_corpora(name: str) -> None:
+def test_the_shipped_seed_model_is_plain_numbers_with_its_corpus() -> None:
+    name = "seed"
     model = load_classifier(name)
     data = json.loads(MODELS[name].read_text(encoding="utf-8"))
     assert model.features == SEED_FEATURES and model.profile == "" and set(data["calibration"]) == {"a", "c"}
@@ -129,7 +138,7 @@ def test_the_shipped_seed_models_are_plain_numbers_with_their_corpora(name: str)
 def test_the_msrpc_models_test_figures_recomputed_from_the_shipped_files() -> None:
     """The shipped weights, applied to the committed MSRPC test split, give the accuracy and F1 they state, and
     the SVM retrained from the committed training split gives the shipped weights."""
-    model = load_classifier("msrpc")
+    model = load_classifier("seed")
     records = list(read_msrpc(TRAINING / "msrpc" / "msr_paraphrase_test.txt.gz", ReadReport()))
     matrix = seed_features([r.sentence1 for r in records], [r.sentence2 for r in records])
     truth = np.array([r.label for r in records])
@@ -137,14 +146,14 @@ def test_the_msrpc_models_test_figures_recomputed_from_the_shipped_files() -> No
     figures = study.figures_of(truth, predicted)
     assert model.evaluation["msrpc_test"] == {k: round(v, 4) for k, v in figures.items()}
     assert round(figures["accuracy"], 3) == 0.743 and round(figures["f1"], 3) == 0.819
-    corpora = study.training_corpora()
-    mean, scale, weights, intercept = study.fit_svm(corpora["MSRPC train"].matrix, corpora["MSRPC train"].labels)
+    train = study._labelled("MSRPC train", list(read_msrpc(MSRPC_TRAIN, ReadReport())), [MSRPC_TRAIN])  # noqa: SLF001
+    mean, scale, weights, intercept = study.fit_svm(train.matrix, train.labels)
     assert np.allclose(model.mean, mean) and np.allclose(model.scale, scale)
     assert np.allclose(model.coefficients, weights, atol=1e-6) and math.isclose(
         model.intercept, intercept, abs_tol=1e-6
     )
     assert np.allclose(
-        [model.calibration["a"], model.calibration["c"]], study.msrpc_platt(corpora["MSRPC train"]), atol=1e-6
+        [model.calibration["a"], model.calibration["c"]], study.msrpc_platt(train), atol=1e-6
     )
     # the probability is Platt's sigmoid of the margin
     probability = model.probability(matrix)
@@ -166,8 +175,9 @@ def test_platt_matches_a_logistic_fit_of_the_smoothed_targets() -> None:
     assert abs(residual @ margins) < 1e-8 and abs(residual.sum()) < 1e-8 and a > 0
 
 
-def test_the_cut_by_precision_on_the_labelled_sample() -> None:
-    model = load_classifier("caption")
+@pytest.mark.parametrize("name", ["crossencoder", "seed"])
+def test_the_cut_by_precision_on_the_labelled_sample(name: str) -> None:
+    model = load_classifier(name)
     probability, labels = np.array(model.labelled["probability"]), np.array(model.labelled["label"])
     cut = cut_for_precision(model, 0.9)
     kept = probability >= cut.threshold
@@ -187,8 +197,11 @@ def test_wilson_is_scipys() -> None:
 
 
 def test_an_unknown_classifier_name_is_refused() -> None:
-    with pytest.raises(ValueError, match="no classifier 'nope'; the shipped ones are caption, msrpc, measures"):
+    with pytest.raises(ValueError, match="no classifier 'nope'; the shipped ones are crossencoder, seed, measures"):
         load_classifier("nope")
+    with pytest.raises(ValueError, match="classifier 'caption': the seed's SVM calibrated on the project's own"):
+        load_classifier("caption")
+    assert load_classifier("msrpc") == load_classifier("seed")  # the seed's former name
     with pytest.raises(ValueError, match="a calibration holds a and c"):
         Classifier("v", "", ("edit",), (0.0,), (1.0,), (1.0,), 0.0, {}, {}, {"slope": 1.0})
 
@@ -202,7 +215,7 @@ def test_model_features_say_what_a_file_lacks() -> None:
     assert model_features(["shared", "words_long"], table).tolist() == [[2.0, 3.0]]
 
 
-@pytest.mark.parametrize("classifier", ["caption", "msrpc"])
+@pytest.mark.parametrize("classifier", ["crossencoder", "seed"])
 def test_score_a_real_msrpc_tsv_with_a_classifier_and_a_cut(
     classifier: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -218,7 +231,8 @@ def test_score_a_real_msrpc_tsv_with_a_classifier_and_a_cut(
         rows = list(csv.DictReader(handle, delimiter="\t"))
     assert len(rows) == 40 and PROBABILITY in rows[0]
     model = load_classifier(classifier)
-    expected = model.probability(seed_features([r["#1 String"] for r in rows], [r["#2 String"] for r in rows]))
+    table = pa.table({"sentence1": [r["#1 String"] for r in rows], "sentence2": [r["#2 String"] for r in rows]})
+    expected = pair_probability(model, table)
     assert np.allclose([float(r[PROBABILITY]) for r in rows], expected, atol=1e-6)
     cut = cut_for_precision(model, 0.9)
     kept = int((np.round(expected, 6) >= cut.threshold).sum())
@@ -236,11 +250,15 @@ def test_score_a_jsonl_carries_the_probability_and_measures_model_says_why_not(
     source.write_text(json.dumps({"sentence1": first, "sentence2": second}) + "\n", encoding="utf-8")
     assert main(["score", str(source), "--no-progress"]) == 0
     record = json.loads((tmp_path / "pairs.scored.jsonl").read_text(encoding="utf-8"))
-    expected = load_classifier("caption").probability(seed_features([first], [second]))[0]
-    assert record[PROBABILITY] == pytest.approx(expected, abs=1e-12)
-    assert main(["score", str(source), "--no-progress", "--classifier", "measures", "--overwrite"]) == 0
-    assert "classifier paraphrase-lr-1 takes a build's meta-information" in capsys.readouterr().err
-    assert PROBABILITY not in json.loads((tmp_path / "pairs.scored.jsonl").read_text(encoding="utf-8"))
+    expected = load_classifier().probability([first], [second])[0]  # the default: the cross-encoder
+    assert record[PROBABILITY] == pytest.approx(expected, abs=1e-6)
+    before = (tmp_path / "pairs.scored.jsonl").read_bytes()
+    # a model that cannot score a file is refused before the work, naming the ones that can
+    assert main(["score", str(source), "--no-progress", "--classifier", "measures", "--overwrite"]) == 2
+    err = capsys.readouterr().err
+    assert "--classifier measures takes a build's meta-information, which a file has not" in err
+    assert "choose --classifier crossencoder or seed" in err
+    assert (tmp_path / "pairs.scored.jsonl").read_bytes() == before
 
 
 def test_an_unreachable_precision_is_an_error_before_scoring(capsys: pytest.CaptureFixture[str]) -> None:
@@ -257,18 +275,16 @@ def test_an_unreachable_precision_is_an_error_before_scoring(capsys: pytest.Capt
     turned = dataclasses.replace(model, labelled={**model.labelled, "label": labels.tolist()})
     with pytest.raises(ValueError, match=rf"no cut of classifier paraphrase-lr-1 reaches precision 1 .* {best:.3f}"):
         cut_for_precision(turned, 1.0)
-    assert main(["score", str(source), "--no-progress", "--classifier", "measures", "--min-precision", "1.5"]) == 2
+    assert main(["score", str(source), "--no-progress", "--classifier", "seed", "--min-precision", "1.5"]) == 2
     assert "--min-precision must be in (0, 1], not 1.5" in capsys.readouterr().err
 
 
 def test_the_docs_state_the_shipped_models_figures() -> None:
     docs = DOCS.read_text(encoding="utf-8")
-    msrpc = load_classifier("msrpc").evaluation["msrpc_test"]
+    msrpc = load_classifier("seed").evaluation["msrpc_test"]
     assert f"| msrpc | MSRPC train | {msrpc['accuracy']:.3f}" in docs
-    caption = load_classifier("caption").evaluation["at_recall_cut"]
-    assert f"| {study.CAPTION} | {caption['precision']:.2f} ± " in docs
-    cut = cut_for_precision(load_classifier("caption"), 0.9)
+    cut = cut_for_precision(load_classifier(), 0.9)
     assert (
-        f"for the `caption` model at 0.9: cut {cut.threshold:.2f},\n{cut.kept} of the {cut.labelled} labelled pairs "
-        f"kept, {cut.precision:.0%} [{cut.low:.0%}, {cut.high:.0%}] paraphrases, recall {cut.recall:.0%}"
+        f"for the default model at 0.9: cut {cut.threshold:.2f}, {cut.kept} of the {cut.labelled} pairs kept, "
+        f"{cut.precision:.0%} [{cut.low:.0%}, {cut.high:.0%}] paraphrases, recall {cut.recall:.0%}"
     ) in docs

@@ -137,6 +137,16 @@ def _build_and_score(arguments: argparse.Namespace, runs: Sequence[tuple[list[st
         )
         return 2
 
+    configs = [preset(name) for _, names in runs for name in names]
+    unpaired = [config.name for config in configs if config.references or config.deja == "captions"]
+    if len(unpaired) == len(configs):
+        print(
+            f"error: --score scores pairs, and {', '.join(unpaired)} hold{'s' if len(unpaired) == 1 else ''} none "
+            "(references: a row per image reference; deja: captions in repetition); build without --score, or add "
+            "a config of pairs (gold, silver, bronze, deja-paracaption, ...)",
+            file=sys.stderr,
+        )
+        return 2
     if any(preset(name).crosslingual for _, names in runs for name in names) and arguments.score != "multilingual":
         print(
             f"error: --score {arguments.score} reads English only; a crosslingual config needs --score multilingual",

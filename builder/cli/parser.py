@@ -298,7 +298,8 @@ def _running_arguments(run: argparse._ArgumentGroup) -> None:
         "--memory",
         default=DEFAULT_MEMORY_LIMIT,
         help=f"memory of the build while it groups and tags (default {DEFAULT_MEMORY_LIMIT}): DuckDB gets this minus "
-        "what the process already holds (at least 128 MB); past it, sorting spills to the work folder",
+        "what the process already holds (at least 128 MB); past it, sorting spills to the work folder; 128MB "
+        "at least",
     )
     run.add_argument("--resume", action="store_true", help="reuse the finished dump parts in --work-dir")
     run.add_argument(
@@ -329,7 +330,8 @@ def _output_arguments(run: argparse._ArgumentGroup) -> None:
         metavar="PROFILE",
         choices=PROFILES,
         help=f"also score every pair (python -m metrics score) with a profile ({', '.join(PROFILES)}): the Δsem,syn "
-        "measures and paraphrase_probability (the default classifier, Brockett & Dolan's SVM, English pairs); the "
+        "measures and paraphrase_probability (the default classifier, a cross-encoder fine-tuned on pairs people "
+        "labelled, English pairs); the "
         "card shows each config's map. Needs the metric extra; checked before any dump "
         "is read",
     )

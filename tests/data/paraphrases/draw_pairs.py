@@ -24,6 +24,7 @@ them (``reaches`` is ``crowd``); ``rule`` is the strictest caption rule both pas
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import dataclasses
 import hashlib
@@ -230,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pages", nargs="*", type=Path, default=[], help="more enwiki pages-articles excerpts")
     parser.add_argument("--history", nargs="*", type=Path, help=f"enwiki edit-history dumps (default: {HISTORY.name})")
     parser.add_argument("--output", type=Path, default=HERE / "candidates.tsv")
+    parser.add_argument("--work", type=Path, help="keep the builds here (default: a temporary folder, removed)")
     arguments = parser.parse_args(argv)
 
     minidumps = sorted(path.name for path in (ROOT / "tests" / "data" / "minidumps").iterdir() if path.is_dir())
@@ -258,7 +260,9 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     rows: list[dict] = []
-    with tempfile.TemporaryDirectory() as work:
+    with contextlib.ExitStack() as stack:
+        work = Path(arguments.work or stack.enter_context(tempfile.TemporaryDirectory()))
+        work.mkdir(parents=True, exist_ok=True)
         if arguments.history is None:  # the shipped history, as the dump it was (export 0.4, MediaWiki 1.16)
             history = Path(work) / "enwiki-anarchism-history.xml"
             with lzma.open(HISTORY, format=lzma.FORMAT_ALONE) as source, open(history, "wb") as target:

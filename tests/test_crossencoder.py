@@ -1,0 +1,203 @@
+"""The default paraphrase classifier: the shipped cross-encoder's figures re-derived from the shipped files on the
+test splits people labelled, its card's corpora as committed, its weights as safe, small data, and the STS-B
+reader. Retraining (``python benchmarks/paraphrase_crossencoder.py --write-model``) runs outside the suite."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchmarks import paraphrase_crossencoder as bench
+from metrics.corpora import CorpusError, ReadReport, read_stsb
+from metrics.crossencoder import (
+    CARD,
+    FROZEN,
+    WEIGHTS,
+    CrossEncoderClassifier,
+    expected_calibration_error,
+    load,
+    precision_at_recall,
+)
+from metrics.paraphrase import cut_for_precision, load_classifier
+
+REPO = Path(__file__).resolve().parent.parent
+STSB = REPO / "metrics" / "data" / "training" / "stsb"
+
+
+@pytest.fixture(scope="module")
+def model() -> CrossEncoderClassifier:
+    return load()
+
+
+@pytest.fixture(scope="module")
+def captions(model: CrossEncoderClassifier) -> tuple[np.ndarray, np.ndarray]:
+    """The shipped model's probability of STS-B's main-captions test pairs, and people's labels (score ≥ 4)."""
+    first, second, labels = bench.stsb("test", "main-captions")
+    return model.probability(first, second), labels
+
+
+def test_the_stsb_reader_gives_the_releases_counts() -> None:
+    counts = {}
+    for split in ("train", "dev", "test"):
+        report = ReadReport()
+        rows = list(read_stsb(STSB / f"sts-{split}.csv.gz", report))
+        counts[split] = (report.read, sum(r.genre == "main-captions" for r in rows))
+    assert counts == {"train": (5749, 2000), "dev": (1500, 625), "test": (1379, 625)}
+    first = next(read_stsb(STSB / "sts-test.csv.gz", ReadReport()))
+    assert (first.genre, first.source, first.score) == ("main-captions", "MSRvid", 2.5)
+    assert (first.sentence1, first.sentence2, first.label) == (
+        "A girl is styling her hair.",
+        "A girl is brushing her hair.",
+        0,
+    )
+
+
+def test_a_malformed_stsb_line_is_an_error_naming_the_file_and_line(tmp_path: Path) -> None:
+    lines = gzip.decompress((STSB / "sts-dev.csv.gz").read_bytes()).decode("utf-8").splitlines()
+    lines[2] = lines[2].replace("\t", " ", 5)
+    broken = tmp_path / "sts-dev.csv"
+    broken.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(CorpusError, match=rf"{broken}:3: expected 'genre file year id score"):
+        list(read_stsb(broken, ReadReport()))
+
+
+def test_the_card_names_every_file_it_saw_and_the_test_splits_are_not_among_them(
+    model: CrossEncoderClassifier,
+) -> None:
+    seen = {**model.trained_on["train"]["files"], **model.trained_on["calibration"]["files"]}
+    for file, digest in seen.items():
+        assert hashlib.sha256((REPO / file).read_bytes()).hexdigest() == digest
+    assert not [file for file in seen if "test" in Path(file).name]
+    # STS-B's MSRpar pairs were drawn from MSRPC, 627 of them from its test split: every pair a reporting split
+    # holds is left out of training and calibration, and the card counts them
+    left_out = {"STS-B train": 515, "MSRPC train": 115, "PAWS-Wiki dev": 0, "STS-B dev": 132,
+                "MSRPC train, held out": 12}  # fmt: skip
+    assert model.trained_on["left_out"]["pairs"] == left_out
+    assert model.trained_on["train"]["pairs"] == 5749 + (4076 - 407) + 8000 - 515 - 115 == 16788
+    assert model.trained_on["calibration"]["pairs"] == 1500 + 407 - 132 - 12 == 1763
+    # no pair of a reporting split is among the pairs the model was trained or calibrated on
+    data = bench.splits()
+    trained = set(zip(*data["train"][:2], strict=True)) | set(zip(*data["calibration"][:2], strict=True))
+    for split in (bench.stsb("test"), bench.msrpc("test")):
+        assert not trained & set(zip(*split[:2], strict=True))
+
+
+def test_the_weights_are_float16_safetensors_without_the_frozen_embeddings(model: CrossEncoderClassifier) -> None:
+    from safetensors import safe_open
+
+    with safe_open(str(WEIGHTS), "np") as handle:
+        names = list(handle.keys())
+        dtypes = {str(handle.get_tensor(name).dtype) for name in names}
+    assert dtypes == {"float16"} and not set(FROZEN) & set(names)
+    assert "classifier.weight" in names and sum(name.startswith("bert.encoder.layer.") for name in names) == 6 * 16
+    assert WEIGHTS.stat().st_size < 25_000_000
+    assert model.weights_sha256 == hashlib.sha256(WEIGHTS.read_bytes()).hexdigest()
+
+
+def test_a_damaged_weights_file_is_refused_naming_it(tmp_path: Path, model: CrossEncoderClassifier) -> None:
+    from metrics.crossencoder import network
+
+    damaged = tmp_path / WEIGHTS.name
+    shutil.copyfile(WEIGHTS, damaged)
+    with open(damaged, "r+b") as handle:
+        handle.seek(-10, 2)
+        handle.write(b"\x00" * 10)
+    with pytest.raises(RuntimeError, match=rf"{damaged}: SHA-256 differs from the card's"):
+        network(model, damaged)
+
+
+def test_the_shipped_figures_on_stsb_captions_are_recomputed_from_the_shipped_files(
+    model: CrossEncoderClassifier, captions: tuple[np.ndarray, np.ndarray]
+) -> None:
+    """The card's figures on the STS-B main-captions test split are what the shipped weights give, within what the
+    CPU's float kernels move (1e-3), and the cosine they are compared with is the profile's own ``st``."""
+    probability, labels = captions
+    stated = model.evaluation["stsb_test_captions"]
+    figures = bench.figures(probability, labels)
+    for name in ("auc", "precision_at_recall_0.80", "ece", "accuracy", "f1", "kept_share", "kept_mean_p"):
+        assert figures[name] == pytest.approx(stated["crossencoder"][name], abs=2e-3), name
+    first, second, _ = bench.stsb("test", "main-captions")
+    calibration = model.evaluation["cosine_platt"]
+    cosine = 1 / (1 + np.exp(-(calibration["a"] * bench.cosine(first, second) + calibration["c"])))
+    assert bench.figures(cosine, labels)["auc"] == pytest.approx(stated["cosine"]["auc"], abs=1e-4)
+    assert len(labels) == 625 and labels.sum() == 132
+
+
+def test_the_shipped_figures_on_msrpc_test_are_recomputed_from_the_shipped_files(
+    model: CrossEncoderClassifier,
+) -> None:
+    first, second, labels = bench.msrpc("test")
+    figures = bench.figures(model.probability(first, second), labels)
+    stated = model.evaluation["msrpc_test"]["crossencoder"]
+    for name in ("auc", "accuracy", "f1", "ece"):
+        assert figures[name] == pytest.approx(stated[name], abs=2e-3), name
+
+
+def test_the_ece_and_precision_at_recall_by_hand() -> None:
+    probability = np.array([0.05, 0.15, 0.15, 0.95, 0.85, 0.55])
+    labels = np.array([0, 0, 1, 1, 1, 0])
+    # bins 0, 1, 5, 8, 9: |0.05-0| + 2|0.15-0.5| + |0.55-0| + |0.85-1| + |0.95-1|, over 6
+    assert expected_calibration_error(probability, labels) == pytest.approx((0.05 + 0.7 + 0.55 + 0.15 + 0.05) / 6)
+    # recall 0.80 of 3 paraphrases keeps 3: the cut is 0.15, which keeps 5 pairs, 3 of them paraphrases
+    assert precision_at_recall(probability, labels) == pytest.approx(3 / 5)
+
+
+def test_the_cut_by_precision_comes_from_pairs_the_network_never_trained_on(
+    model: CrossEncoderClassifier,
+) -> None:
+    """``--min-precision`` chooses its cut on STS-B dev's main-captions pairs (the network trained on STS-B train);
+    the card names that corpus, and the probabilities are the shipped model's of those pairs."""
+    first, second, labels = bench.splits()["cut"]
+    assert model.labelled["corpus"] == "STS-B dev, main-captions (score >= 4)"
+    assert model.labelled["label"] == labels.tolist()
+    assert np.allclose(model.labelled["probability"], model.probability(first, second), atol=2e-3)
+    cut = cut_for_precision(load_classifier(), 0.9)
+    assert cut.labelled == 622 and cut.precision >= 0.9  # 3 of the 625 are pairs of STS-B's test split too
+
+
+def test_the_issues_examples_are_not_paraphrases(model: CrossEncoderClassifier) -> None:
+    """Pairs that share every word but the one that matters (STS 0.6 of 5) are told apart; a reworded caption is
+    not."""
+    probability = model.probability(
+        ["A man is cycling.", "A man is playing a guitar.", "A woman measures another woman's ankle."],
+        ["A man is talking.", "A man is eating pasta.", "One woman is measuring another woman's ankle."],
+    )
+    assert probability[0] < 0.5 and probability[1] < 0.5 and probability[2] > 0.5
+
+
+def test_a_long_pair_is_truncated_not_refused(model: CrossEncoderClassifier) -> None:
+    long = "The cat sat on the mat. " * 4000  # about 100 KB
+    probability = model.probability([long, "A dog."], [long[:5000], "A dog."])
+    assert probability.shape == (2,) and np.isfinite(probability).all()
+
+
+def test_no_pairs_and_unequal_lists(model: CrossEncoderClassifier) -> None:
+    assert model.probability([], []).shape == (0,)
+    with pytest.raises(ValueError, match="2 first texts for 1 second texts"):
+        model.probability(["a", "b"], ["c"])
+
+
+def test_the_card_round_trips_and_a_broken_one_is_refused(tmp_path: Path, model: CrossEncoderClassifier) -> None:
+    assert CrossEncoderClassifier.from_json(model.to_json()) == model
+    broken = tmp_path / "card.json"
+    broken.write_text('{"kind": "cross-encoder", "version": "x"}', encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"{broken}: not a cross-encoder card"):
+        load_classifier(broken)
+    assert CARD.is_file()
+
+
+def test_the_docs_lead_with_the_comparison_the_card_holds(model: CrossEncoderClassifier) -> None:
+    """docs/paraphrases.md opens with the human-labelled comparison, exactly the card's figures, and the
+    reliability diagram drawn from them."""
+    docs = (REPO / "docs" / "paraphrases.md").read_text(encoding="utf-8")
+    table = bench.markdown(dict(model.evaluation))
+    assert table in docs and docs.index(table) < docs.index("## The labelled pairs")
+    picture = REPO / "docs" / "paraphrase_reliability.png"
+    assert picture.read_bytes().startswith(b"\x89PNG") and "](paraphrase_reliability.png)" in docs
+    seconds = model.trained_on["recipe"]["seconds"]
+    assert f"{seconds / 60:.0f} minutes" in docs
