@@ -201,3 +201,19 @@ def test_the_docs_lead_with_the_comparison_the_card_holds(model: CrossEncoderCla
     assert picture.read_bytes().startswith(b"\x89PNG") and "](paraphrase_reliability.png)" in docs
     seconds = model.trained_on["recipe"]["seconds"]
     assert f"{seconds / 60:.0f} minutes" in docs
+
+
+def test_long_texts_are_cut_to_the_word_pieces_the_pair_keeps(model: CrossEncoderClassifier) -> None:
+    """The texts are cut after the word holding their 128th word piece before the pair is encoded (the tokenizer's
+    pair truncation of two whole 100 KB texts took 12.8 GB): the pair's word pieces are the tokenizer's own."""
+    from metrics.crossencoder import network
+
+    first, second, _ = bench.msrpc("train")
+    long_a, long_b = " ".join(first[:60]), " ".join(second[60:90]) + " unbelievably"
+    net = network(model)
+    for a, b in ((long_a, long_b), (long_b[:300], long_a), ("A dog runs.", long_a), ("short", "texts")):
+        whole = net.tokenizer([a], [b], truncation="longest_first", max_length=model.max_length)["input_ids"]
+        cut = net.tokenizer(net.prefix([a]), net.prefix([b]), truncation="longest_first",
+                            max_length=model.max_length)["input_ids"]  # fmt: skip
+        assert cut == whole
+    assert len(net.prefix([long_a])[0]) < len(long_a) // 5

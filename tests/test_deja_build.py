@@ -273,6 +273,10 @@ def test_spark_breaks_the_ties_as_duckdb(spark, tmp_path: Path, nltk_perceptron:
     assert tied_edges(edges) == tied_edges(duck) and edges == duck and statistics == duck_statistics
 
 
+# shared captions (exactly, by ≥ 2 images) kept whole in canonical form, of those the excerpt holds
+CHECKED = {"coco": (123, 124), "flickr8k": (189, 199), "conceptual_captions": (111, 116)}
+
+
 @pytest.mark.parametrize(
     ("name", "steps", "known"),
     [
@@ -314,7 +318,8 @@ def test_the_graph_of_real_caption_files(
         if not more and only["verdict"] == "kept":  # lower-cased, it is still the sentence the rules kept
             assert canonical_images.get(only["canonical"], 0) >= len(images[caption]), caption
             checked += 1
-    assert checked >= len(shared) * 0.8
+    # the rest are split by the tagger's case-sensitive reading or by its slips (Déjà's round two)
+    assert (checked, len(shared)) == CHECKED[name]
     assert all(count >= 2 for count in canonical_images.values())
 
 

@@ -288,3 +288,25 @@ def test_the_docs_state_the_shipped_models_figures() -> None:
         f"for the default model at 0.9: cut {cut.threshold:.2f}, {cut.kept} of the {cut.labelled} pairs kept, "
         f"{cut.precision:.0%} [{cut.low:.0%}, {cut.high:.0%}] paraphrases, recall {cut.recall:.0%}"
     ) in docs
+
+
+def test_an_unreachable_precision_through_the_command_line_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The seed model with its most confident labelled pair turned to a non-paraphrase: precision 1 is reached by
+    no cut, so ``metrics score`` exits 2 before any scoring and writes no file."""
+    import metrics.paraphrase
+
+    data = json.loads(MODELS["seed"].read_text(encoding="utf-8"))
+    probability = np.array(data["labelled"]["probability"])
+    data["labelled"]["label"][int(np.argmax(probability))] = 0
+    turned = tmp_path / "seed.json"
+    turned.write_text(json.dumps(data), encoding="utf-8")
+    monkeypatch.setitem(metrics.paraphrase.MODELS, "seed", turned)
+    source = REPO / "tests" / "data" / "corpora" / "msrpc" / "msr_paraphrase_test.txt"
+    output = tmp_path / "scored.tsv"
+    code = main(["score", str(source), "--output", str(output), "--no-progress", "--classifier", "seed",
+                 "--min-precision", "1"])  # fmt: skip
+    assert code == 2
+    assert "no cut of classifier paraphrase-seed-svm-msrpc-1 reaches precision 1" in capsys.readouterr().err
+    assert not output.exists() and sorted(tmp_path.iterdir()) == [turned]
