@@ -61,9 +61,11 @@ def _digest(file: Path) -> dict[str, str]:
     return {str(file.relative_to(ROOT)): hashlib.sha256(file.read_bytes()).hexdigest()}
 
 
-def stsb(split: str, genre: str | None = None) -> Pairs:
+def stsb(split: str, genre: str | None = None, soft: bool = False) -> Pairs:
+    """STS-B's pairs with people's label (score ≥ 4), or with ``soft`` their mean score over 5 as the target."""
     rows = [r for r in read_stsb(TRAINING / "stsb" / f"sts-{split}.csv.gz", ReadReport()) if genre in (None, r.genre)]
-    return [r.sentence1 for r in rows], [r.sentence2 for r in rows], np.array([r.label for r in rows])
+    labels = np.array([r.score / 5 for r in rows]) if soft else np.array([r.label for r in rows])
+    return [r.sentence1 for r in rows], [r.sentence2 for r in rows], labels
 
 
 def msrpc(split: str) -> Pairs:
@@ -120,7 +122,7 @@ def without(pairs: Pairs, reported: set[tuple[str, str]], name: str, dropped: di
     return take(pairs, np.flatnonzero(keep))
 
 
-def splits() -> dict[str, object]:
+def splits(soft: bool = False) -> dict[str, object]:
     """The corpora as the module docstring splits them, with the SHA-256 of every file read; no pair of a
     reporting split (:data:`REPORTED`) is in the training or the calibration pairs, in either order."""
     rng = np.random.default_rng(SEED)
@@ -141,7 +143,7 @@ def splits() -> dict[str, object]:
         },
     }
     train = join(
-        without(stsb("train"), reported, "STS-B train", dropped),
+        without(stsb("train", soft=soft), reported, "STS-B train", dropped),
         without(take(train_msrpc, kept), reported, "MSRPC train", dropped),
         without(paws("dev"), reported, "PAWS-Wiki dev", dropped),
     )
@@ -166,7 +168,9 @@ def platt(logits: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
     return fit(logits, labels)
 
 
-def train(data: dict[str, object], epochs: int, out: Path) -> tuple[dict[str, np.ndarray], int, list[dict]]:
+def train(
+    data: dict[str, object], epochs: int, out: Path, learning_rate: float
+) -> tuple[dict[str, np.ndarray], int, list[dict]]:
     """Fine-tune; after each epoch, the calibration pairs' log loss. Returns the best epoch's changed tensors."""
     import torch
     from datasets import Dataset
@@ -210,7 +214,7 @@ def train(data: dict[str, object], epochs: int, out: Path) -> tuple[dict[str, np
         output_dir=str(out),
         num_train_epochs=epochs,
         per_device_train_batch_size=32,
-        learning_rate=4e-5,
+        learning_rate=learning_rate,
         warmup_ratio=0.1,
         weight_decay=0.01,
         seed=SEED,
@@ -231,7 +235,7 @@ def train(data: dict[str, object], epochs: int, out: Path) -> tuple[dict[str, np
     return state, int(best["epoch"]), history  # type: ignore[arg-type]
 
 
-def write_model(epochs: int) -> None:
+def write_model(epochs: int, learning_rate: float = 4e-5, soft: bool = False) -> None:
     """Train, calibrate and write the weights and the card (the figures are added by :func:`report`)."""
     import tempfile
 
@@ -241,9 +245,9 @@ def write_model(epochs: int) -> None:
     from metrics.profiles import minilm_path
 
     started = time.monotonic()
-    data = splits()
+    data = splits(soft)
     with tempfile.TemporaryDirectory() as out:
-        state, epoch, history = train(data, epochs, Path(out))
+        state, epoch, history = train(data, epochs, Path(out), learning_rate)
     trained = time.monotonic() - started
     partial = WEIGHTS.with_name(WEIGHTS.name + ".partial")
     save_file({name: torch.from_numpy(value).half().contiguous() for name, value in sorted(state.items())},
@@ -261,7 +265,7 @@ def write_model(epochs: int) -> None:
         evaluation={},
         trained_on={
             "train": {"corpora": "STS-B train (score >= 4), MSRPC train less a seeded tenth, PAWS-Wiki dev",
-                      "pairs": len(data["train"][2]), "paraphrases": int(data["train"][2].sum()),
+                      "pairs": len(data["train"][2]), "paraphrases": int((data["train"][2] >= 0.8).sum()),
                       "files": data["files"]["train"]},
             "left_out": {"why": "pairs a reporting split holds (STS-B, MSRPC, PAWS-Wiki test; the project's labels)",
                          "pairs": data["dropped"]},
@@ -269,7 +273,8 @@ def write_model(epochs: int) -> None:
                             "pairs": len(data["calibration"][2]), "files": data["files"]["calibration"],
                             "msrpc_train_rows": data["msrpc_held"]},
             "recipe": {"trainer": "sentence-transformers CrossEncoderTrainer, BinaryCrossEntropyLoss",
-                       "epochs": epochs, "epoch_kept": epoch, "batch": 32, "learning_rate": 4e-5, "warmup": 0.1,
+                       "epochs": epochs, "epoch_kept": epoch, "batch": 32, "learning_rate": learning_rate,
+                       "warmup": 0.1, "sts_targets": "score / 5" if soft else "score >= 4",
                        "weight_decay": 0.01, "seed": SEED, "frozen": list(FROZEN), "stored": "float16",
                        "history": history, "seconds": round(trained, 1)},
             "sts_paraphrase": STS_PARAPHRASE,
@@ -465,13 +470,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--write-model", action="store_true", help="train the model again and write it and its card")
     parser.add_argument("--epochs", type=int, default=3, help="epochs to train (the best on calibration is kept)")
+    parser.add_argument("--learning-rate", type=float, default=4e-5, help="the trainer's peak learning rate")
+    parser.add_argument("--soft-sts", action="store_true",
+                        help="train on STS-B's mean score over 5 as the target, not on score >= 4")  # fmt: skip
     parser.add_argument("--only", nargs="*", choices=list(REPORTED), default=list(REPORTED),
                         help="the reporting corpora (default: all)")  # fmt: skip
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--plot", type=Path, help="draw the reliability diagram here (docs/paraphrase_reliability.png)")
     arguments = parser.parse_args(argv)
     if arguments.write_model:
-        write_model(arguments.epochs)
+        write_model(arguments.epochs, arguments.learning_rate, arguments.soft_sts)
     results = report(arguments.only, write=arguments.write_model, plot=arguments.plot)
     print(markdown(results))
     if arguments.json:
