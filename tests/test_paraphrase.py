@@ -399,3 +399,28 @@ def test_another_profile_than_the_classifiers_gets_no_probability(capsys: pytest
     # the cross-encoder learnt from English pairs only: another language gets no column, and stderr says why
     assert _classifier_for("multilingual", "crossencoder", "fr") is None
     assert "was trained and measured on English pairs only, and the texts are 'fr'" in capsys.readouterr().err
+
+
+def test_build_with_score_for_configs_without_pairs_is_refused_before_the_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--configs deja`` (captions in repetition) or ``references`` (a row per image reference) hold no pairs: the
+    scoring is refused in one line before any dump is read, and nothing is written."""
+    import builder.engines.local
+
+    monkeypatch.setattr(builder.engines.local, "extract_references", lambda *a, **k: pytest.fail("a dump was read"))
+    for configs in (["deja"], ["references"], ["deja", "references"]):
+        output = tmp_path / "out"
+        code = wikipedia_ipc.main(["build", "--configs", *configs, "--output", str(output), "--score", "minilm"])
+        err = capsys.readouterr().err
+        assert code == 2 and f"--score scores pairs, and {', '.join(configs)} hold" in err, err
+        assert not output.exists()
+
+
+def test_a_memory_below_the_floor_is_refused_before_the_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for size in ("1KB", "1MB", "127MB"):
+        code = wikipedia_ipc.main(["build", "--memory", size, "--output", str(tmp_path / "out")])
+        assert code == 2 and f"memory limit '{size}' is below the 128MB a build needs" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
