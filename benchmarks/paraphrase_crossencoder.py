@@ -24,6 +24,7 @@ p ≥ 0.5, each with a 95% bootstrap interval over pairs::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import math
@@ -37,6 +38,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.paraphrase_study import platt  # noqa: E402
 from metrics.corpora import STS_PARAPHRASE, ReadReport, read_msrpc, read_paws, read_stsb  # noqa: E402
 from metrics.crossencoder import (  # noqa: E402
     CARD,
@@ -45,7 +47,6 @@ from metrics.crossencoder import (  # noqa: E402
     CrossEncoderClassifier,
     expected_calibration_error,
     file_sha256,
-    precision_at_recall,
 )
 
 TRAINING = ROOT / "metrics" / "data" / "training"
@@ -161,11 +162,12 @@ def splits(soft: bool = False) -> dict[str, object]:
     }
 
 
-def platt(logits: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
-    """Platt's sigmoid over the logit, fitted as the seed's models are (benchmarks/paraphrase_study.py)."""
-    from benchmarks.paraphrase_study import platt as fit
+def precision_at_recall(scores: np.ndarray, labels: np.ndarray) -> float:
+    """The precision of the highest cut on ``scores`` that keeps recall ≥ 0.80 (ties kept together): the study's
+    cut, :func:`benchmarks.paraphrase_study.recall_cut`."""
+    from benchmarks.paraphrase_study import recall_cut
 
-    return fit(logits, labels)
+    return float(labels[scores >= recall_cut(scores, labels)].mean())
 
 
 def train(
@@ -286,19 +288,14 @@ def write_model(epochs: int, learning_rate: float = 4e-5, soft: bool = False) ->
     logits = card.logits(data["calibration"][0], data["calibration"][1])
     a, c = platt(logits, data["calibration"][2])
     first, second, labels = data["cut"]
-    card = _replace(card, calibration={"a": a, "c": c})
-    card = _replace(card, labelled={"probability": [round(float(p), 6) for p in card.probability(first, second)],
+    card = dataclasses.replace(card, calibration={"a": a, "c": c})
+    cut_probability = card.probability(first, second)
+    card = dataclasses.replace(card, labelled={"probability": [round(float(p), 6) for p in cut_probability],
                                     "label": [int(x) for x in labels],
                                     "corpus": "STS-B dev, main-captions (score >= 4)",
                                     "pairs": len(labels)})  # fmt: skip
     _write(card)
     print(f"wrote {WEIGHTS} ({WEIGHTS.stat().st_size / 1e6:.1f} MB) and {CARD}; trained in {trained / 60:.1f} min")
-
-
-def _replace(card: CrossEncoderClassifier, **changes: object) -> CrossEncoderClassifier:
-    import dataclasses
-
-    return dataclasses.replace(card, **changes)  # type: ignore[arg-type]
 
 
 def _write(card: CrossEncoderClassifier) -> None:
@@ -402,7 +399,7 @@ def report(names: Sequence[str], write: bool, plot: Path | None = None) -> dict[
         print(f"{title}: the cross-encoder scored {len(labels) / seconds:.0f} pairs/s", flush=True)
     results["cosine_platt"] = {"a": a, "c": c}
     if write:
-        card = _replace(card, evaluation={**card.evaluation, **results})
+        card = dataclasses.replace(card, evaluation={**card.evaluation, **results})
         _write(card)
     if plot is not None:
         reliability_plot({REPORTED[name][0]: curves[name] for name in names if name in curves}, plot)

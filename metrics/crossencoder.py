@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -38,11 +37,8 @@ _SPACE = re.compile(r"\s")
 
 
 def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -203,12 +199,3 @@ def expected_calibration_error(probability: np.ndarray, labels: np.ndarray, bins
             total += held.sum() * abs(probability[held].mean() - labels[held].mean())
     return float(total / max(1, len(labels)))
 
-
-def precision_at_recall(scores: np.ndarray, labels: np.ndarray, recall: float = 0.80) -> float:
-    """The precision of the highest cut on ``scores`` that keeps ``recall`` of the paraphrases (ties kept together)."""
-    positives = np.sort(scores[labels == 1])[::-1]
-    if not len(positives):
-        return math.nan
-    cut = positives[max(0, math.ceil(recall * len(positives)) - 1)]
-    kept = scores >= cut
-    return float(labels[kept].mean())

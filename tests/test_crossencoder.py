@@ -21,7 +21,6 @@ from metrics.crossencoder import (
     CrossEncoderClassifier,
     expected_calibration_error,
     load,
-    precision_at_recall,
 )
 from metrics.paraphrase import cut_for_precision, load_classifier
 
@@ -144,7 +143,7 @@ def test_the_ece_and_precision_at_recall_by_hand() -> None:
     # bins 0, 1, 5, 8, 9: |0.05-0| + 2|0.15-0.5| + |0.55-0| + |0.85-1| + |0.95-1|, over 6
     assert expected_calibration_error(probability, labels) == pytest.approx((0.05 + 0.7 + 0.55 + 0.15 + 0.05) / 6)
     # recall 0.80 of 3 paraphrases keeps 3: the cut is 0.15, which keeps 5 pairs, 3 of them paraphrases
-    assert precision_at_recall(probability, labels) == pytest.approx(3 / 5)
+    assert bench.precision_at_recall(probability, labels) == pytest.approx(3 / 5)
 
 
 def test_the_cut_by_precision_comes_from_pairs_the_network_never_trained_on(
