@@ -210,6 +210,9 @@ class PipelineConfig:
     # (0: chosen on a held-out development set of the graph's images, as footnote 5 does)
     deja_feature: str = "tiny"
     deja_sigma: int = 0
+    # beyond the paper, which is silent: whether the query image i is among the images of p that φ compares with i
+    # (left out by default: another writer's caption of i itself would win every time, at φ = 0)
+    deja_query_image: bool = False
 
     @property
     def records(self) -> bool:
@@ -320,7 +323,7 @@ class PipelineConfig:
         if not self.references:
             del parameters["references"]
         if self.deja != "paraphrases":
-            for name in ("deja_feature", "deja_sigma"):
+            for name in ("deja_feature", "deja_sigma", "deja_query_image"):
                 del parameters[name]
         if not self.deja:
             for name in ("deja", "min_images", "min_users"):

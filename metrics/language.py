@@ -117,6 +117,19 @@ def english_evidence(texts: Iterable[str]) -> EnglishEvidence:
     return evidence
 
 
+def clearly_foreign(text: str) -> bool:
+    """One short text (a caption) that is clearly not English: written mostly in a non-Latin script, or holding
+    two or more other languages' function words and no English one ("Die Katze sitzt auf dem Tisch"). Leaning on
+    the side of English, as :func:`check_english` does: "Place de la Concorde in Paris" has "in"."""
+    letters = len(_LETTER.findall(text))
+    if not letters:
+        return False
+    if 2 * len(_LATIN.findall(text)) < letters:
+        return True
+    words = set(_WORD.findall(text.lower()))
+    return sum(word in FOREIGN_FUNCTION_WORDS for word in words) >= 2 and not words & ENGLISH_FUNCTION_WORDS
+
+
 def check_english(texts: Iterable[str]) -> None:
     """Refuse texts given as English that are mostly not (see the module's notes)."""
     evidence = english_evidence(texts)

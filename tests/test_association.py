@@ -175,7 +175,7 @@ def test_visual_paraphrase_reranks_by_the_image_and_text_only_does_not() -> None
     assert visual_paraphrase(np.array([0.0]), "bird on a branch", candidates, neighbourhoods, sigma=None)[0] == Scored(
         "bird in the sky", -4.0
     )
-    # PARAcaption: the most shared nouns, the first by caption id, no pixels
+    # PARAcaption: the most shared nouns, ties drawn by the MD5 of the pair (here, as caption order), no pixels
     assert text_only_paraphrase("bird on a branch", candidates) == "a bird and a tree branch"
     assert text_only_paraphrase("bird in the sky", [Shared("bird in the sky", frozenset({"bird"}))]) is None
 
@@ -244,3 +244,15 @@ def test_real_images_without_repeated_captions_assoc_is_instance(
         expected = instance(matrix[row], own, "pixels")
         for sigma in (1, None):
             assert assoc(matrix[row], own, 100, sigma, "pixels", "pixels") == expected
+
+
+def test_the_draw_is_sql_s_md5() -> None:
+    """The Python reference draws ties as the engines' SQL does (DuckDB's md5 here; Spark's is the same MD5)."""
+    import duckdb
+
+    from builder.filters.association import draw
+
+    pairs = [("bird on a branch", "a bird and a tree branch"), ("Zürich's dog", "ein Hund"), ("", "x")]
+    for c, p in pairs:
+        ((found,),) = duckdb.sql("SELECT md5(concat($c, chr(31), $p))", params={"c": c, "p": p}).fetchall()
+        assert found == draw(c, p)

@@ -71,6 +71,7 @@ OPTIONS = [
     Option(("--set-bound", "1.5"), frozenset(WEB_FAMILY), {"set_size_z": 1.5}, families=WEB_ONLY),
     Option(("--deja-feature", "gist"), frozenset({"deja-paraphrases"}), {"deja_feature": "gist"}, families=WEB_ONLY),
     Option(("--deja-sigma", "3"), frozenset({"deja-paraphrases"}), {"deja_sigma": 3}, families=WEB_ONLY),
+    Option(("--deja-query-image",), frozenset({"deja-paraphrases"}), {"deja_query_image": True}, families=WEB_ONLY),
     # what a build shares across its configs
     Option(("--tagger", "perceptron"), options={"tagger": "perceptron"}),
     Option(("--workers", "3"), options={"workers": 3}),

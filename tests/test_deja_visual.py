@@ -39,10 +39,13 @@ def record_of(out: Path, name: str = NAME) -> dict:
     return json.loads((out / name / "funnel.json").read_text())
 
 
-def expected_pairs(edges: list[dict], tiny: dict[str, np.ndarray], sigma: int | None) -> dict[tuple[str, str], str]:
+def expected_pairs(
+    edges: list[dict], tiny: dict[str, np.ndarray], sigma: int | None, query_image: bool = False
+) -> dict[tuple[str, str], str]:
     """(caption, query image) → its visual paraphrase, by the paper's definitions over the graph's edges: the K
-    captions sharing most nouns (association.paraphrase_candidates), reranked by φ (association.visual_paraphrase).
-    Every caption here has at most two images, so both are its queries."""
+    captions sharing most nouns (association.paraphrase_candidates), reranked by φ (association.visual_paraphrase)
+    over each candidate's images other than the query image (unless ``query_image``). Every caption here has at
+    most two images, so both are its queries."""
     nouns = {edge["canonical"]: edge["nouns"] for edge in edges}
     images: dict[str, list[str]] = {}
     for edge in edges:
@@ -51,8 +54,12 @@ def expected_pairs(edges: list[dict], tiny: dict[str, np.ndarray], sigma: int | 
     for caption, own in images.items():
         assert len(own) <= 2
         candidates = paraphrase_candidates(nouns[caption], nouns, own=caption)
-        features = {c.caption: np.stack([tiny[image] for image in images[c.caption]]) for c in candidates}
         for image in own:
+            features = {
+                c.caption: np.stack([tiny[j] for j in images[c.caption] if query_image or j != image])
+                for c in candidates
+                if query_image or images[c.caption] != [image]
+            }
             ranked = visual_paraphrase(tiny[image], caption, candidates, features, sigma)
             if ranked:
                 expected[(caption, image)] = (ranked[0].caption, ranked[0].affinity)
@@ -208,12 +215,14 @@ def coco_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 ONE_IMAGE = [dataclasses.replace(DEJA, min_images=1), dataclasses.replace(DEJA_PARAPHRASES, min_images=1)]
+# the same graph with the query image among its candidates' images (--deja-query-image), in the same build
+WITH_QUERY = dataclasses.replace(ONE_IMAGE[1], name="deja-paraphrases-query", deja_query_image=True, deja_sigma=1)
 
 
 @pytest.fixture(scope="module")
 def coco_build(coco_files: Path, tmp_path_factory: pytest.TempPathFactory, nltk_perceptron: None) -> Path:
     out = tmp_path_factory.mktemp("visual-coco-build") / "out"
-    build([coco_files], ONE_IMAGE, out, tagger="perceptron", show_progress=False)
+    build([coco_files], [*ONE_IMAGE, WITH_QUERY], out, tagger="perceptron", show_progress=False)
     return out
 
 
@@ -230,23 +239,46 @@ def coco_images(folder: Path) -> dict[str, np.ndarray]:
     return found
 
 
-def test_real_coco_images_pick_the_captions_of_the_same_picture(coco_files: Path, coco_build: Path) -> None:
-    """Every kept caption of COCO's 159 real images, in its image: 776 of the 782 share a noun with another
-    caption, and φ (σ = 1) prefers a caption of the very same picture, the other writers' (similarity 0), wherever
-    one shares a noun — the crowd's captions of one image are each other's visual paraphrases."""
+def test_real_coco_images_pick_captions_of_other_pictures(coco_files: Path, coco_build: Path) -> None:
+    """Every kept caption of COCO's 159 real images, in its image, with the query image left out of the candidates'
+    images: each pick is a caption of another picture, the nearest by φ among those sharing a noun, as the
+    reference implementation (builder.filters.association) picks it."""
     record = record_of(coco_build)
     assert [(r["name"], r["images"], r["captions"], r["edges"]) for r in record["funnel"][-3:]] == [
-        ("Images ≥ 1", 159, 782, 782),
-        ("Image has features", 159, 782, 782),
-        ("Visual paraphrase (φ)", 159, 776, 776),
+        ("Images ≥ 1", 159, 789, 789),
+        ("Image has features", 159, 789, 789),
+        ("Visual paraphrase (φ)", 159, 777, 777),  # 12 captions share no noun with another picture's
     ]
     chosen = record["deja"]["pairs"]
-    assert (chosen["sigma"], chosen["development"]["images"], chosen["development"]["scored"]) == (1, 159, 159)
+    # every σ ties on these 159 images (BLEU@1 0.368): σ decides nothing here, and the smallest is kept
+    assert (chosen["sigma"], chosen["query_image"], len(set(chosen["development"]["bleu1"].values()))) == (1, False, 1)
     edges = pairs_of(coco_build, "deja")
     pairs = pairs_of(coco_build)
     assert found_pairs(pairs) == expected_pairs(edges, coco_images(coco_files), 1)
+    pictures = {edge["canonical"]: edge["image"] for edge in edges}
+    assert not any(pictures[pair["canonical2"]] == pair["image"] for pair in pairs)
+    assert not any(pair["affinity"] == 0.0 for pair in pairs)
+    assert {(p["sentence1"], p["sentence2"]) for p in pairs} >= {
+        ("An airplane high in the sky over some electrical wires", "A colorful kite is flying high in the sky."),
+        ("An adult polar bear stands next to a polar bear cub.", "a close up of a polar bear on a rock formation"),
+    }
+
+
+def test_real_coco_with_the_query_image_picks_the_same_picture(coco_files: Path, coco_build: Path) -> None:
+    """``--deja-query-image``: the query image is among its candidates' images, and φ (σ = 1) prefers a caption
+    of the very same picture, another writer's (similarity 0), wherever one shares a noun: the visual step then
+    decides nothing, which is why it is left out by default."""
+    record = record_of(coco_build, WITH_QUERY.name)
+    assert [(r["name"], r["images"], r["captions"], r["edges"]) for r in record["funnel"][-3:]] == [
+        ("Images ≥ 1", 159, 789, 789),
+        ("Image has features", 159, 789, 789),
+        ("Visual paraphrase (φ)", 159, 782, 782),
+    ]
+    assert record["deja"]["pairs"]["query_image"] is True
+    edges, pairs = pairs_of(coco_build, "deja"), pairs_of(coco_build, WITH_QUERY.name)
+    assert found_pairs(pairs) == expected_pairs(edges, coco_images(coco_files), 1, query_image=True)
     same = [pair for pair in pairs if pair["affinity"] == 0.0]
-    assert len(same) == 751  # and 25 pairs of another picture: no co-caption of theirs shares a noun
+    assert len(same) == 759  # of 782: another writer's caption of the very picture, wherever one shares a noun
     assert {(p["sentence1"], p["sentence2"]) for p in pairs} >= {
         ("An adorable grey poodle standing next to a fire hydrant.", "A black poodle is leashed to a fire hydrant."),
         ("Baby brushing teeth while sitting on a toilet.",

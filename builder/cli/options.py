@@ -90,6 +90,7 @@ CONFIG_OPTIONS: tuple[ConfigOption, ...] = (
     ConfigOption("--set-bound", "set_size_z", _web_family, _WEB, _set_bound),
     ConfigOption("--deja-feature", "deja_feature", _visual, "deja-paraphrases", _plain("deja_feature")),
     ConfigOption("--deja-sigma", "deja_sigma", _visual, "deja-paraphrases", _plain("deja_sigma")),
+    ConfigOption("--deja-query-image", "deja_query_image", _visual, "deja-paraphrases", _plain("deja_query_image")),
 )  # fmt: skip
 _WEB_ONLY = ("--equivalence", "--hash-threshold", "--hash-size", "--set-bound")
 

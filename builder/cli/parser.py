@@ -243,6 +243,13 @@ def _web_arguments(run: argparse._ArgumentGroup) -> None:
         help="deja-paraphrases: σ, the images of a candidate that φ averages (default: chosen by BLEU@1 on a "
         "development set of 300 of the graph's images, footnote 5)",
     )
+    run.add_argument(
+        "--deja-query-image",
+        action="store_true",
+        default=None,
+        help="deja-paraphrases: compare the query image with itself too when a candidate also captions it (left "
+        "out by default, so that the choice is another image's caption, not another writer's of the same one)",
+    )
 
 
 def _language_arguments(run: argparse._ArgumentGroup) -> None:

@@ -9,6 +9,7 @@ from builder.common import plural
 
 if TYPE_CHECKING:
     from builder.engines.core import BuildReport
+    from builder.filters.chain import FilterChain
 
 __all__ = ["print_summary"]
 
@@ -97,17 +98,30 @@ def print_summary(report: BuildReport, scored_into: str | None = None) -> None:
         print(f"Wrote {report.output}/ — no config has pairs, so there is nothing to load")
     deja = [name for name in empty if report.funnels[name].config.deja]
     empty = [name for name in empty if name not in deja]
-    if deja:
-        print(
-            f"No caption was repeated in {', '.join(deja)}: {'it is' if len(deja) == 1 else 'they are'} described in "
-            "the card and funnel.json, but not in the card's configs (datasets cannot load a split with no rows)."
-        )
+    for name in deja:
+        print(_empty_deja(name, report.funnels[name]))
     if empty:
         print(
             f"No pair survived in {', '.join(empty)}: "
             f"{'it is' if len(empty) == 1 else 'they are'} described in the card and funnel.json, "
             "but not in the card's configs (datasets cannot load a split with no rows)."
         )
+
+
+def _empty_deja(name: str, chain: FilterChain) -> str:
+    """Why a Déjà config has no rows: no caption repeated, or repeated captions that made no pair."""
+    bounds = [row.captions for row in chain.funnel.rows if row.name.startswith(("Images", "Users"))]
+    repeated = bounds[-1] if bounds else 0
+    note = (
+        "it is described in the card and funnel.json, but not in the card's configs (datasets cannot load a split "
+        "with no rows)."
+    )
+    if chain.config.deja == "captions" or not repeated:
+        return f"No caption was repeated in {name}: {note}"
+    return (
+        f"No pair in {name}: {plural(repeated, 'caption')} repeated, but none shares a physical-object noun with "
+        f"another; {note}"
+    )
 
 
 def _splits_summary(splits: dict) -> str:

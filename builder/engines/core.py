@@ -295,7 +295,9 @@ class BuildPlan:
 
 
 def prepare(dumps: Sequence[str | Path], configs: Sequence[PipelineConfig], options: BuildOptions) -> BuildPlan:
-    """Every check a build can make before it reads a page, so that it fails in seconds, not after hours."""
+    """The build's one check step: every check a build can make before it reads a page, each room's own
+    (inputs, storage, identities, languages, Déjà, templates, taggers), cheapest first, so that it fails in seconds,
+    not after hours, and a refusal never waits for a model to load."""
     configs = with_references(configs, references_input_kind(dumps) if any(c.records for c in configs) else "")
     settings = ExtractionSettings.of(configs)
     if settings.web:
@@ -314,14 +316,14 @@ def prepare(dumps: Sequence[str | Path], configs: Sequence[PipelineConfig], opti
     given = language_overrides(dumps, options.languages)
     languages = dump_languages(dumps, given)
     expanded = configs_for_languages(configs, languages)
-    taggers = taggers_for(expanded, languages, options.tagger)
+    check_deja(expanded, languages)  # before the taggers load: Déjà reads English only, whatever is installed
     if options.template_parameters:
         read_parameter_table(options.template_parameters)
     if options.inline_templates:
         read_inline_table(options.inline_templates)
     for language in languages:
         word_counter_signature(language)  # a language written without spaces needs its segmenter
-    check_deja(expanded, languages)
+    taggers = taggers_for(expanded, languages, options.tagger)  # last: loading a tagger takes seconds
     return BuildPlan(list(dumps), expanded, options, settings, languages, given, taggers)
 
 
@@ -418,9 +420,9 @@ def prepare_web(
         raise ValueError("image tables (--image-table) are MediaWiki's: a web build compares the crawl's own images")
     check_memory_limit(options.memory_limit)
     language = options.languages if isinstance(options.languages, str) else "en"
-    taggers = taggers_for(configs, [language], options.tagger)
-    word_counter_signature(language)
     check_deja(configs, [language])
+    word_counter_signature(language)
+    taggers = taggers_for(configs, [language], options.tagger)
     return BuildPlan(list(sources), list(configs), options, settings, [language], {}, taggers)
 
 

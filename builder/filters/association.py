@@ -13,6 +13,7 @@ string that names them, ascending), images by their row. The paper chooses at ra
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ __all__ = [
     "best_sigma",
     "bleu1",
     "choose_sigma",
+    "draw",
     "instance",
     "paraphrase_candidates",
     "similarities",
@@ -333,15 +335,22 @@ def bleu1(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> tup
 # ---- §5: visual paraphrasing ------------------------------------------------------------------------------
 
 
+def draw(c: str, p: str) -> str:
+    """A random but fixed order of the candidates p of caption c: the MD5 of the pair, as SQL's
+    ``md5(concat(c, chr(31), p))`` (the engines' :data:`builder.filters.situated` draw)."""
+    return hashlib.md5(f"{c}\x1f{p}".encode()).hexdigest()
+
+
 def paraphrase_candidates(
     nouns_of_c: Iterable[str],
     nouns_by_caption: Mapping[str, Iterable[str]],
     K: int = DEFAULT_K,
     own: str | None = None,
 ) -> list[Shared]:
-    """The K captions sharing the most physical-object nouns with c (§5 (2)), most first, equal counts by caption
-    id; a caption sharing none is no candidate, and ``own`` (c itself) never is. Counted through an inverted
-    index over c's nouns, so the cost follows c's nouns' postings, not the corpus."""
+    """The K captions sharing the most physical-object nouns with c (§5 (2)), most first, equal counts drawn at
+    random (:func:`draw`, as the builds' SQL draws them); a caption sharing none is no candidate, and ``own`` (c
+    itself) never is. Counted through an inverted index over c's nouns, so the cost follows c's nouns' postings,
+    not the corpus."""
     if K < 1:
         raise ValueError(f"K must be a positive number of captions, not {K}")
     wanted = frozenset(nouns_of_c)
@@ -357,7 +366,7 @@ def paraphrase_candidates(
         for caption in captions:
             counts[caption] += 1
             shared.setdefault(caption, set()).add(noun)
-    best = sorted(counts, key=lambda caption: (-counts[caption], caption))[:K]
+    best = sorted(counts, key=lambda caption: (-counts[caption], draw(own or "", caption), caption))[:K]
     return [Shared(caption, frozenset(shared[caption])) for caption in best]
 
 
@@ -385,8 +394,12 @@ def visual_paraphrase(
 def text_only_paraphrase(c: str, candidates: Sequence[Shared]) -> str | None:
     """PARAcaption (§8.2), the text-only variant: a caption sharing the most nouns with c, without pixels.
 
-    The paper picks one at random among them; here the first by caption id among those sharing the most (the
-    order ``paraphrase_candidates`` gives), so the same corpus gives the same pairs. None when there is none.
+    The paper picks one at random among them; here the first by :func:`draw` among those sharing the most, so
+    the same corpus gives the same pairs, as the builds' SQL does. None when there is none.
     """
-    ranked = sorted((-len(candidate.nouns), candidate.caption) for candidate in candidates if candidate.caption != c)
-    return ranked[0][1] if ranked else None
+    ranked = sorted(
+        (-len(candidate.nouns), draw(c, candidate.caption), candidate.caption)
+        for candidate in candidates
+        if candidate.caption != c
+    )
+    return ranked[0][2] if ranked else None

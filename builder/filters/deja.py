@@ -11,9 +11,10 @@ Which tags are content words (kept in the canonical form, lower case):
 
 * nouns ``NN``/``NNS`` (WordNet noun lemma), ``NNP``/``NNPS`` (as written: a name has no lemma);
 * verbs ``VB*`` (verb lemma; be, have and do stay: Table 5's top verbs are "be, have, do …");
-* adjectives ``JJ*`` and adverbs ``RB*`` (their lemmas), particles ``RP`` ("reaching *out*"),
-  interjections ``UH`` ("hello little flower") and foreign words ``FW``;
-* ``IN`` (a preposition, or a subordinating conjunction, which Penn tags alike) becomes ``IN``.
+* adjectives ``JJ*`` and adverbs ``RB*`` (their lemmas), particles ``RP`` that are no prepositions ("running
+  *away*"), interjections ``UH`` ("hello little flower") and foreign words ``FW``;
+* ``IN`` (a preposition, or a subordinating conjunction, which Penn tags alike) becomes ``IN``, and so does a
+  particle that is a preposition ("reaching *out*", "looking *down*": :data:`PREPOSITION_PARTICLES`).
 
 Everything else is a function word, a number or punctuation and is dropped: ``DT PDT CC PRP PRP$
 WDT WP WP$ WRB EX MD TO POS LS CD SYM``, the punctuation tags, and any token without a letter or a
@@ -25,14 +26,27 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from collections.abc import Sequence
 
 from builder.filters.tagging import SentenceSplitter, TaggedSentence, Tagger
 from builder.lang.wordnet import WordNet
+from metrics.language import clearly_foreign
 
-__all__ = ["DEJA_LANGUAGES", "DEJA_RULES", "DejaSentence", "analyse_texts", "check_deja_language", "uncapitalised"]
+__all__ = [
+    "DEJA_LANGUAGES",
+    "DEJA_RULES",
+    "ENGLISH_RULE",
+    "DejaSentence",
+    "analyse_texts",
+    "check_deja_language",
+    "uncapitalised",
+]
 
-DEJA_RULES = ("Names a visible thing", "No personal information", "Has a verb, preposition or adjective")
+# Before §2's three rules, the scorer's language check on each sentence (:func:`metrics.language.clearly_foreign`):
+# the rules read English WordNet and Penn tags, and a German sentence's "die" would be its visible thing.
+ENGLISH_RULE = "In English"
+DEJA_RULES = (ENGLISH_RULE, "Names a visible thing", "No personal information", "Has a verb, preposition or adjective")
 DEJA_LANGUAGES = ("en", "simple")  # WordNet and the Penn Treebank tags are English
 
 FIRST_PERSON = frozenset("i me my mine myself we us our ours ourselves".split())
@@ -46,6 +60,9 @@ VERBS = frozenset({"VB", "VBD", "VBG", "VBN", "VBP", "VBZ"})
 ADJECTIVES = frozenset({"JJ", "JJR", "JJS"})
 ADVERBS = frozenset({"RB", "RBR", "RBS"})
 PREPOSITION = "IN"
+# Particles (RP) that are prepositions in the paper's sense: "looking *down* at", "hanging *out* with" are IN, as
+# its rule reads them; "away", "back" and "together" are adverbs and stay words.
+PREPOSITION_PARTICLES = frozenset("about across along around by down in off on out over past through under up".split())
 AS_WRITTEN = frozenset({"RP", "UH", "FW"}) | PROPER_NOUNS
 WORDNET_POS = {**dict.fromkeys(COMMON_NOUNS, "n"), **dict.fromkeys(VERBS, "v")}
 WORDNET_POS |= {**dict.fromkeys(ADJECTIVES, "a"), **dict.fromkeys(ADVERBS, "r")}
@@ -88,18 +105,36 @@ def _lemma(wordnet: WordNet, word: str, tag: str) -> str:
     pos = WORDNET_POS.get(tag)
     if pos is None:
         return lower
-    found = wordnet.morphy(lower, pos)
+    found = wordnet.morphy(lower, pos)  # WordNet's exception lists first ("saw" → see), then its rules
     if tag in INFLECTED:
         found = [base for base in found if base != lower] or found
+        if len(found) > 1 and found[0].endswith("e") and found[0][:-1] in found:
+            found.remove(_spelled_base(found[0][:-1]))  # "swinging": swing, not swinge; "hoping": hope, not hop
     return found[0] if found else lower
 
 
-def _first_person(token: str, tag: str, previous: str) -> bool:
-    """Whether a first-person word is the pronoun. The perceptron tags PRP an I after a name, which is a numeral
-    ("Elizabeth I", "World War I") or Catalan "and" ("Ferrer i Guàrdia"), and "US" in capitals, the country:
-    read as pronouns, they would wrongly reject many Wikipedia captions."""
-    if token in ("I", "i") and previous in PROPER_NOUNS or token == "US":
+_SHORT_STEM = re.compile(r"(?:^|[^aeiou])[aeiou][b-df-hj-np-tvz]$")
+
+
+def _spelled_base(stem: str) -> str:
+    """Of ``stem`` and ``stem + "e"``, both lemmas by WordNet's rules for an -ing or -ed form, the one English
+    spelling rules out: a short stem that ends in one vowel and one consonant doubles it (hop → hopping), so
+    "hoping" is from hope; any other stem keeps its spelling (swing → swinging), so "swinging" is not from
+    swinge. morph.c tries the "e" first and would answer swinge."""
+    return stem if _SHORT_STEM.search(stem) else stem + "e"
+
+
+def _first_person(token: str, tag: str, previous: str, following: str) -> bool:
+    """Whether a first-person word is the pronoun (``previous`` and ``following`` are the neighbours' tags). The
+    perceptron tags PRP an I after a name, which is a numeral ("Elizabeth I", "World War I") or Catalan "and"
+    ("Ferrer i Guàrdia"), and "US" in capitals, the country: read as pronouns, they would wrongly reject many
+    Wikipedia captions. An I after a name that a verb follows is the pronoun still ("In London I photographed",
+    "Monday I fed"), and so is a "mine" a verb follows ("Mine is the red car"), which the tagger calls a noun."""
+    verb_follows = following in VERBS or following == "MD"
+    if token in ("I", "i") and previous in PROPER_NOUNS and not verb_follows or token == "US":
         return False
+    if token.lower() == "mine" and verb_follows:
+        return True
     return tag in PRONOUN_TAGS or (token.lower(), tag) not in NOT_PRONOUNS and token != "I"
 
 
@@ -115,16 +150,19 @@ def analyse_sentence(text: str, tagged: TaggedSentence, wordnet: WordNet) -> Dej
     tags: set[str] = set()
     by_kind: dict[str, list[str]] = {"verb": [], "prep": [], "adj": []}
     words = 0
-    previous = ""
-    for token, tag in tagged:
-        if not _is_word(token):
-            continue
+    previous = previous_word = ""
+    words_of = [(token, tag) for token, tag in tagged if _is_word(token)]
+    for position, (token, tag) in enumerate(words_of):
         words += 1
-        tags.add(tag)
         lower = token.lower()
-        if lower in FIRST_PERSON and _first_person(token, tag, previous):
+        if tag == "RP" and lower in PREPOSITION_PARTICLES:
+            tag = PREPOSITION
+        tags.add(tag)
+        following = words_of[position + 1][1] if position + 1 < len(words_of) else ""
+        let_us = lower == "'s" and previous_word == "let"  # "Let's walk the dog"
+        if let_us or lower in FIRST_PERSON and _first_person(token, tag, previous, following):
             personal = True
-        previous = tag
+        previous, previous_word = tag, lower
         if tag == PREPOSITION:
             canonical.append("IN")
             by_kind["prep"].append(lower)
@@ -138,16 +176,24 @@ def analyse_sentence(text: str, tagged: TaggedSentence, wordnet: WordNet) -> Dej
         elif tag in AS_WRITTEN:
             canonical.append(lower)
     kind = "verb" if tags & VERBS else "prep" if PREPOSITION in tags else "adj" if tags & ADJECTIVES else ""
-    if not nouns:
-        verdict = DEJA_RULES[0]
-    elif personal:
+    if clearly_foreign(text):
+        verdict = ENGLISH_RULE
+    elif not nouns:
         verdict = DEJA_RULES[1]
-    elif not kind:
+    elif personal:
         verdict = DEJA_RULES[2]
+    elif not kind:
+        verdict = DEJA_RULES[3]
     else:
         verdict = "kept"
     kind_words = tuple(dict.fromkeys(by_kind[kind])) if kind else ()
     return DejaSentence(text, " ".join(canonical), tuple(sorted(nouns)), kind, verdict, words, kind_words)
+
+
+def _mostly_capitals(sentence: str) -> bool:
+    """Three or more words of two letters or more, most of them in capitals: written in capitals, not names."""
+    words = [word for word in sentence.split() if sum(character.isalpha() for character in word) > 1]
+    return len(words) >= 3 and 2 * sum(word.isupper() for word in words) > len(words)
 
 
 def uncapitalised(sentence: str, wordnet: WordNet) -> str:
@@ -156,7 +202,10 @@ def uncapitalised(sentence: str, wordnet: WordNet) -> str:
     "NASA", "McDonald", "Mildred", nor "Charles I" or "Neil Armstrong", names). Flickr's and
     Wikipedia's captions mostly start with a capital, COCO's and Flickr8k's often not; a tagger reads a capitalised
     first noun as a name, so "Children playing in water" and "children playing in water" would get two canonical
-    forms, and "Sun is going to bed" (Déjà's Figure 1) no visible thing."""
+    forms, and "Sun is going to bed" (Déjà's Figure 1) no visible thing. A sentence written mostly in capitals is
+    read in lower case whole."""
+    if _mostly_capitals(sentence):  # "PEOPLE ARE SITTING IN THE STANDS": a tagger reads every word as a name
+        return sentence.lower()
     first, space, rest = sentence.partition(" ")
     if rest[:1].isupper():
         return sentence

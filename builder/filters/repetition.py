@@ -13,6 +13,7 @@ step of the funnel and holds the rows. The SQL is the subset DuckDB and Spark SQ
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -51,7 +52,8 @@ __all__ = [
 SENTENCE_SCHEMA = pa.schema(
     [
         ("language", pa.string()),
-        ("text", pa.string()),
+        ("text_md5", pa.string()),  # the MD5 of the text (UTF-8, hex), as SQL's md5(): a text of 2,000 sentences is
+        # not carried by each of them (60 KB × 2,000 rows ran DuckDB out of memory)
         ("sentence", pa.int64()),  # its number in the text
         ("original", pa.string()),  # as written (footnote 2: the originals are kept beside the canonical form)
         ("canonical", pa.string()),
@@ -118,10 +120,11 @@ _FIRST = ", ".join(
 
 def sentence_rows(language: str, text: str, sentences: Sequence[DejaSentence]) -> list[dict[str, object]]:
     """A text's judged sentences as rows of :data:`SENTENCE_SCHEMA`."""
+    digest = hashlib.md5(text.encode("utf-8", "surrogatepass")).hexdigest()
     return [
         {
             "language": language,
-            "text": text,
+            "text_md5": digest,
             "sentence": number,
             "original": sentence.text,
             "canonical": sentence.canonical,
@@ -146,11 +149,17 @@ def judge_texts(language: str, texts: Sequence[str], tagger: Tagger, wordnet: Wo
 
 def registered_domain(page: str | None, _: str | None = None) -> str | None:
     """A crawl page's user: the registered domain of its URL's host (the public suffix plus one label, by the
-    Public Suffix List), or the host itself where there is none (an IP address, ``localhost``)."""
+    Public Suffix List), or the host itself where there is none (an IP address, ``localhost``). The URL is
+    normalised as image URLs are (:func:`builder.filters.images.normalize_url`), so that ``bücher.com`` and
+    ``xn--bcher-kva.com`` are one user."""
     if not page:
         return None
     from urllib.parse import urlsplit
 
+    from builder.filters.images import normalize_url
+
+    with contextlib.suppress(ValueError):  # a URL the standard refuses: its host as written
+        page = normalize_url(page)
     host = (urlsplit(page).hostname or "").rstrip(".")
     if not host:
         return None
@@ -278,14 +287,15 @@ def _occurrences(config: PipelineConfig) -> str:
         f"{date} AS warc_date, {writer} AS writer, {reference} AS reference"
     )
     texts = (
-        f"SELECT {columns}, 'caption' AS kind, c.caption AS text FROM candidates c {users} WHERE c.caption <> '' "
-        f"UNION ALL SELECT {columns}, 'alt' AS kind, c.alt AS text FROM candidates c {users} WHERE c.alt <> ''"
+        f"SELECT {columns}, 'caption' AS kind, md5(c.caption) AS text_md5 FROM candidates c {users} "
+        f"WHERE c.caption <> '' UNION ALL SELECT {columns}, 'alt' AS kind, md5(c.alt) AS text_md5 FROM candidates c "
+        f"{users} WHERE c.alt <> ''"
     )
     rules = " ".join(f"WHEN '{rule}' THEN {number}" for number, rule in enumerate(DEJA_RULES))
     return (
         "SELECT t.*, s.sentence, s.original, s.canonical, s.nouns, s.syntax, s.words, s.tokens, "
         f"CASE s.verdict {rules} ELSE {len(DEJA_RULES)} END AS ruled "
-        f"FROM ({texts}) t JOIN sentences s ON s.language = t.language AND s.text = t.text"
+        f"FROM ({texts}) t JOIN sentences s ON s.language = t.language AND s.text_md5 = t.text_md5"
     )
 
 

@@ -8,17 +8,18 @@ the SQL both engines run, over the graph that :func:`builder.filters.repetition.
 tables, and their rows have a pair's columns (:data:`builder.publish.writer.DEJA_PAIR_SCHEMA`), so ``metrics
 score`` and ``benchmarks/compare.py`` read them as they read gold's.
 
-- ``deja-paracaption``: for each kept caption c, the caption p sharing the most nouns with it (ties: the first in
-  canonical order, where the paper draws at random), situated in c's first image (image order).
+- ``deja-paracaption``: for each kept caption c, the caption p sharing the most nouns with it (ties drawn at random
+  as the paper draws them, by the MD5 of the pair: the same in every run and on both engines), situated in c's
+  first image (image order).
 - ``deja-paraphrases`` (§5 (2)): for each kept caption c, two of its images i (the paper samples two at random;
   here the two first by the MD5 of caption and image, so a rerun and the other engine pick the same), the K = 100
-  captions sharing the most nouns with c (footnote 5's K), and among them the p of the highest φ(i, N_p): the mean
-  of the σ largest similarities ``−‖i − j‖²`` between i and p's images j, in the build's feature (the image
-  index's vectors, :class:`builder.sources.features.Describer`). σ is chosen as footnote 5 chooses it, on a
-  held-out development set of 300 of the graph's images (the first by MD5): each is captioned by ASSOC from the
-  graph without its own captions and their images, and σ is the value whose captions score the best mean BLEU@1
-  (no brevity penalty) against its own captions. A similarity is quantised to 2⁻³² before it is summed, so a
-  sum is exact in any order and φ, its ties and the rows are the same on both engines.
+  captions sharing the most nouns with c (footnote 5's K; ties drawn by the MD5 of the pair), and among them the p
+  of the highest φ(i, N_p): the mean of the σ largest similarities ``−‖i − j‖²`` between i and p's images j, in the
+  build's feature (the image index's vectors, :class:`builder.sources.features.Describer`). σ is chosen as
+  footnote 5 chooses it, on a held-out development set of 300 of the graph's images (the first by MD5): each is
+  captioned by ASSOC from the graph without its own captions and their images, and σ is the value whose captions
+  score the best mean BLEU@1 (no brevity penalty) against its own captions. A similarity is quantised to 2⁻³²
+  before it is summed, so a sum is exact in any order and φ, its ties and the rows are the same on both engines.
 """
 
 from __future__ import annotations
@@ -61,13 +62,25 @@ def deja_pairs(config: PipelineConfig, tables: DejaTables) -> SituatedPairs:
     raise ValueError(f"{config.name}: a Déjà config of edges ({config.deja!r}) has no pairs")
 
 
+# The captions a noun offers as candidates to each caption that holds it: at most this many, drawn by MD5. Every
+# caption's pool grows with the captions sharing its nouns, so pairs grew with their square (4,000 captions
+# sharing "dog": 33 s); bounded, they grow linearly, and a caption still sees 1,000 per noun, ten times K.
+PARTNERS_PER_NOUN = 1000
+
+
 def _shared_nouns(tables: DejaTables) -> None:
-    """Table ``deja_shared(c, p, shared)``: every two kept captions sharing a physical-object noun, and how many."""
+    """Table ``deja_shared(c, p, shared)``: two kept captions sharing a physical-object noun, and how many, p among
+    the :data:`PARTNERS_PER_NOUN` captions that each of c's nouns offers."""
     tables.split("deja_caption_nouns", "SELECT canonical, nouns FROM deja_captions", "canonical", "nouns")
+    tables.table(
+        "deja_noun_partners",
+        "SELECT canonical, part FROM (SELECT n.*, row_number() OVER (PARTITION BY part ORDER BY md5(canonical), "
+        f"canonical) AS draw FROM deja_caption_nouns n) d WHERE draw <= {PARTNERS_PER_NOUN}",
+    )
     tables.table(
         "deja_shared",
         "SELECT a.canonical AS c, b.canonical AS p, count(*) AS shared FROM deja_caption_nouns a "
-        "JOIN deja_caption_nouns b ON a.part = b.part AND a.canonical <> b.canonical GROUP BY a.canonical, b.canonical",
+        "JOIN deja_noun_partners b ON a.part = b.part AND a.canonical <> b.canonical GROUP BY a.canonical, b.canonical",
     )
 
 
@@ -86,13 +99,19 @@ def _pair_columns() -> str:
                      _EDGE.split(", "))  # fmt: skip
 
 
+# Ties among the captions that share as many nouns with c are drawn at random, as the paper draws them: by the MD5
+# of the pair, a draw that is the same in every run and on both engines (the alphabetical first gave 59 of
+# Flickr8k's 446 captions one paraphrase, "a black and brown dog running in a field").
+_DRAW = "md5(concat(c, chr(31), p)), p"
+
+
 def paracaption(tables: DejaTables) -> tuple[FunnelRow, str]:
     """PARAcaption over the graph's tables: its funnel row (the captions with a paraphrase, their images and
     records, the pairs) and the query of its rows, in caption order."""
     _shared_nouns(tables)
     tables.table(
         "deja_best",
-        "SELECT c, p FROM (SELECT c, p, row_number() OVER (PARTITION BY c ORDER BY shared DESC, p) AS nth "
+        f"SELECT c, p FROM (SELECT c, p, row_number() OVER (PARTITION BY c ORDER BY shared DESC, {_DRAW}) AS nth "
         "FROM deja_shared) s WHERE nth = 1",
     )
     _first_edges(tables)
@@ -164,14 +183,15 @@ def visual_paraphrases(config: PipelineConfig, tables: DejaTables) -> SituatedPa
     )
     tables.table(
         "deja_candidates",
-        f"SELECT c, p, shared FROM (SELECT s.*, row_number() OVER (PARTITION BY c ORDER BY shared DESC, p) AS nth "
-        f"FROM deja_shared s) k WHERE nth <= {DEFAULT_K}",
+        f"SELECT c, p, shared FROM (SELECT s.*, row_number() OVER (PARTITION BY c ORDER BY shared DESC, {_DRAW}) "
+        f"AS nth FROM deja_shared s) k WHERE nth <= {DEFAULT_K}",
     )
     tables.table(
         "deja_ranked",
         "SELECT c, i, p, sim, row_number() OVER (PARTITION BY c, i, p ORDER BY sim DESC, j) AS r FROM ("
         "SELECT q.c, q.i, k.p, n.image AS j, CAST(deja_similarity(q.vector, n.vector) AS DOUBLE) AS sim "
-        "FROM deja_queries q JOIN deja_candidates k ON q.c = k.c JOIN deja_seen n ON n.canonical = k.p) s",
+        "FROM deja_queries q JOIN deja_candidates k ON q.c = k.c JOIN deja_seen n ON n.canonical = k.p"
+        f"{'' if config.deja_query_image else ' WHERE n.image <> q.i'}) s",
     )
     tables.table(
         "deja_visual",
@@ -197,8 +217,10 @@ def visual_paraphrases(config: PipelineConfig, tables: DejaTables) -> SituatedPa
     statistics = {
         "feature": config.deja_feature,
         "K": DEFAULT_K,
+        "partners_per_noun": PARTNERS_PER_NOUN,
         "sigma": "all" if sigma is None else sigma,
         "queries_per_caption": QUERIES_PER_CAPTION,
+        "query_image": config.deja_query_image,
         "development": development,
     }
     return SituatedPairs(funnel, "SELECT * FROM deja_paraphrases ORDER BY canonical1, image1", ("canonical1", "image1"),

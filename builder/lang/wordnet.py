@@ -168,10 +168,12 @@ class WordNet:
         raise WordNetUnavailable(f"the WordNet table has no synset {synset_id}: regenerate it")
 
     def _below(self, root: int) -> frozenset[int]:
-        """Every synset with ``root`` among its hypernyms or instance hypernyms, transitively, and ``root``."""
+        """Every synset with ``root`` among its hypernyms, transitively, and ``root``: common-noun senses only. An
+        instance (a synset with instance hypernyms: Clarence Day, Bob Hope, Sojourner Truth) is a named individual,
+        not a kind of thing a caption names, so "day", "hope" and "truth" are no visible things."""
         children: dict[int, list[int]] = {}
         for index, row in enumerate(self._rows):
-            for parent in (*row[4], *row[5]):
+            for parent in row[4]:
                 children.setdefault(parent, []).append(index)
         found = {root}
         todo = [root]
@@ -221,8 +223,8 @@ class WordNet:
         return [Synset(self, index) for index in self._senses[pos].get(lemma, [])]
 
     def physical(self, noun_lemma: str) -> bool:
-        """Whether some noun sense of the lemma is a ``physical_entity.n.01`` (through hypernyms and instance
-        hypernyms).
+        """Whether some common-noun sense of the lemma is a ``physical_entity.n.01`` (through hypernyms; an instance
+        sense, a named individual, does not count).
 
         "Some sense" because a caption gives no sense: "bank" is a river bank as well as an institution,
         and the rule asks whether the noun can name a visible thing, as the paper's list of 693
@@ -270,6 +272,8 @@ class NltkWordNet(WordNet):
 
     @functools.cache  # noqa: B019  # one reader per process (load_wordnet's cache)
     def _is_physical(self, synset: object) -> bool:
+        if synset.instance_hypernyms():  # a named individual, not a common noun's sense
+            return False
         return synset == self._root or any(parent == self._root for parent in synset.closure(_parents, depth=100))
 
     def signature(self) -> str:
@@ -279,7 +283,7 @@ class NltkWordNet(WordNet):
 
 
 def _parents(synset: object) -> Iterable:
-    return synset.hypernyms() + synset.instance_hypernyms()
+    return synset.hypernyms()
 
 
 @functools.cache
