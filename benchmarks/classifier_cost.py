@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -47,21 +46,25 @@ def long_pair(size: int) -> tuple[str, str]:
 
 
 def peak_of_scoring(size: int) -> float:
-    """Peak resident MB of ``python -m metrics score`` on one pair of two ``size``-character texts."""
+    """Peak resident MB of ``python -m metrics score`` on one pair of two ``size``-character texts: that child's own
+    peak (``wait4``), not the largest of every child this process ran (``RUSAGE_CHILDREN``, which an earlier child
+    of the libraries can raise)."""
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "long.jsonl"
         first, second = long_pair(size)
         path.write_text(json.dumps({"sentence1": first, "sentence2": second}) + "\n", encoding="utf-8")
-        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         # --no-language-check: the check counts English function words among the distinct words, a share that
         # shrinks as a text grows (9,110 distinct words of MSRPC give 1%), so it refuses 100 KB of English
-        done = subprocess.run([sys.executable, "-m", "metrics", "score", str(path), "--no-progress",
-                               "--no-language-check"], cwd=ROOT,
-                              capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
-        if done.returncode:
-            raise SystemExit(f"scoring the long pair failed: {done.stderr}")
-        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        return max(peak, before) / 1024
+        command = [sys.executable, "-m", "metrics", "score", str(path), "--no-progress", "--no-language-check"]
+        with open(Path(folder) / "stderr", "w+", encoding="utf-8") as errors:
+            child = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=errors,
+                                     env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+            _, status, usage = os.wait4(child.pid, 0)
+            child.returncode = os.waitstatus_to_exitcode(status)
+            if child.returncode:
+                errors.seek(0)
+                raise SystemExit(f"scoring the long pair failed: {errors.read()}")
+        return usage.ru_maxrss / 1024
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -72,7 +72,7 @@ from metrics.paraphrase import (
     pair_probability,
 )
 from metrics.profiles import PROFILES, ModelUnavailable, get_profile
-from metrics.scoring import score_pairs
+from metrics.scoring import release_models, score_pairs
 from metrics.semantic import RUNTIME_CHOICES
 from metrics.syntactic import TOKENIZERS
 
@@ -271,6 +271,7 @@ def _file_probability(
     """The probability of a file's pairs, from their texts (and measures, for a model that takes them)."""
     if classifier is None:
         return None
+    release_models()  # a file is scored once: the metric's models go before the classifier's load
     table = pa.table({"sentence1": first, "sentence2": second})
     return _without_words(pair_probability(classifier, table, results), results).tolist()  # type: ignore[arg-type]
 

@@ -324,6 +324,15 @@ def semantic_scorer(
     return _SCORERS[key]
 
 
+def release_models() -> None:
+    """Drop the loaded scorers and their models (300 MB for ``minilm``), so that what loads next (the classifier)
+    does not add to them: a file scored once needs them no more, and a 100 KB pair stays under 1 GB."""
+    import gc
+
+    _SCORERS.clear()
+    gc.collect()
+
+
 def aggregate(values: Sequence[float]) -> dict[str, float]:
     """Mean and σ over the pairs that have a score; ``n`` says how many those are."""
     array = np.asarray(values, dtype=np.float64)

@@ -258,6 +258,10 @@ class SharedEncoder:
         self.batch_size = batch_size
         self.last_layer = layer == self.model.config.num_hidden_layers
         self._onnx = OnnxLayer(self.model, path, layer, self.limit) if runtime == "onnx" else None
+        self._word_pieces: np.ndarray | None = None
+        if self._onnx is not None:  # ONNX Runtime holds its own copy: keep the word pieces WMS reads, not the model
+            self._word_pieces = self.word_piece_matrix()
+            self.model = None
 
     def _hidden(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """The BERTScore layer's token vectors of one padded batch."""
@@ -267,6 +271,8 @@ class SharedEncoder:
         return output.last_hidden_state if self.last_layer else output.hidden_states[self.layer]
 
     def word_piece_matrix(self) -> np.ndarray:
+        if self._word_pieces is not None:
+            return self._word_pieces
         return self.model.get_input_embeddings().weight.detach().float().cpu().numpy()
 
     def encode(self, sentences: Sequence[str], progress: bool = False) -> tuple[list[Encoding], list[bool]]:

@@ -426,3 +426,18 @@ def test_an_empty_deja_config_says_why() -> None:
     assert said.startswith("No pair in deja-paracaption: 1 caption repeated, but none shares a physical-object noun")
     assert _empty_deja("deja", chain_with(DEJA, 0)).startswith("No caption was repeated in deja:")
     assert _empty_deja("deja-paracaption", chain_with(DEJA_PARACAPTION, 0)).startswith("No caption was repeated")
+
+
+def test_a_long_caption_is_judged_without_copies_of_it(tmp_path: Path, nltk_perceptron: None) -> None:
+    """A 119 KB caption of 2,000 sentences on three images (the hostile trial's ran DuckDB out of memory: each of
+    its sentences' rows carried the whole text). A sentence row carries the text's MD5; the graph holds one canonical
+    caption ("number i" is a number, dropped) of three images."""
+    from builder.filters.repetition import SENTENCE_SCHEMA
+
+    assert "text" not in SENTENCE_SCHEMA.names and "text_md5" in SENTENCE_SCHEMA.names
+    caption = " ".join(f"A red bus stops by the old station in the rain number {i}." for i in range(2000))
+    rows_, edges, _ = dataset_graph([(f"https://x.test/{i}.jpg", caption) for i in range(3)], tmp_path)
+    assert [(row.name, row.images, row.captions) for row in rows_][-1] == ("Images ≥ 2", 3, 1)
+    assert [(edge["canonical"], edge["images"]) for edge in edges] == [
+        ("red bus stop IN old station IN rain number", 3)
+    ] * 3

@@ -40,6 +40,11 @@ def test_onnx_runtime_gives_torch_scores(onnxruntime_available: None, tmp_path, 
             assert (math.isnan(ours) and math.isnan(reference)) or abs(ours - reference) < 1e-5, measure
     with pytest.raises(ValueError, match="runtime='onnx' runs on the CPU"):
         score_pairs(first, second, device="cuda", runtime="onnx", measures=["st"])
+    # ONNX Runtime holds the model: the scorer keeps only the word-piece matrix WMS reads, no copy in torch
+    from metrics.scoring import _SCORERS
+
+    (encoder,) = [scorer._encoder for key, scorer in _SCORERS.items() if key[2] == 32 and key[5] == "onnx"]
+    assert encoder.model is None and encoder.word_piece_matrix().shape == (30522, 384)
 
 
 def test_progress_bars_go_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
