@@ -78,6 +78,13 @@ def test_a_language_deja_cannot_read_is_refused_before_the_work(
     with pytest.raises(ValueError, match=r"deja: Déjà's caption rules .* language 'fr' is not covered"):
         build([DATA / "frwiki-sample-pages-articles.xml.bz2"], [DEJA], tmp_path / "out", show_progress=False)
     assert not (tmp_path / "out").exists()
+    # a crawl read as German: Déjà's refusal, not advice to install a German tagger
+    from benchmarks.web_crawl import write_repeated_captions_crawl
+
+    crawl = write_repeated_captions_crawl(tmp_path / "crawl.warc.gz")
+    with pytest.raises(ValueError, match=r"deja: Déjà's caption rules .* language 'de' is not covered"):
+        build([crawl], [DEJA], tmp_path / "out", languages="de", show_progress=False)
+    assert not (tmp_path / "out").exists()
 
 
 def test_the_users_of_a_crawl_are_its_registered_domains() -> None:
@@ -441,3 +448,25 @@ def test_a_long_caption_is_judged_without_copies_of_it(tmp_path: Path, nltk_perc
     assert [(edge["canonical"], edge["images"]) for edge in edges] == [
         ("red bus stop IN old station IN rain number", 3)
     ] * 3
+
+
+def test_each_noun_offers_a_bounded_number_of_candidates(
+    tmp_path: Path, nltk_perceptron: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Twelve captions share "dog", each on two images: with each noun offering 3 of its captions (drawn by MD5),
+    every caption's paraphrase is one of those 3, so the candidate pairs grow with the captions, not their square;
+    unbounded, the picks spread over the captions. The draw is the same in every run."""
+    import builder.filters.situated as situated
+
+    verbs = "runs sits jumps sleeps barks plays swims waits rests eats digs walks".split()
+    captions = [f"A dog {verb} in the park" for verb in verbs]
+    rows = [(f"https://x.test/{n}-{image}.jpg", caption) for n, caption in enumerate(captions) for image in (1, 2)]
+    for name in ("all", "three", "again"):
+        (tmp_path / name).mkdir()
+    _, unbounded, _ = dataset_graph(rows, tmp_path / "all", paraphrases=True)
+    monkeypatch.setattr(situated, "PARTNERS_PER_NOUN", 3)
+    _, bounded, _ = dataset_graph(rows, tmp_path / "three", paraphrases=True)
+    _, again, _ = dataset_graph(rows, tmp_path / "again", paraphrases=True)
+    assert len(bounded) == len(unbounded) == 12 and bounded == again
+    offered = {pair["canonical2"] for pair in bounded}
+    assert len(offered) <= 3 < len({pair["canonical2"] for pair in unbounded})
