@@ -146,8 +146,9 @@ def crawl_build(deja_crawl: Path, tmp_path_factory: pytest.TempPathFactory, nltk
     return out
 
 
-def crawl_images(path: Path) -> dict[str, np.ndarray]:
-    """Every image record's Tinyimage, read from the WARC file by warcio (not the toolkit's reader)."""
+def crawl_images(path: Path, feature: str = "tiny") -> dict[str, np.ndarray]:
+    """Every image record's feature (Tinyimage by default), read from the WARC file by warcio (not the toolkit's
+    reader)."""
     from warcio.archiveiterator import ArchiveIterator
 
     found = {}
@@ -155,7 +156,7 @@ def crawl_images(path: Path) -> dict[str, np.ndarray]:
         for record in ArchiveIterator(stream):
             if record.rec_type == "response" and record.http_headers.get_header("Content-Type") == "image/jpeg":
                 uri = record.rec_headers.get_header("WARC-Target-URI")
-                found[uri] = image_features(record.content_stream().read())["tiny"].astype(np.float64)
+                found[uri] = image_features(record.content_stream().read())[feature].astype(np.float64)
     return found
 
 
@@ -188,13 +189,26 @@ def test_a_crawl_s_visual_paraphrases(deja_crawl: Path, crawl_build: Path) -> No
     assert f"### `{NAME}` – 4 pairs" in card and "σ = 1, chosen on a development set of 4 images" in card
 
 
-def test_a_given_sigma_is_used_and_said(deja_crawl: Path, tmp_path: Path, nltk_perceptron: None) -> None:
+def test_a_given_sigma_feature_and_query_image_through_the_command_line(
+    deja_crawl: Path, tmp_path: Path, nltk_perceptron: None
+) -> None:
+    """``--deja-sigma 2 --deja-feature gist --deja-query-image`` as a user types them: used, and said in
+    funnel.json; the pairs are the reference implementation's on GIST vectors of the crawl's images."""
+    import wikipedia_ipc
+
     out = tmp_path / "out"
-    config = dataclasses.replace(DEJA_PARAPHRASES, deja_sigma=2)
-    build([deja_crawl], [DEJA, config], out, tagger="perceptron", show_progress=False)
+    arguments = ["build", str(deja_crawl), "--configs", "deja", NAME, "--output", str(out), "--tagger", "perceptron",
+                 "--deja-sigma", "2", "--deja-feature", "gist", "--deja-query-image", "--quiet"]  # fmt: skip
+    assert wikipedia_ipc.main(arguments) == 0
     chosen = record_of(out)["deja"]["pairs"]
-    assert (chosen["sigma"], chosen["development"]) == (2, {"given": True})
-    assert found_pairs(pairs_of(out)) == expected_pairs(pairs_of(out, "deja"), crawl_images(deja_crawl), 2)
+    assert (chosen["sigma"], chosen["development"], chosen["feature"], chosen["query_image"]) == (
+        2, {"given": True}, "gist", True,
+    )  # fmt: skip
+    gist = crawl_images(deja_crawl, "gist")  # in float64; the build keeps GIST as float32, so φ agrees to 1e-6
+    found = found_pairs(pairs_of(out))
+    expected = expected_pairs(pairs_of(out, "deja"), gist, 2, query_image=True)
+    assert {key: pick for key, (pick, _) in found.items()} == {key: pick for key, (pick, _) in expected.items()}
+    assert all(abs(found[key][1] - expected[key][1]) < 1e-6 for key in expected)
 
 
 def test_spark_gives_the_crawl_s_pairs(spark, deja_crawl: Path, crawl_build: Path, tmp_path: Path) -> None:
