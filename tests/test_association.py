@@ -256,3 +256,14 @@ def test_the_draw_is_sql_s_md5() -> None:
     for c, p in pairs:
         ((found,),) = duckdb.sql("SELECT md5(concat($c, chr(31), $p))", params={"c": c, "p": p}).fetchall()
         assert found == draw(c, p)
+
+
+def test_bleu1_is_the_clipped_unigram_precision_counted_by_hand() -> None:
+    """Table 6's BLEU@1 without brevity penalty: "a dog a dog plays" against "A dog runs." keeps one "a" and one
+    "dog" of its five words (clipped to the reference's counts), 2/5; against two references each word is clipped
+    to its largest count in either ("a", "dog" twice in the second), 4/5; the corpus figure pools the counts."""
+    from builder.filters.association import bleu1
+
+    corpus, per = bleu1(["a dog a dog plays", "a dog a dog plays"], [["A dog runs."], ["a cat", "a dog and a dog"]])
+    assert per == [pytest.approx(2 / 5), pytest.approx(4 / 5)]
+    assert corpus == pytest.approx((2 + 4) / (5 + 5))
