@@ -45,10 +45,17 @@ def long_pair(size: int) -> tuple[str, str]:
     return texts[0], texts[1]
 
 
+# A child's peak (ru_maxrss) starts from the size of the process it was forked from, before its exec; so the scoring
+# is started by a small Python process, which reports the peak of its only child.
+_MEASURE = (
+    "import resource, subprocess, sys; code = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL); "
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(code)"
+)
+
+
 def peak_of_scoring(size: int) -> float:
     """Peak resident MB of ``python -m metrics score`` on one pair of two ``size``-character texts: that child's own
-    peak (``wait4``), not the largest of every child this process ran (``RUSAGE_CHILDREN``, which an earlier child
-    of the libraries can raise)."""
+    peak, read by a small process that starts it (not this one, whose size a forked child would start from)."""
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "long.jsonl"
         first, second = long_pair(size)
@@ -56,15 +63,11 @@ def peak_of_scoring(size: int) -> float:
         # --no-language-check: the check counts English function words among the distinct words, a share that
         # shrinks as a text grows (9,110 distinct words of MSRPC give 1%), so it refuses 100 KB of English
         command = [sys.executable, "-m", "metrics", "score", str(path), "--no-progress", "--no-language-check"]
-        with open(Path(folder) / "stderr", "w+", encoding="utf-8") as errors:
-            child = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=errors,
-                                     env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
-            _, status, usage = os.wait4(child.pid, 0)
-            child.returncode = os.waitstatus_to_exitcode(status)
-            if child.returncode:
-                errors.seek(0)
-                raise SystemExit(f"scoring the long pair failed: {errors.read()}")
-        return usage.ru_maxrss / 1024
+        done = subprocess.run([sys.executable, "-c", _MEASURE, *command], cwd=ROOT, capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+        if done.returncode:
+            raise SystemExit(f"scoring the long pair failed: {done.stderr}")
+        return int(done.stdout.split()[-1]) / 1024
 
 
 def main(argv: list[str] | None = None) -> int:
