@@ -132,6 +132,7 @@ def test_the_papers_captions(tagger: Tagger, wordnet: WordNet) -> None:
         ("Monday I fed the horse in the field", PERSONAL, "monday feed horse IN field"),
         ("Let's walk the dog in the park", PERSONAL, "let walk dog IN park"),
         ("Mine is the red car on the left", PERSONAL, "mine be red car IN left"),
+        ("A coal mine is flooded after the rain", KEPT, "coal mine be flood IN rain"),  # a mine a noun names
         # a German caption is no English one, before the rules ("die" would be its visible thing)
         ("Die Katze sitzt auf dem Tisch", ENGLISH, "die katze sitzt auf dem tisch"),
         ("Place de la Concorde in Paris", KEPT, "place IN la concorde IN paris"),  # English, French names

@@ -58,6 +58,8 @@ COMMON_NOUNS = frozenset({"NN", "NNS"})
 PROPER_NOUNS = frozenset({"NNP", "NNPS"})
 VERBS = frozenset({"VB", "VBD", "VBG", "VBN", "VBP", "VBZ"})
 ADJECTIVES = frozenset({"JJ", "JJR", "JJS"})
+# the tags of a word before a noun that make it a thing ("the mine", "a coal mine", "the old mine", "his mine")
+NAMES_A_NOUN = COMMON_NOUNS | PROPER_NOUNS | ADJECTIVES | {"DT", "PRP$", "POS", "CD"}
 ADVERBS = frozenset({"RB", "RBR", "RBS"})
 PREPOSITION = "IN"
 # Particles (RP) that are prepositions in the paper's sense: "looking *down* at", "hanging *out* with" are IN, as
@@ -129,11 +131,12 @@ def _first_person(token: str, tag: str, previous: str, following: str) -> bool:
     perceptron tags PRP an I after a name, which is a numeral ("Elizabeth I", "World War I") or Catalan "and"
     ("Ferrer i Guàrdia"), and "US" in capitals, the country: read as pronouns, they would wrongly reject many
     Wikipedia captions. An I after a name that a verb follows is the pronoun still ("In London I photographed",
-    "Monday I fed"), and so is a "mine" a verb follows ("Mine is the red car"), which the tagger calls a noun."""
+    "Monday I fed"), and so is a "mine" that a verb follows and nothing names ("Mine is the red car", not "A coal
+    mine is flooded"), which the tagger calls a noun."""
     verb_follows = following in VERBS or following == "MD"
     if token in ("I", "i") and previous in PROPER_NOUNS and not verb_follows or token == "US":
         return False
-    if token.lower() == "mine" and verb_follows:
+    if token.lower() == "mine" and verb_follows and previous not in NAMES_A_NOUN:
         return True
     return tag in PRONOUN_TAGS or (token.lower(), tag) not in NOT_PRONOUNS and token != "I"
 
@@ -149,11 +152,9 @@ def analyse_sentence(text: str, tagged: TaggedSentence, wordnet: WordNet) -> Dej
     personal = False
     tags: set[str] = set()
     by_kind: dict[str, list[str]] = {"verb": [], "prep": [], "adj": []}
-    words = 0
     previous = previous_word = ""
     words_of = [(token, tag) for token, tag in tagged if _is_word(token)]
     for position, (token, tag) in enumerate(words_of):
-        words += 1
         lower = token.lower()
         if tag == "RP" and lower in PREPOSITION_PARTICLES:
             tag = PREPOSITION
@@ -187,7 +188,7 @@ def analyse_sentence(text: str, tagged: TaggedSentence, wordnet: WordNet) -> Dej
     else:
         verdict = "kept"
     kind_words = tuple(dict.fromkeys(by_kind[kind])) if kind else ()
-    return DejaSentence(text, " ".join(canonical), tuple(sorted(nouns)), kind, verdict, words, kind_words)
+    return DejaSentence(text, " ".join(canonical), tuple(sorted(nouns)), kind, verdict, len(words_of), kind_words)
 
 
 def _mostly_capitals(sentence: str) -> bool:
