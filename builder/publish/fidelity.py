@@ -344,14 +344,24 @@ DEJA_DEVIATIONS: tuple[Deviation, ...] = (
         'the same: "no" is a determiner and dropped, so "There is no dog" and "There is a dog" are one canonical '
         'form and one group; "not" and "n\'t" are adverbs and stay ("be not dog"); each row keeps its sentence '
         "as written",
-        "the paper's rule; a user who needs the difference reads the rows' `caption` column",
+        "the paper's rule; a user who needs the difference reads the sentences as written (the edges' `text`, "
+        "the pairs' `sentence1` and `sentence2`)",
     ),
     Deviation(
         "Personal information",
         '"first-person pronouns"',
-        'I, me, my, mine, myself, we, us, our, ours, ourselves; not "US" in capitals, "us"/`NNP`, '
-        '"mine"/`NN`, nor I after a name',
+        'I, me, my, mine, myself, we, us, our, ours, ourselves, and "Let\'s"; not "US" in capitals, "us"/`NNP`, '
+        '"mine"/`NN` (but a "mine" a verb follows and nothing names: "Mine is the red car"), nor I after a name '
+        '(but an I after a name that a verb follows: "In London I photographed")',
         'the US, a coal mine, "Elizabeth I" and "World War I" are no personal information',
+    ),
+    Deviation(
+        "Language",
+        "English Flickr captions found by English query nouns; no language check is said",
+        "a sentence written mostly in a non-Latin script, or with two or more other languages' function words and "
+        "no English one, fails step `In English` before the three rules (the scorer's check, "
+        "`metrics.language.clearly_foreign`)",
+        "any source here mixes languages; a German \"die\" would be a visible thing by WordNet",
     ),
     Deviation(
         "Distinct images",
