@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -23,7 +24,16 @@ from builder.engines.local import build
 from builder.engines.spark import build_spark
 from builder.extract.webrefs import PixelInspector
 from builder.filters.association import paraphrase_candidates, visual_paraphrase
-from builder.sources.features import Describer, decode_vector, encode_vector, image_features, similarity_text
+from builder.sources.features import (
+    VECTOR_KINDS,
+    Describer,
+    decode_vector,
+    encode_vector,
+    image_features,
+    similarities,
+    vector_bytes,
+    vector_kind,
+)
 from builder.sources.images import inspect_image
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,12 +95,54 @@ def test_vectors_round_trip_and_compare_exactly() -> None:
     second = image_features(picture(8))["tiny"]  # picture()'s noise differs from call to call: one call
     other = encode_vector(second)
     expected = -float(np.square(features["tiny"].astype(np.float64) - second).sum())
-    assert float(similarity_text(tiny, other)) == expected and similarity_text(tiny, None) is None
-    assert float(similarity_text(tiny, tiny)) == 0.0
-    with pytest.raises(ValueError, match="cannot be compared"):
-        similarity_text(tiny, gist)
+    column = pa.array([vector_bytes(tiny, "u1"), vector_bytes(tiny, "u1"), None], pa.binary())
+    against = pa.array([vector_bytes(other, "u1"), vector_bytes(tiny, "u1"), vector_bytes(other, "u1")], pa.binary())
+    values = similarities(column, against, "u1")
+    assert values[0] == expected and values[1] == 0.0 and np.isnan(values[2])
+    assert vector_bytes(gist, "f4") == features["gist"].astype("<f4").tobytes() and vector_bytes(None, "f4") is None
+    assert vector_bytes(tiny, "f4") == features["tiny"].astype("<f4").tobytes()  # whole numbers read as floats
+    with pytest.raises(ValueError, match="whole numbers 0-255"):
+        vector_bytes(gist, "u1")
+    with pytest.raises(ValueError, match="3072 and 512 values cannot be compared"):  # a build has one feature
+        similarities(pa.array([vector_bytes(tiny, "f4")]), pa.array([vector_bytes(gist, "f4")]), "f4")
+    with pytest.raises(ValueError, match="512 and 3072 values cannot be compared"):
+        similarities(pa.array([vector_bytes(gist, "f4"), vector_bytes(tiny, "f4")]), column[:2], "f4")
     with pytest.raises(ValueError, match="not an encoded feature vector"):
         decode_vector("x:abc")
+
+
+@pytest.mark.parametrize("feature", ["tiny", "gist", "gist+tiny"])
+def test_a_block_of_real_vectors_gives_each_pair_s_own_distance_bit_for_bit(feature: str) -> None:
+    """The similarity runs on blocks of rows (numpy, not a Python call per pair: issue 62's item 4); on COCO's real
+    pictures every row's value is that pair's −‖a − b‖² in float64, computed alone, bit for bit, whatever the block
+    (sliced, chunked, one row, 64-bit offsets), so the engines' batch sizes cannot change a φ."""
+    from PIL import Image
+
+    describe = Describer(feature)
+    kind = vector_kind(feature)
+    vectors = []
+    for path in sorted((DATA / "deja" / "images").glob("*.jpg"))[:24]:
+        with Image.open(path) as image:  # the committed copies are 256 px: GIST's 400 px floor is the build's
+            text = describe(image.resize((image.width * 2, image.height * 2)))
+        vectors.append(vector_bytes(text, kind))
+    firsts, seconds = zip(*[(a, b) for a in vectors for b in vectors], strict=True)
+    expected = [
+        -float(
+            np.square(
+                np.frombuffer(a, VECTOR_KINDS[kind]).astype(np.float64) - np.frombuffer(b, VECTOR_KINDS[kind])
+            ).sum()
+        )
+        for a, b in zip(firsts, seconds, strict=True)
+    ]
+    first, second = pa.array(firsts, pa.binary()), pa.array(seconds, pa.binary())
+    whole = similarities(first, second, kind)
+    assert whole.tolist() == expected and len(set(expected)) > 200
+    assert whole[:: len(vectors) + 1].tolist() == [0.0] * len(vectors)
+    for start, stop in ((0, 1), (5, 6), (7, 300), (301, 576)):
+        part = similarities(first.slice(start, stop - start), second.slice(start, stop - start), kind)
+        assert part.tolist() == expected[start:stop]
+    chunked = pa.chunked_array([first.slice(0, 100), first.slice(100)])
+    assert similarities(chunked, second.cast(pa.large_binary()), kind).tolist() == expected
 
 
 def test_an_image_keeps_a_vector_only_when_the_build_asks() -> None:

@@ -199,8 +199,15 @@ class DejaTables(Protocol):
     def rows(self, query: str) -> list[tuple]:
         """A small result, brought to Python."""
 
-    def function(self, name: str, function: Callable[[str | None, str | None], str | None]) -> None:
-        """A Python function of two strings that gives a string or null, callable from SQL."""
+    def function(
+        self, name: str, function: Callable[[str | None, str | None], str | bytes | None], returns: str = "string"
+    ) -> None:
+        """A Python function of two strings that gives a string (``returns="binary"``: bytes) or null, callable
+        from SQL."""
+
+    def block_function(self, name: str, function: Callable[[pa.Array, pa.Array], pa.Array]) -> None:
+        """A function of two binary columns that gives a float64 column, called on blocks of rows as Arrow arrays
+        (numpy over a block, not a Python call per row), callable from SQL."""
 
     def split(self, name: str, query: str, key: str, column: str) -> None:
         """Make table ``name`` of ``(key, part)`` rows: one per part of each of ``query``'s ``column`` values
@@ -241,9 +248,18 @@ class DuckDBDejaTables:
     def rows(self, query: str) -> list[tuple]:
         return self.connection.execute(query).fetchall()
 
-    def function(self, name: str, function: Callable[[str | None, str | None], str | None]) -> None:
+    def function(
+        self, name: str, function: Callable[[str | None, str | None], str | bytes | None], returns: str = "string"
+    ) -> None:
+        result = {"string": "VARCHAR", "binary": "BLOB"}[returns]
         self.connection.create_function(
-            name, function, ["VARCHAR", "VARCHAR"], "VARCHAR", null_handling="special", side_effects=False
+            name, function, ["VARCHAR", "VARCHAR"], result, null_handling="special", side_effects=False
+        )
+        self.functions.append(name)
+
+    def block_function(self, name: str, function: Callable[[pa.Array, pa.Array], pa.Array]) -> None:
+        self.connection.create_function(
+            name, function, ["BLOB", "BLOB"], "DOUBLE", type="arrow", null_handling="special", side_effects=False
         )
         self.functions.append(name)
 

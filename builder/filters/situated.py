@@ -28,11 +28,15 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+import pyarrow as pa
 
 from builder.config import PipelineConfig
 from builder.filters.funnel import FunnelRow
 from builder.filters.repetition import NOUN_SEPARATOR, PARACAPTION_STEP, VECTOR_STEP, VISUAL_STEP, DejaTables
-from builder.sources.features import similarity_text
+from builder.sources.features import similarities, vector_bytes, vector_kind
 
 __all__ = ["DEV_IMAGES", "SituatedPairs", "deja_pairs", "paracaption", "paracaption_row", "visual_paraphrases"]
 
@@ -128,19 +132,21 @@ def paracaption(tables: DejaTables) -> tuple[FunnelRow, str]:
     return row, "SELECT * FROM deja_paracaption ORDER BY canonical1"
 
 
-def _vector(facts: str | None, _: str | None = None) -> str | None:
-    """The encoded feature vector in an image record's facts (None: the record has none)."""
+def _vector(kind: str, facts: str | None, _: str | None = None) -> bytes | None:
+    """The feature vector in an image record's facts as raw bytes of the build's ``kind`` (None: the record has
+    none): decoded once per image, so that the similarity reads a block of rows as one matrix."""
     if not facts:
         return None
     vector = json.loads(facts).get("vector")
-    return vector if isinstance(vector, str) else None
+    return vector_bytes(vector, kind) if isinstance(vector, str) else None
 
 
-def _similarity(first: str | None, second: str | None) -> str | None:
-    value = similarity_text(first, second)
-    if value is None:
-        return None
-    return repr(round(float(value) * 2.0**32) / 2.0**32)  # on a grid of 2⁻³²: sums exact in any order
+def _similarity(kind: str, first: pa.Array, second: pa.Array) -> pa.Array:
+    """φ's similarities of a block of rows, each on a grid of 2⁻³² (so that sums are exact in any order), null
+    where an image has no vector."""
+    values = similarities(first, second, kind)
+    missing = np.isnan(values)
+    return pa.array(np.round(values * 2.0**32) / 2.0**32, type=pa.float64(), mask=missing)
 
 
 def _phi(sigma: int | None, column: str = "sim", rank: str = "r") -> str:
@@ -155,8 +161,9 @@ def visual_paraphrases(config: PipelineConfig, tables: DejaTables) -> SituatedPa
     position, record)``, which the engine provides): funnel rows, the rows' query, σ and its development set."""
     from builder.filters.association import DEFAULT_K
 
-    tables.function("deja_vector", _vector)
-    tables.function("deja_similarity", _similarity)
+    kind = vector_kind(config.deja_feature)
+    tables.function("deja_vector", partial(_vector, kind), returns="binary")
+    tables.block_function("deja_similarity", partial(_similarity, kind))
     tables.table(
         "deja_vectors",
         "SELECT image, vector FROM (SELECT r.image, deja_vector(r.facts, CAST(NULL AS STRING)) AS vector, "
@@ -189,7 +196,7 @@ def visual_paraphrases(config: PipelineConfig, tables: DejaTables) -> SituatedPa
     tables.table(
         "deja_ranked",
         "SELECT c, i, p, sim, row_number() OVER (PARTITION BY c, i, p ORDER BY sim DESC, j) AS r FROM ("
-        "SELECT q.c, q.i, k.p, n.image AS j, CAST(deja_similarity(q.vector, n.vector) AS DOUBLE) AS sim "
+        "SELECT q.c, q.i, k.p, n.image AS j, deja_similarity(q.vector, n.vector) AS sim "
         "FROM deja_queries q JOIN deja_candidates k ON q.c = k.c JOIN deja_seen n ON n.canonical = k.p"
         f"{'' if config.deja_query_image else ' WHERE n.image <> q.i'}) s",
     )
@@ -250,7 +257,7 @@ def _choose_sigma(tables: DejaTables, K: int) -> tuple[int | None, dict[str, obj
     tables.table(
         "deja_dev_sims",
         "SELECT s.d, s.j, s.sim FROM (SELECT /*+ BROADCAST(d) */ d.d, v.image AS j, "
-        "CAST(deja_similarity(d.vector, v.vector) AS DOUBLE) AS sim FROM deja_dev d CROSS JOIN deja_vectors v) s "
+        "deja_similarity(d.vector, v.vector) AS sim FROM deja_dev d CROSS JOIN deja_vectors v) s "
         "LEFT JOIN deja_dev_gone g ON g.d = s.d AND g.image = s.j WHERE g.image IS NULL",
     )
     tables.table(

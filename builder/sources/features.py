@@ -52,6 +52,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pyarrow as pa
 
 from builder.config import DEJA_FEATURES
 from builder.sources.images import DEFAULT_MAX_PIXELS, SKIP_REASONS, ImageSkip, decode_image
@@ -66,6 +67,7 @@ __all__ = [
     "FEATURE_SKIP_REASONS",
     "GIST_MIN_SIDE",
     "LEAR_COMPUTE_GIST",
+    "VECTOR_KINDS",
     "TINY_SIDE",
     "Describer",
     "combined",
@@ -73,7 +75,9 @@ __all__ = [
     "encode_vector",
     "gist",
     "image_features",
-    "similarity_text",
+    "similarities",
+    "vector_bytes",
+    "vector_kind",
     "tiny_image",
 ]
 
@@ -298,16 +302,81 @@ def decode_vector(text: str) -> np.ndarray:
     return vector
 
 
-def similarity_text(first: str | None, second: str | None) -> str | None:
-    """``sim(Q, I) = −‖Q − I‖²`` of two encoded vectors, as the text of a float (exact: ``repr``), for the SQL of
-    both engines; None when either image has no vector. One function per pair of rows in every engine, so the
-    same two images give the same number, bit for bit, whatever the batch."""
-    if first is None or second is None:
+VECTOR_KINDS = {"u1": np.dtype(np.uint8), "f4": np.dtype("<f4")}
+_BLOCK_ROWS = 256  # rows computed at once: a block's differences stay a few MB whatever the batch
+
+
+def vector_kind(feature: str) -> str:
+    """The one raw kind a build's vectors take for the similarity: ``u1`` for Tinyimage (whole values 0–255), else
+    ``f4``, so that every vector of a build has one width and a block of rows is one matrix."""
+    return "u1" if feature == "tiny" else "f4"
+
+
+def vector_bytes(text: str | None, kind: str) -> bytes | None:
+    """:func:`encode_vector`'s text as the raw bytes of ``kind`` (``VECTOR_KINDS``), the form the similarity reads;
+    None for None. A vector of ``f4`` values read as ``u1`` is an error, never a rounding."""
+    if text is None:
         return None
-    a, b = decode_vector(first), decode_vector(second)
-    if a.shape != b.shape:
-        raise ValueError(f"feature vectors of {a.size} and {b.size} values cannot be compared")
-    return repr(-float(np.square(a - b).sum()))
+    values = decode_vector(text)
+    if kind == "u1" and not np.all((values >= 0) & (values <= 255) & (values == np.rint(values))):
+        raise ValueError("a feature vector of values other than whole numbers 0-255 cannot be read as u1")
+    return values.astype(VECTOR_KINDS[kind]).tobytes()
+
+
+def _rows(column: pa.Array | pa.ChunkedArray, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """A binary column of raw vectors as a matrix (one row per entry, zero-copy when every entry has one width) and
+    its validity; a null's row is zeros."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    dtype = VECTOR_KINDS[kind]
+    valid = ~np.asarray(column.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    offsets_type = np.int64 if pa.types.is_large_binary(column.type) else np.int32
+    buffers = column.buffers()
+    offsets = np.frombuffer(buffers[1], dtype=offsets_type)[column.offset : column.offset + len(column) + 1]
+    widths = np.diff(offsets)[valid]
+    if widths.size == 0:
+        return np.zeros((len(column), 0), dtype=dtype), valid
+    if np.any(widths != widths[0]) or widths[0] % dtype.itemsize:
+        sizes = sorted({int(width) // dtype.itemsize for width in widths})
+        raise ValueError(f"feature vectors of {sizes[0]} and {sizes[-1]} values cannot be compared")
+    data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
+    if valid.all():
+        matrix = data[offsets[0] : offsets[-1]].view(dtype)
+        return matrix.reshape(len(column), -1), valid
+    size = int(widths[0])
+    matrix = np.zeros((len(column), size // dtype.itemsize), dtype=dtype)
+    for row in np.flatnonzero(valid):
+        matrix[row] = data[offsets[row] : offsets[row] + size].view(dtype)
+    return matrix, valid
+
+
+def similarities(first: pa.Array | pa.ChunkedArray, second: pa.Array | pa.ChunkedArray, kind: str) -> np.ndarray:
+    """``sim(Q, I) = −‖Q − I‖²`` of each row's two vectors (binary columns of :func:`vector_bytes`), NaN where
+    either is null: numpy over blocks of rows instead of one Python call per pair. Each row's value depends on its
+    two vectors alone, whatever the block: ``u1`` sums are integers (exact), an ``f4`` row is one float64 sum in
+    numpy's pairwise order over that row, as the row alone gives; so every engine and batch size gives the same
+    bits."""
+    a, valid_a = _rows(first, kind)
+    b, valid_b = _rows(second, kind)
+    valid = valid_a & valid_b
+    if a.shape[1] != b.shape[1] and valid.any():
+        raise ValueError(f"feature vectors of {a.shape[1]} and {b.shape[1]} values cannot be compared")
+    out = np.full(len(valid), np.nan)
+    if not valid.any():
+        return out
+    if kind == "u1":  # whole numbers: an int32 sum is exact while the largest possible sum fits
+        accumulator = np.int32 if a.shape[1] * 255**2 < 2**31 else np.int64
+    for start in range(0, len(valid), _BLOCK_ROWS):
+        rows = slice(start, start + _BLOCK_ROWS)
+        if kind == "u1":
+            difference = np.subtract(a[rows], b[rows], dtype=accumulator)
+            out[rows] = -np.einsum("ij,ij->i", difference, difference).astype(np.float64)
+        else:
+            difference = a[rows].astype(np.float64)
+            difference -= b[rows]
+            out[rows] = -np.square(difference, out=difference).sum(axis=1)
+    out[~valid] = np.nan
+    return out
 
 
 @dataclass(frozen=True)

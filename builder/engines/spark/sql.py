@@ -122,10 +122,22 @@ class SparkTables:
         schema = StructType([StructField(column, StringType()) for column in table.column_names])
         self._view(name, self.session.createDataFrame(table.to_pylist(), schema))
 
-    def function(self, name: str, function: Callable[[str | None, str | None], str | None]) -> None:
-        from pyspark.sql.types import StringType
+    def function(
+        self, name: str, function: Callable[[str | None, str | None], str | bytes | None], returns: str = "string"
+    ) -> None:
+        from pyspark.sql.types import BinaryType, StringType
 
-        self.session.udf.register(name, function, StringType())
+        self.session.udf.register(name, function, {"string": StringType(), "binary": BinaryType()}[returns])
+
+    def block_function(self, name: str, function: Callable[[pa.Array, pa.Array], pa.Array]) -> None:
+        """An Arrow UDF: the executors hand it blocks of rows as Arrow arrays (``DejaTables.block_function``)."""
+        from pyspark.sql.functions import arrow_udf
+        from pyspark.sql.types import DoubleType
+
+        def block(first: pa.Array, second: pa.Array) -> pa.Array:  # the hints say to Spark: arrays to an array
+            return function(first, second)
+
+        self.session.udf.register(name, arrow_udf(block, DoubleType()))
 
     def keep(self, query: str):  # noqa: ANN201 - a DataFrame, kept for the build
         frame = self.session.sql(query).persist(spill())
