@@ -40,10 +40,11 @@ say, download with ``--resize_mode no`` (and ``--skip_reencode True`` to keep th
 
 from __future__ import annotations
 
+import hashlib
 import json
 import tarfile
 import unicodedata
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -93,6 +94,7 @@ DATASET_SKIPS = (
 # a sample's file (image, caption, metadata) read at most: a larger one is a counted skip, never read into memory
 MAX_MEMBER = MAX_PAYLOAD
 MAX_PROBLEMS = 100  # places of problems kept for the report; all are counted
+CHECKED = 1024  # checks kept by the bytes' digest: facts are at most a few KB (a vector), so 1,024 a few MB
 _BATCH_ROWS = 64  # parquet rows read at once: images are large, memory stays flat
 _LISTING_ROWS = 65_536  # metadata rows (key and URL alone) read at once
 # A caption is binary, not text, when one character in ten or more is a control character (tabs and line breaks
@@ -422,6 +424,9 @@ class ImageDataset:
         self.counts: Counter[str] = Counter()
         self.problems: list[str] = []
         self._refused: set[Path] = set()  # the links out of the folder counted in this read
+        # the checks of the last images read, by their bytes' digest: a dataset holds the same file under several
+        # URLs (a picture reposted, a caption row per writer), and the same bytes give the same facts
+        self._checked: OrderedDict[bytes, ImageFacts | str] = OrderedDict()
 
     def _problem(self, message: str) -> None:
         if len(self.problems) < MAX_PROBLEMS:
@@ -723,6 +728,18 @@ class ImageDataset:
     # ---- the records ----
 
     def _check(self, data: bytes) -> ImageFacts | str:
+        """The image's facts, or why it is refused; the same bytes are decoded once (the last ``CHECKED`` files)."""
+        digest = hashlib.blake2b(data, digest_size=20).digest()
+        known = self._checked.get(digest)
+        if known is None:
+            known = self._checked[digest] = self._inspect(data)
+            if len(self._checked) > CHECKED:
+                self._checked.popitem(last=False)
+        else:
+            self._checked.move_to_end(digest)
+        return known
+
+    def _inspect(self, data: bytes) -> ImageFacts | str:
         try:
             facts = inspect_image(data, max_pixels=self.max_pixels, hash_size=self.hash_size, describe=self._describe)
         except ImageSkip as skip:
