@@ -72,6 +72,9 @@ SAMPLE_SCHEMA = pa.schema(
         ("user", pa.string()),  # its user (the build's user column, in its metadata); null: none
     ]
 )
+# the sample files' format in their names: a work folder's files of another format (before ``user``) are read anew,
+# never read as this one
+SAMPLES_FORMAT = "samples 2"
 # every sample a shard's metadata lists: ``rank`` its place in the shard's listing in place order
 LISTING_SCHEMA = pa.schema([("task", pa.int64()), ("rank", pa.int64()), ("key", pa.string()), ("url", pa.string())])
 
@@ -125,7 +128,7 @@ class DatasetBuildTask:
     def _stem(self) -> str:
         """The task's files are named by what they are read from and how, so a resumed build reuses only its own."""
         what = "\x1f".join(
-            (self.folder, self.shard_name, str(self.tsv), str(self.hash_size), self._normalizer(), "samples")
+            (self.folder, self.shard_name, str(self.tsv), str(self.hash_size), self._normalizer(), SAMPLES_FORMAT)
         )
         what += f"\x1f{self.stamp}" if self.stamp else ""
         what += f"\x1ffeature {self.feature}" if self.feature else ""
