@@ -73,7 +73,7 @@ def dataset_graph(
         from builder.engines.spark.sql import SparkTables, spark_schema
 
         tables = SparkTables(spark)
-        rows = [tuple(row[c] for c in DEJA_CANDIDATE_SCHEMA.names) for row in candidates]
+        rows = [tuple(row.get(c) for c in DEJA_CANDIDATE_SCHEMA.names) for row in candidates]
         tables.source("candidates", spark.sparkContext.parallelize(rows, 2), DEJA_CANDIDATE_SCHEMA)
         sentences = [tuple(row[c] for c in SENTENCE_SCHEMA.names) for row in judged]
         tables.frame("sentences", spark.createDataFrame(sentences, spark_schema(SENTENCE_SCHEMA)))

@@ -213,6 +213,10 @@ class PipelineConfig:
     # beyond the paper, which is silent: whether the query image i is among the images of p that φ compares with i
     # (left out by default: another writer's caption of i itself would win every time, at φ = 0)
     deja_query_image: bool = False
+    # an image–caption dataset's column naming each sample's user (its writer, owner or author), for §2's "more than
+    # one user" rule: given (--deja-user-column), or set by the build to the column it found (RedCaps's ``author``,
+    # YFCC100M's ``user_nsid`` or ``owner``, a plain ``user``: builder.sources.img2dataset.user_column); "": none
+    deja_user_column: str = ""
 
     @property
     def records(self) -> bool:
@@ -235,6 +239,12 @@ class PipelineConfig:
     def dataset(self) -> bool:
         """Whether the config reads an image–caption dataset (thesis §5.1) as img2dataset wrote it."""
         return self.dump_kind == "dataset"
+
+    @property
+    def deja_users(self) -> bool:
+        """Whether a Déjà config's records name their users, so that §2's "more than one user" rule applies: a
+        wiki's pages and a crawl's sites always; a dataset's only through its user column."""
+        return not self.dataset or bool(self.deja_user_column)
 
     @property
     def identity_label(self) -> str:
@@ -308,6 +318,9 @@ class PipelineConfig:
             raise ValueError(f"deja_feature must be one of {list(DEJA_FEATURES)}, not {self.deja_feature!r}")
         if self.deja_sigma < 0:
             raise ValueError(f"deja_sigma is a number of images (0: chosen on a dev set), not {self.deja_sigma}")
+        column = self.deja_user_column
+        if column and (column != column.strip() or not column.isprintable() or "\t" in column):
+            raise ValueError(f"deja_user_column must name a column (no surrounding spaces or tabs), not {column!r}")
 
     def parameters(self) -> dict[str, object]:
         """The parameters as plain data, for the dataset card and funnel.json.
@@ -325,13 +338,15 @@ class PipelineConfig:
         if self.deja != "paraphrases":
             for name in ("deja_feature", "deja_sigma", "deja_query_image"):
                 del parameters[name]
+        if not (self.deja and self.dataset and self.deja_user_column):  # a dataset's users: the column that names them
+            del parameters["deja_user_column"]
         if not self.deja:
             for name in ("deja", "min_images", "min_users"):
                 del parameters[name]
         else:  # a Déjà config has none of Table 3's steps: its own are §2's (builder.filters.repetition)
             for name in ("min_references", "max_references", "min_words", "caption_rule"):
                 del parameters[name]
-            if self.dataset:  # a dataset's rows name no user
+            if self.dataset and not self.deja_user_column:  # a dataset's rows without a user column name no user
                 del parameters["min_users"]
         if not self.web:
             for name in web_fields:
@@ -499,6 +514,7 @@ class ExtractionSettings:
     hash_size: int = 6
     hash_threshold: int = 4
     feature: str = ""  # the feature vector every decoded image keeps (a Déjà paraphrases config's); "": none
+    user_column: str = ""  # a dataset's column of users every sample carries (its Déjà configs'); "": none
 
     @classmethod
     def of(cls, configs: Sequence[PipelineConfig]) -> ExtractionSettings:
@@ -532,6 +548,10 @@ class ExtractionSettings:
         if len(set(features.values())) > 1:
             names = ", ".join(f"{name} ({feature})" for name, feature in features.items())
             raise ValueError(f"configs of one build must describe images by the same feature; got {names}")
+        users = {config.name: config.deja_user_column for config in configs if config.deja and config.dataset}
+        if len(set(users.values())) > 1:
+            names = ", ".join(f"{name} ({column or 'none'})" for name, column in users.items())
+            raise ValueError(f"configs of one build must read their users from the same column; got {names}")
         first = configs[0]
         return cls(
             first.dump_kind,
@@ -542,6 +562,7 @@ class ExtractionSettings:
             first.hash_size,
             first.hash_threshold,
             next(iter(features.values()), ""),
+            next(iter(users.values()), ""),
         )
 
     @property

@@ -72,6 +72,8 @@ OPTIONS = [
     Option(("--deja-feature", "gist"), frozenset({"deja-paraphrases"}), {"deja_feature": "gist"}, families=WEB_ONLY),
     Option(("--deja-sigma", "3"), frozenset({"deja-paraphrases"}), {"deja_sigma": 3}, families=WEB_ONLY),
     Option(("--deja-query-image",), frozenset({"deja-paraphrases"}), {"deja_query_image": True}, families=WEB_ONLY),
+    Option(("--deja-user-column", "author"), frozenset({"deja-paraphrases"}), {"deja_user_column": "author"},
+           families=WEB_ONLY),
     # what a build shares across its configs
     Option(("--tagger", "perceptron"), options={"tagger": "perceptron"}),
     Option(("--workers", "3"), options={"workers": 3}),

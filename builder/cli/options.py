@@ -44,6 +44,11 @@ def _every(config: PipelineConfig) -> bool:
     return True
 
 
+def _deja(config: PipelineConfig) -> bool:
+    """Déjà's configs (``deja``, ``deja-paracaption``, ``deja-paraphrases``)."""
+    return bool(config.deja)
+
+
 def _visual(config: PipelineConfig) -> bool:
     """Déjà's visual paraphrases (``deja-paraphrases``), which rerank by the images' features."""
     return config.deja == "paraphrases"
@@ -91,6 +96,7 @@ CONFIG_OPTIONS: tuple[ConfigOption, ...] = (
     ConfigOption("--deja-feature", "deja_feature", _visual, "deja-paraphrases", _plain("deja_feature")),
     ConfigOption("--deja-sigma", "deja_sigma", _visual, "deja-paraphrases", _plain("deja_sigma")),
     ConfigOption("--deja-query-image", "deja_query_image", _visual, "deja-paraphrases", _plain("deja_query_image")),
+    ConfigOption("--deja-user-column", "deja_user_column", _deja, "Déjà configs", _plain("deja_user_column")),
 )  # fmt: skip
 _WEB_ONLY = ("--equivalence", "--hash-threshold", "--hash-size", "--set-bound")
 

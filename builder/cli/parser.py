@@ -250,6 +250,13 @@ def _web_arguments(run: argparse._ArgumentGroup) -> None:
         help="deja-paraphrases: compare the query image with itself too when a candidate also captions it (left "
         "out by default, so that the choice is another image's caption, not another writer's of the same one)",
     )
+    run.add_argument(
+        "--deja-user-column",
+        metavar="NAME",
+        help="Déjà configs over an image–caption dataset: the column (of the shards' metadata or the caption TSV) "
+        "naming each sample's user, for §2's 'more than one user' rule (default: author, user_nsid, owner or user, "
+        "the first the dataset has; none: the rule is not applied)",
+    )
 
 
 def _language_arguments(run: argparse._ArgumentGroup) -> None:

@@ -353,6 +353,12 @@ def check_deja(configs: Sequence[PipelineConfig], languages: Sequence[str]) -> N
         except ValueError as error:
             raise ValueError(f"{deja[0].name}: {error}") from None
     load_wordnet()  # WordNetUnavailable says what is missing
+    given = next((config.deja_user_column for config in deja if config.deja_user_column and not config.dataset), "")
+    if given:
+        raise ValueError(
+            f"--deja-user-column {given}: a column of users belongs to an image–caption dataset; a wiki's users are "
+            "its pages, a crawl's the registered domains of its pages"
+        )
     crawl = any(config.web and not config.dataset for config in deja)
     if crawl and importlib.util.find_spec("publicsuffixlist") is None:
         raise WebLibrariesMissing(
@@ -403,6 +409,8 @@ def prepare_web(
         check_web_libraries(DATASET_LIBRARIES)
         check_input_kinds(inputs, "dataset", names)
         sources = dataset_input(inputs, options.captions_tsv)
+        configs = dataset_users(configs, sources[0], options.captions_tsv)
+        settings = ExtractionSettings.of(configs)
     else:
         check_web_libraries()
         check_input_kinds(inputs, "web", names)
@@ -424,6 +432,19 @@ def prepare_web(
     word_counter_signature(language)
     taggers = taggers_for(configs, [language], options.tagger)
     return BuildPlan(list(sources), list(configs), options, settings, [language], {}, taggers)
+
+
+def dataset_users(configs: Sequence[PipelineConfig], folder: str, tsv: str | Path | None) -> list[PipelineConfig]:
+    """A dataset build's Déjà configs with the column that names the samples' users (§2's "more than one user"):
+    the one given, refused before any shard is read when the dataset lacks it, else the one found
+    (:func:`builder.sources.img2dataset.user_column`); "" when there is none."""
+    from builder.sources.img2dataset import user_column
+
+    deja = [config for config in configs if config.deja]
+    if not deja:
+        return list(configs)
+    column = user_column(folder, tsv, deja[0].deja_user_column)
+    return [dataclasses.replace(config, deja_user_column=column) if config.deja else config for config in configs]
 
 
 def dataset_input(inputs: Sequence[str | Path], tsv: str | Path | None) -> list[str]:
@@ -598,9 +619,9 @@ def web_tasks(plan: BuildPlan, folder: Path) -> list:
         from builder.extract.datasetrefs import dataset_tasks
 
         tsv = plan.options.captions_tsv is not None
-        return dataset_tasks(
-            plan.dumps[0], tsv, plan.settings.hash_size, folder, normalize_url, feature=plan.settings.feature
-        )
+        settings = plan.settings
+        feature, user = settings.feature, settings.user_column
+        return dataset_tasks(plan.dumps[0], tsv, settings.hash_size, folder, normalize_url, feature=feature, user=user)
     from builder.extract.web import web_task
     from builder.extract.webrefs import PixelInspector, WebBuildTask
 
@@ -623,7 +644,7 @@ def dataset_parts(plan: BuildPlan, folder: Path) -> list:
     at line ends, read where the engine runs its tasks; none without a TSV."""
     from builder.extract.captiontsv import tsv_part_tasks
 
-    return tsv_part_tasks(plan.options.captions_tsv, folder, plan.options.workers)
+    return tsv_part_tasks(plan.options.captions_tsv, folder, plan.options.workers, plan.settings.user_column)
 
 
 def dataset_read(  # noqa: ANN201 - a DatasetRead

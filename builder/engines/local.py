@@ -517,11 +517,13 @@ def write_splits(
     return used, split_record(assignment.stats, fractions, check_files(files))
 
 
-def web_candidate_schema() -> pa.Schema:
-    """The candidates of a web build: its reference rows, with the title each used and its redirect."""
-    from builder.extract.webrefs import WEB_ROW_SCHEMA
+def web_candidate_schema(dataset: bool = False) -> pa.Schema:
+    """The candidates of a web build: its reference rows (a dataset's with their users), with the title each used
+    and its redirect."""
+    from builder.extract.webrefs import DATASET_ROW_SCHEMA, WEB_ROW_SCHEMA
 
-    return WEB_ROW_SCHEMA.append(pa.field("file", pa.string())).append(pa.field("redirect", pa.string()))
+    rows = DATASET_ROW_SCHEMA if dataset else WEB_ROW_SCHEMA
+    return rows.append(pa.field("file", pa.string())).append(pa.field("redirect", pa.string()))
 
 
 def extract_web(plan: BuildPlan, folder: Path) -> Extraction:
@@ -594,7 +596,7 @@ def extract_dataset(plan: BuildPlan, folder: Path) -> Extraction:
     from builder.extract.captiontsv import TSV_SCHEMA, join_captions, kept_images_query, kept_references_query
     from builder.extract.datasetrefs import LISTING_SCHEMA, SAMPLE_SCHEMA, run_dataset_task
     from builder.extract.web import WEB_IMAGE_SCHEMA
-    from builder.extract.webrefs import WEB_ROW_SCHEMA
+    from builder.extract.webrefs import DATASET_ROW_SCHEMA
 
     folder.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -611,7 +613,8 @@ def extract_dataset(plan: BuildPlan, folder: Path) -> Extraction:
         tables.source("listing", [task.listing for task in read], LISTING_SCHEMA)
         tables.source("tsv", [part.path for part in parts], TSV_SCHEMA)
         join = join_captions(tables)
-        tables.write(f"{kept_references_query(plan.languages[0])} ORDER BY task, number", shards[0], WEB_ROW_SCHEMA)
+        references = f"{kept_references_query(plan.languages[0])} ORDER BY task, number"
+        tables.write(references, shards[0], DATASET_ROW_SCHEMA)
         tables.write(f"{kept_images_query()} ORDER BY task, number", index[0], WEB_IMAGE_SCHEMA)
         counted = f'SELECT image, count(*) AS "references" FROM {_references(shards, None)} GROUP BY image'
         connection.execute(f"COPY ({counted} ORDER BY image) TO {sql_text(referenced)} (FORMAT parquet)")
@@ -731,7 +734,7 @@ class LocalEngine:
         connection = self._connect(plan)
         shards = self.extraction.shards
         selected = {}
-        schema = web_candidate_schema() if plan.settings.web else CANDIDATE_SCHEMA
+        schema = web_candidate_schema(plan.settings.dataset) if plan.settings.web else CANDIDATE_SCHEMA
         for name, chain in chains.items():
             self.candidates[name] = self.work / f"candidates-{name}.parquet"
             apart = excluded.get(name)

@@ -45,8 +45,17 @@ __all__ = [
     "tsv_totals",
 ]
 
-# a TSV row: its part, its line in the part (the file's order is (part, line)), its cleaned caption and its URL
-TSV_SCHEMA = pa.schema([("part", pa.int64()), ("line", pa.int64()), ("caption", pa.string()), ("url", pa.string())])
+# a TSV row: its part, its line in the part (the file's order is (part, line)), its cleaned caption and its URL, and
+# its user (the build's user column, when the TSV's header names it; null: none)
+TSV_SCHEMA = pa.schema(
+    [
+        ("part", pa.int64()),
+        ("line", pa.int64()),
+        ("caption", pa.string()),
+        ("url", pa.string()),
+        ("user", pa.string()),
+    ]
+)
 MAX_PART_BYTES = 64 << 20  # a part's bytes at most: several per core on a large TSV, each read in about 10 s
 MIN_PART_BYTES = 1 << 20
 
@@ -116,18 +125,18 @@ class TsvPartTask:
                     result.bad.append((line, row))
             elif row is not None:
                 result.rows += 1
-                yield "tsv", {"part": self.number, "line": line, "caption": row[0], "url": row[1]}
+                yield "tsv", {"part": self.number, "line": line, "caption": row[0], "url": row[1], "user": row[2]}
 
 
-def tsv_part_tasks(tsv: str | Path | None, work: Path, workers: int) -> list[TsvPartTask]:
+def tsv_part_tasks(tsv: str | Path | None, work: Path, workers: int, user: str = "") -> list[TsvPartTask]:
     """The caption TSV's parts, as many as the workers (or more, of 64 MB at most), each one task; none without a
-    TSV."""
+    TSV. ``user``: the column of users its rows carry, when its header names it."""
     if tsv is None:
         return []
     path = as_path(tsv)  # on a disk or an object store
     total, mark = version(tsv)
     size = max(MIN_PART_BYTES, min(MAX_PART_BYTES, math.ceil(total / max(1, workers))))
-    layout = tsv_layout(path)
+    layout = tsv_layout(path, user)
     stamp = f"{total}-{mark}"
     return [
         TsvPartTask(number, str(path), start, end, layout, stamp, str(work))
@@ -169,7 +178,9 @@ class CaptionJoin:
 
 # the TSV's URLs and how many rows each has; each row's place among its URL's rows, in file order
 _TSV_URLS = "SELECT url, count(*) AS n FROM tsv GROUP BY url"
-_TSV_PLACES = "SELECT url, caption, row_number() OVER (PARTITION BY url ORDER BY part, line) - 1 AS place FROM tsv"
+_TSV_PLACES = (
+    "SELECT url, caption, user, row_number() OVER (PARTITION BY url ORDER BY part, line) - 1 AS place FROM tsv"
+)
 # each listed sample's place among the listed samples of its URL over the whole folder (shard by shard, in place
 # order), for the URLs the TSV repeats; a key listed twice in a shard takes its last listing's place
 _SAMPLE_PLACES = (
@@ -179,9 +190,10 @@ _SAMPLE_PLACES = (
     "lasts WHERE last = 1"
 )
 # a sample's TSV row: the one of its place (the only one of a URL the TSV names once); it gives its caption to a
-# sample without one of its own whose caption is not unreadable
+# sample without one of its own whose caption is not unreadable, and its user to a sample whose metadata names none
 _MATCHED = (
-    "SELECT s.*, t.place AS tsv_place, t.caption AS tsv_caption, t.url IS NOT NULL AND coalesce(s.caption, '') = '' "
+    "SELECT s.*, t.place AS tsv_place, t.caption AS tsv_caption, t.user AS tsv_user, "
+    "t.url IS NOT NULL AND coalesce(s.caption, '') = '' "
     "AND coalesce(s.skip, '') <> 'unreadable_caption' AS takes FROM samples s "
     "LEFT JOIN tsv_urls u ON s.url = u.url "
     "LEFT JOIN sample_places p ON u.n > 1 AND s.task = p.task AND s.key = p.key "
@@ -190,12 +202,13 @@ _MATCHED = (
 # what becomes of each sample: its reason in the order the reader checks them, or kept
 _JOINED = (
     "SELECT task, number, key, url, image, page_id, warc, length, facts, tsv_place, caption, source, "
+    "coalesce(sample_user, tsv_user) AS user, "
     "CASE WHEN skip IS NOT NULL THEN skip WHEN caption IS NULL OR caption = '' THEN 'no_caption' "
     "WHEN verdict IS NOT NULL THEN verdict WHEN image = '' THEN 'no_url' ELSE 'kept' END AS reason FROM ("
     "SELECT *, CASE WHEN takes THEN nullif(tsv_caption, '') ELSE sample_caption END AS caption, "
     "CASE WHEN takes THEN 'tsv' ELSE 'sample' END AS source FROM ("
     "SELECT task, number, key, url, image, page_id, warc, length, facts, skip, verdict, tsv_place, tsv_caption, takes, "
-    "caption AS sample_caption FROM matched) m) c"
+    "caption AS sample_caption, user AS sample_user, tsv_user FROM matched) m) c"
 )
 
 
@@ -223,14 +236,14 @@ def join_captions(tables: SqlTables) -> CaptionJoin:
 
 
 def kept_references_query(language: str) -> str:
-    """The reference rows (:data:`builder.extract.webrefs.WEB_ROW_SCHEMA`'s columns) of the samples the join kept:
-    a dataset has no pages, its image URL stands for one."""
+    """The reference rows (:data:`builder.extract.webrefs.DATASET_ROW_SCHEMA`'s columns) of the samples the join
+    kept: a dataset has no pages, its image URL stands for one; its user is the sample's (null: none)."""
     if not language.replace("-", "").isalnum():
         raise ValueError(f"{language!r} is no language code")
     return (
         "SELECT image, image AS page, page_id, 0 AS revision_id, 0 AS position, source, NULL AS template, caption, "
         f"'' AS alt, '{language}' AS language, NULL AS parameters, key AS record, NULL AS date, "
-        "NULL AS page_language, warc FROM joined WHERE reason = 'kept'"
+        "NULL AS page_language, warc, user FROM joined WHERE reason = 'kept'"
     )
 
 

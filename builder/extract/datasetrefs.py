@@ -16,10 +16,11 @@ their own, which a TSV row may caption.
 A task never reads the TSV: Conceptual Captions' 3.3 million rows would be read by every shard's task, and held
 by each. The engine reads the TSV once, in parts (:mod:`builder.extract.captiontsv`), and joins it to the samples
 by URL in its own tables; what a sample becomes is decided there. Each sample whose image passed and that has a
-caption becomes one reference row (:data:`builder.extract.webrefs.WEB_ROW_SCHEMA`: ``image`` and ``page`` the
+caption becomes one reference row (:data:`builder.extract.webrefs.DATASET_ROW_SCHEMA`: ``image`` and ``page`` the
 normalized URL, ``record`` the key, ``source`` where the caption came from, ``sample`` or ``tsv``, ``warc`` the
-shard's path) and one image-index row (:data:`builder.extract.web.WEB_IMAGE_SCHEMA`); any other is counted by its
-reason. If a URL repeats, the index keeps the first sample's image, as a crawl's does.
+shard's path, ``user`` the sample's user when the build reads a column of users) and one image-index row
+(:data:`builder.extract.web.WEB_IMAGE_SCHEMA`); any other is counted by its reason. If a URL repeats, the index
+keeps the first sample's image, as a crawl's does.
 """
 
 from __future__ import annotations
@@ -68,8 +69,12 @@ SAMPLE_SCHEMA = pa.schema(
         ("facts", pa.string()),  # its image's facts as JSON, when it passed
         ("length", pa.int64()),
         ("warc", pa.string()),  # the shard's path
+        ("user", pa.string()),  # its user (the build's user column, in its metadata); null: none
     ]
 )
+# the sample files' format in their names: a work folder's files of another format (before ``user``) are read anew,
+# never read as this one
+SAMPLES_FORMAT = "samples 2"
 # every sample a shard's metadata lists: ``rank`` its place in the shard's listing in place order
 LISTING_SCHEMA = pa.schema([("task", pa.int64()), ("rank", pa.int64()), ("key", pa.string()), ("url", pa.string())])
 
@@ -118,14 +123,16 @@ class DatasetBuildTask:
     normalize: Callable[[str], str] | None = None
     stamp: str = ""  # the shard's identity (:func:`shard_identity`): a shard rewritten in place is read again
     feature: str = ""  # the feature vector each image keeps (a Déjà paraphrases config's); "": none
+    user: str = ""  # the column of users each sample's metadata holds (a Déjà config's); "": none read
 
     def _stem(self) -> str:
         """The task's files are named by what they are read from and how, so a resumed build reuses only its own."""
         what = "\x1f".join(
-            (self.folder, self.shard_name, str(self.tsv), str(self.hash_size), self._normalizer(), "samples")
+            (self.folder, self.shard_name, str(self.tsv), str(self.hash_size), self._normalizer(), SAMPLES_FORMAT)
         )
         what += f"\x1f{self.stamp}" if self.stamp else ""
         what += f"\x1ffeature {self.feature}" if self.feature else ""
+        what += f"\x1fuser {self.user}" if self.user else ""
         digest = hashlib.blake2b(what.encode(), digest_size=6).hexdigest()
         return f"dataset-{self.number:05d}-{digest}"
 
@@ -153,7 +160,7 @@ class DatasetBuildTask:
         read: list[tuple[str, str]] = []
         try:
             dataset = ImageDataset(
-                self.folder, hash_size=self.hash_size, shards=[self.shard_name], feature=self.feature
+                self.folder, hash_size=self.hash_size, shards=[self.shard_name], feature=self.feature, user=self.user
             )
             for number, sample in enumerate(dataset.read_samples(check_uncaptioned=self.tsv)):
                 facts = sample.image if sample.image is not None and not isinstance(sample.image, str) else None
@@ -174,6 +181,7 @@ class DatasetBuildTask:
                         "facts": None if facts is None else json.dumps(facts.as_dict(), sort_keys=True),
                         "length": None if facts is None else facts.bytes,
                         "warc": place,
+                        "user": sample.user,
                     },
                 )
             if self.tsv:  # the samples as read are the listing of a shard without metadata
@@ -220,9 +228,10 @@ def dataset_tasks(
     normalize: Callable[[str], str] | None = None,
     *,
     feature: str = "",
+    user: str = "",
 ) -> list[DatasetBuildTask]:
     """One task per shard of the folder, in the layout's order (the unit of work of both engines); none reads the
-    caption TSV (``tsv``: whether the build joins one)."""
+    caption TSV (``tsv``: whether the build joins one). ``user``: the column of users the samples carry."""
     dataset = ImageDataset(folder)
     return [
         DatasetBuildTask(
@@ -235,6 +244,7 @@ def dataset_tasks(
             normalize,
             shard_identity(folder, name, dataset.layout),
             feature,
+            user,
         )
         for number, name in enumerate(dataset.shard_names())
     ]

@@ -27,6 +27,7 @@ from builder.extract.tasks import REFERENCE_SCHEMA
 from builder.extract.web import WEB_IMAGE_SCHEMA, WebResult, WebTask, iter_web_rows, write_task_files
 
 __all__ = [
+    "DATASET_ROW_SCHEMA",
     "PAGE_STRIDE",
     "WEB_ROW_SCHEMA",
     "PixelInspector",
@@ -49,6 +50,8 @@ WEB_ROW_SCHEMA = pa.schema(
         pa.field("warc", pa.string()),
     ]
 )
+# an image–caption dataset's reference rows: a crawl's, with each sample's user (null where the dataset names none)
+DATASET_ROW_SCHEMA = WEB_ROW_SCHEMA.append(pa.field("user", pa.string()))
 PAGE_STRIDE = 1 << 40  # page ids: the file's number × PAGE_STRIDE + the page's number in its file
 CAPTION_KINDS = ("figure", "table")
 

@@ -54,6 +54,7 @@ class Reference:
     record: str | None = None
     date: str | None = None
     page_language: str | None = None
+    user: str | None = None  # a dataset sample's user, from the build's user column (None elsewhere)
 
     @property
     def page_key(self) -> tuple[str, int]:
@@ -211,6 +212,7 @@ def reference_from_row(row: dict) -> Reference:
         record=row.get("record"),
         date=row.get("date"),
         page_language=row.get("page_language"),
+        user=row.get("user"),
     )
 
 

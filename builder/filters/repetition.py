@@ -5,8 +5,9 @@ Every sentence of every image–text record step 0 counts is an occurrence: (the
 its user, its record). The rules of §2 drop occurrences one by one (:data:`builder.filters.deja.DEJA_RULES`); then a
 canonical form is kept when it is used for at least ``min_images`` distinct images (the build's image identity:
 titles, redirects and SHA-1 of a wiki, a crawl's URLs or pixels, a dataset's pixels) by at least ``min_users`` users
-(a wiki's pages; a crawl's sites, each page's registered domain; a dataset's rows name no user, so there the images
-rule applies alone). Each occurrence gets the last step it survives (its ``level``), so that one table counts every
+(a wiki's pages; a crawl's sites, each page's registered domain; a dataset's values of its user column, a sample
+without one counting for no user; a dataset without such a column names no user, so there the images rule applies
+alone). Each occurrence gets the last step it survives (its ``level``), so that one table counts every
 step of the funnel and holds the rows. The SQL is the subset DuckDB and Spark SQL both read, run on an engine's
 :class:`DejaTables`: the local engine's DuckDB, or Spark SQL on the executors, where only counts reach the driver.
 """
@@ -71,6 +72,7 @@ DEJA_CANDIDATE_SCHEMA = pa.schema(
         *((name, pa.string()) for name in ("image", "file", "page")),
         *((name, pa.int64()) for name in ("page_id", "revision_id", "position")),
         *((name, pa.string()) for name in ("source", "language", "caption", "alt", "record", "date")),
+        ("user", pa.string()),  # a dataset sample's user (its user column); null elsewhere
     ]
 )
 # an image record of the build's index, for deja-paraphrases' vectors: its facts and its place (file, row)
@@ -93,7 +95,7 @@ DEJA_ROW_SCHEMA = pa.schema(
         ("image", pa.string()),  # the image as the build identifies it
         ("file", pa.string()),  # the title or URL the first occurrence's page used
         ("page", pa.string()),
-        ("user", pa.string()),  # a wiki's page, a crawl's registered domain; null for a dataset
+        ("user", pa.string()),  # a wiki's page, a crawl's registered domain, a dataset's user column (else null)
         ("source", pa.string()),  # link, template, gallery; figure, table, alt; sample, tsv
         ("kind", pa.string()),  # caption or alt
         ("language", pa.string()),
@@ -105,7 +107,7 @@ DEJA_ROW_SCHEMA = pa.schema(
         ("nouns", pa.list_(pa.string())),  # the caption's physical-object nouns (§5's candidates share them)
         ("tokens", pa.int64()),  # words of the sentence as written (Table 2)
         ("images", pa.int64()),  # the caption's distinct images
-        ("users", pa.int64()),  # the caption's distinct users (null for a dataset)
+        ("users", pa.int64()),  # the caption's distinct users (null for a dataset without a user column)
         ("occurrences", pa.int64()),  # the edge's occurrences: records (and sentences) that give it
     ]
 )
@@ -180,7 +182,7 @@ def _suffix_list():  # noqa: ANN202 - a publicsuffixlist.PublicSuffixList, built
 def deja_step_names(config: PipelineConfig) -> list[str]:
     """The deja funnel's steps, in order: every sentence, §2's rules, the images bound, the users bound."""
     names = ["No filter", *DEJA_RULES, f"Images ≥ {config.min_images}"]
-    if not config.dataset:
+    if config.deja_users:
         names.append(f"Users ≥ {config.min_users}")
     if config.deja == "paracaption":
         names.append(PARACAPTION_STEP)
@@ -292,8 +294,12 @@ class DejaGraph:
 
 
 def _occurrences(config: PipelineConfig) -> str:
-    """Every sentence of every text of the config's records, with its reference's provenance and user."""
-    writer = "CAST(NULL AS STRING)" if config.dataset else "u.writer" if config.web else "c.page"
+    """Every sentence of every text of the config's records, with its reference's provenance and user (a dataset's
+    sample with an empty user has none)."""
+    if config.dataset:
+        writer = "nullif(trim(c.user), '')" if config.deja_users else "CAST(NULL AS STRING)"
+    else:
+        writer = "u.writer" if config.web else "c.page"
     users = "LEFT JOIN deja_users u ON c.page = u.page" if config.web and not config.dataset else ""
     reference = "concat_ws(chr(31), c.language, c.page, CAST(c.page_id AS STRING), CAST(c.revision_id AS STRING), "
     record, date = ("c.record", "c.date") if config.web else ("CAST(NULL AS STRING)", "CAST(NULL AS STRING)")
@@ -331,8 +337,8 @@ def deja_graph(config: PipelineConfig, tables: DejaTables) -> DejaGraph:
         "SELECT canonical, count(DISTINCT image) AS images, count(DISTINCT writer) AS users "
         f"FROM deja_occurrences WHERE ruled = {kept} GROUP BY canonical",
     )
-    users_rule = "" if config.dataset else f"WHEN r.users < {config.min_users} THEN {kept + 1} "
-    top = kept + 1 if config.dataset else kept + 2
+    users_rule = f"WHEN r.users < {config.min_users} THEN {kept + 1} " if config.deja_users else ""
+    top = kept + 2 if config.deja_users else kept + 1
     tables.table(
         "deja_levels",
         f"SELECT o.*, CASE WHEN o.ruled < {kept} THEN o.ruled WHEN r.images < {config.min_images} THEN {kept} "
@@ -342,7 +348,7 @@ def deja_graph(config: PipelineConfig, tables: DejaTables) -> DejaGraph:
     )
     names = [name for name in deja_step_names(config) if name not in PAIRING_STEPS]  # the graph's own steps
     funnel = _funnel(tables, names)
-    users = "CAST(NULL AS BIGINT)" if config.dataset else "caption_users"
+    users = "caption_users" if config.deja_users else "CAST(NULL AS BIGINT)"
     tables.table(
         "deja_edges",
         "SELECT canonical, image, original AS text, file, page, writer, source, kind, language, revision_id, "

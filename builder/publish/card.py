@@ -15,6 +15,7 @@ from builder.config import DEJA_PAIRINGS, SPLIT_NAMES
 from builder.filters.funnel import Funnel
 from builder.publish.fidelity import dataset_markdown_table, deja_markdown_table, markdown_table, web_markdown_table
 from builder.publish.layout import BUILD, CONFIG_ORDER, FORMAT, MARKER, split_of_file
+from builder.sources.img2dataset import USER_COLUMNS
 
 __all__ = ["SAMPLE_DUMP", "SAMPLE_HISTORY", "render_card"]
 
@@ -136,12 +137,23 @@ def _references_note(references: bool) -> str:
     )
 
 
+# why a dataset's Déjà config has no users rule, as its card says it
+NO_USER_COLUMN = (
+    f"the dataset has no column of users ({', '.join(f'`{name}`' for name in USER_COLUMNS)} were looked for in its "
+    "shards' metadata and caption TSV); name one with `--deja-user-column`"
+)
+
+
 def _deja_note(record: dict) -> str:
     """What a Déjà config's rows are (Chen et al. 2015, §2), and who its users are."""
     parameters = record["parameters"]
+    column = parameters.get("deja_user_column")
     users = (
-        "A dataset's rows name no user (Conceptual Captions, COCO), so the users rule does not apply: a caption is "
-        "kept when it is used for distinct images."
+        f"A user is the value of the dataset's `{column}` column (a sample without one counts for no user, so it "
+        "cannot make a caption pass the users rule)."
+        if parameters.get("dump_kind") == "dataset" and column
+        else "A dataset's rows name no user (Conceptual Captions, COCO), so the users rule does not apply: a caption "
+        f"is kept when it is used for distinct images. The rule could not be applied: {NO_USER_COLUMN}."
         if parameters.get("dump_kind") == "dataset"
         else "A user is a crawl's site (the registered domain of the page's URL)."
         if parameters.get("dump_kind") == "web"

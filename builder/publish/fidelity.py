@@ -374,9 +374,11 @@ DEJA_DEVIATIONS: tuple[Deviation, ...] = (
         "More than one user",
         "Flickr users",
         "a wiki's pages; a crawl's sites (the registered domain of the page's URL, by the Public Suffix List); a "
-        "dataset's rows name no user, so there a caption is kept by the images rule alone (no step)",
-        "who wrote a caption is what each source tells: a page's editors, a site; Conceptual Captions and COCO "
-        "name no photographer",
+        "dataset's user column (`--deja-user-column`, else `author`, `user_nsid`, `owner` or `user`, the first the "
+        "shards' metadata or the caption TSV has; a sample without a user counts for none); a dataset without one "
+        "names no user, so there a caption is kept by the images rule alone (no step, and the card says so)",
+        "who wrote a caption is what each source tells: a page's editors, a site, RedCaps's and YFCC100M's "
+        "owners; Conceptual Captions and COCO name no photographer",
     ),
     Deviation(
         "Rows",

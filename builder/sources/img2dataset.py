@@ -69,8 +69,10 @@ __all__ = [
     "read_caption_tsv",
     "read_caption_tsv_part",
     "sample_caption",
+    "USER_COLUMNS",
     "tsv_layout",
     "tsv_row",
+    "user_column",
 ]
 
 LAYOUTS = ("files", "webdataset", "parquet")
@@ -95,6 +97,11 @@ DATASET_SKIPS = (
 MAX_MEMBER = MAX_PAYLOAD
 MAX_PROBLEMS = 100  # places of problems kept for the report; all are counted
 CHECKED = 1024  # checks kept by the bytes' digest: facts are at most a few KB (a vector), so 1,024 a few MB
+# the columns that name a sample's user (its writer, owner or author), looked for in this order when no column is
+# given: RedCaps's ``author`` (the Reddit user who posted it), YFCC100M's owner (``user_nsid``, as its metadata names
+# it; ``owner``, as Flickr's API does), a plain ``user``. img2dataset keeps such a column of its input
+# (``--save_additional_columns``) in each sample's ``.json`` and in the shard's metadata parquet.
+USER_COLUMNS = ("author", "user_nsid", "owner", "user")
 _BATCH_ROWS = 64  # parquet rows read at once: images are large, memory stays flat
 _LISTING_ROWS = 65_536  # metadata rows (key and URL alone) read at once
 # A caption is binary, not text, when one character in ten or more is a control character (tabs and line breaks
@@ -150,22 +157,68 @@ class TsvLayout(NamedTuple):
     url: int = 1
     width: int = 2
     header: bool = False
+    user: int = -1  # the user column's (-1: none read)
 
 
-def tsv_layout(path: str | Path) -> TsvLayout:
-    """The layout of a caption TSV, from its first line: a header when it names ``caption`` and ``url`` among its
-    fields (img2dataset's ``--input_format tsv``), else Conceptual Captions' own."""
+def tsv_columns(path: str | Path) -> list[str]:
+    """The columns a caption TSV's header names (lower case), or none when its first line is no header."""
     with open_file(path) as stream:
         first = stream.readline().decode("utf-8-sig", "replace").rstrip("\r\n")
     names = [field.strip().lower() for field in first.split("\t")]
-    if first.strip() and {"caption", "url"} <= set(names):
-        return TsvLayout(names.index("caption"), names.index("url"), len(names), True)
+    return names if first.strip() and {"caption", "url"} <= set(names) else []
+
+
+def tsv_layout(path: str | Path, user: str = "") -> TsvLayout:
+    """The layout of a caption TSV, from its first line: a header when it names ``caption`` and ``url`` among its
+    fields (img2dataset's ``--input_format tsv``), else Conceptual Captions' own; ``user``: the column of users to
+    read too, when the header names it."""
+    names = tsv_columns(path)
+    if names:
+        place = names.index(user.lower()) if user and user.lower() in names else -1
+        return TsvLayout(names.index("caption"), names.index("url"), len(names), True, place)
     return TsvLayout()
 
 
-def tsv_row(text: str, layout: TsvLayout) -> tuple[str, str] | str | None:
-    """One line of a caption TSV (its ``\\n`` included or not): ``(caption, url)``, the caption cleaned as
-    :func:`sample_caption` says; why it is no row (a string); or None for a blank line.
+def _columns_found(folder: str | Path, tsv: str | Path | None) -> list[str]:
+    """The columns a dataset's samples carry: its first shard's metadata parquet's (the shard itself in the parquet
+    layout; the ``.json`` of a sample holds the same), then its caption TSV header's."""
+    import pyarrow.parquet as pq
+
+    folder = as_path(folder)
+    reader = ImageDataset(folder)
+    shards = reader._all_shard_paths()
+    names: list[str] = []
+    if shards:
+        parquet = shards[0] if reader.layout == "parquet" else reader._metadata_parquet(shards[0])
+        if parquet.is_file() and not _leads_out(folder, parquet):
+            try:
+                names = list(pq.read_schema(readable(parquet)).names)
+            except (OSError, ValueError):
+                names = []
+    if tsv is not None:
+        names += [name for name in tsv_columns(tsv) if name not in names]
+    return names
+
+
+def user_column(folder: str | Path, tsv: str | Path | None = None, given: str = "") -> str:
+    """The column of a dataset that names its samples' users: ``given`` (a ValueError naming it and the columns
+    found when the dataset has no such column), else the first of :data:`USER_COLUMNS` it has; "" when none."""
+    found = _columns_found(folder, tsv)
+    if given:
+        if given not in found and given.lower() not in found:
+            listed = ", ".join(found) or "none"
+            raise ValueError(
+                f"--deja-user-column {given}: {folder} has no column {given!r} (its shards' metadata and caption TSV "
+                f"have: {listed})"
+            )
+        return given if given in found else given.lower()
+    return next((name for name in USER_COLUMNS if name in found), "")
+
+
+def tsv_row(text: str, layout: TsvLayout) -> tuple[str, str, str | None] | str | None:
+    """One line of a caption TSV (its ``\\n`` included or not): ``(caption, url, user)``, the caption cleaned as
+    :func:`sample_caption` says, the user that of the layout's user column (None without one); why it is no row
+    (a string); or None for a blank line.
 
     A row is split on its LAST tab (with a header, the other columns are counted from either end): a tab inside a
     caption is the caption's."""
@@ -178,14 +231,15 @@ def tsv_row(text: str, layout: TsvLayout) -> tuple[str, str] | str | None:
     extra = len(fields) - layout.width  # tabs of the caption's own
     caption = "\t".join(fields[layout.caption : layout.caption + extra + 1])
     url = fields[layout.url if layout.url < layout.caption else layout.url + extra].strip()
+    user = None if layout.user < 0 else fields[layout.user if layout.user < layout.caption else layout.user + extra]
     if not url:
         return "expected a caption and a URL separated by a tab, found no URL"
     try:
         if "\ufffd" in url:
             raise _Unreadable("not text (a NUL or U+FFFD character)")
         if caption.isprintable() and "\ufffd" not in caption:  # the common case, as sample_caption cleans it
-            return " ".join(caption.split()), url
-        return sample_caption(caption) or "", url
+            return " ".join(caption.split()), url, _user(user)
+        return sample_caption(caption) or "", url, _user(user)
     except ValueError as error:
         return str(error)
 
@@ -235,7 +289,7 @@ def caption_tsv_parts(path: str | Path, part_bytes: int) -> list[tuple[int, int]
 
 def read_caption_tsv_part(
     path: str | Path, start: int, end: int, layout: TsvLayout
-) -> Iterator[tuple[int, tuple[str, str] | str | None]]:
+) -> Iterator[tuple[int, tuple[str, str, str | None] | str | None]]:
     """Each line of the bytes ``start`` to ``end`` of a caption TSV (a range of :func:`caption_tsv_parts`) with
     its number in the part (from 1) and what :func:`tsv_row` makes of it: the file's line is the lines of the
     parts before it plus this number. The first part's first line loses its byte-order mark, and is no row (None)
@@ -316,6 +370,7 @@ class _Sample(NamedTuple):
     data: bytes | None  # None: no image
     skip: str | None = None  # a reason known before its image is read: not_downloaded, missing_image, …
     problem: str | None = None  # where and why, for ``problems``
+    user: str | None = None  # the user column's value (None: no column read, or none given)
 
 
 class SampleRead(NamedTuple):
@@ -328,6 +383,7 @@ class SampleRead(NamedTuple):
     caption: str | None
     skip: str | None
     image: ImageFacts | str | None
+    user: str | None = None  # its user (the ``user`` column a build reads), None when it names none
 
 
 def _place_order(key: str, place: int) -> tuple[int, int, int]:
@@ -348,6 +404,14 @@ class _Listed(NamedTuple):
     url: str | None
     caption: object
     status: str | None
+    user: str | None = None
+
+
+def _user(value: object) -> str | None:
+    """A user as the rows carry it: text without surrounding spaces; None for none (null or blank), which cannot
+    make a caption pass the users rule. A number (YFCC100M's ids may be read as one) is its decimal text."""
+    text = _text(value)
+    return text or None
 
 
 def _quiet_caption(value: object) -> str | None:
@@ -396,6 +460,7 @@ class ImageDataset:
         places: Mapping[str, int] | None = None,
         max_member: int = MAX_MEMBER,
         feature: str = "",
+        user: str = "",
     ) -> None:
         self.folder = as_path(folder)
         self.layout = dataset_layout(self.folder)
@@ -416,6 +481,7 @@ class ImageDataset:
         self.hash_size = hash_size
         self.max_member = max_member
         self.feature = feature  # each checked image's feature vector (builder.sources.features), when set
+        self.user = user  # the column of users each sample's metadata may hold (USER_COLUMNS); "": none read
         self._describe = None
         if feature:
             from builder.sources.features import Describer
@@ -485,28 +551,31 @@ class ImageDataset:
             names = source.schema_arrow.names
             if "key" not in names:
                 return {}
-            columns = [name for name in ("key", "url", "caption", "status") if name in names]
+            columns = [name for name in dict.fromkeys(("key", "url", "caption", "status", self.user)) if name in names]
             listed = {}
             for batch in source.iter_batches(batch_size=_LISTING_ROWS, columns=columns):
                 for row in batch.to_pylist():
-                    listed[str(row["key"])] = _Listed(_text(row.get("url")), row.get("caption"), row.get("status"))
+                    user = _user(row.get(self.user)) if self.user else None
+                    listed[str(row["key"])] = _Listed(
+                        _text(row.get("url")), row.get("caption"), row.get("status"), user
+                    )
         except (OSError, ValueError) as error:
             self.counts["unreadable_metadata"] += 1
             self._problem(f"{parquet}: unreadable shard metadata ({error})")
             return {}
         return listed
 
-    def _metadata(self, raw: bytes | None, place: str) -> tuple[str | None, object, str | None]:
-        """URL, caption and problem from a sample's ``.json``."""
+    def _metadata(self, raw: bytes | None, place: str) -> tuple[str | None, object, str | None, str | None]:
+        """URL, caption, problem and user from a sample's ``.json``."""
         if raw is None:
-            return None, None, None
+            return None, None, None, None
         try:
             meta = json.loads(raw)
             if not isinstance(meta, dict):
                 raise ValueError("not a JSON object")
         except ValueError as error:
-            return None, None, f"{place}: unreadable metadata ({error})"
-        return _text(meta.get("url")), meta.get("caption"), None
+            return None, None, f"{place}: unreadable metadata ({error})", None
+        return _text(meta.get("url")), meta.get("caption"), None, _user(meta.get(self.user)) if self.user else None
 
     def _sample(
         self,
@@ -520,11 +589,25 @@ class ImageDataset:
         and its metadata row; its image missing is ``not_downloaded`` when the metadata says the download failed,
         else ``missing_image`` (img2dataset writes a sample's ``.txt`` and ``.json`` with its image alone).
         ``refused``: the reason (``outside_link``, ``too_large``) and place of a file of it that was not read."""
-        url, caption, problem = self._metadata(parts.get("json"), f"{place}/{key}.json")
+        url, caption, problem, user = self._metadata(parts.get("json"), f"{place}/{key}.json")
         status = None
         if listed is not None:
-            url, status = url or listed.url, listed.status
+            url, status, user = url or listed.url, listed.status, user or listed.user
             caption = caption if caption is not None else listed.caption
+        return self._sample_of(key, parts, place, url, caption, status, problem, refused)._replace(user=user)
+
+    def _sample_of(
+        self,
+        key: str,
+        parts: dict[str, bytes],
+        place: str,
+        url: str | None,
+        caption: object,
+        status: str | None,
+        problem: str | None,
+        refused: tuple[str, str | None] | None,
+    ) -> _Sample:
+        """The sample of :meth:`_sample` from its metadata, before its user."""
         if refused is not None:
             return _Sample(key, url, _quiet_caption(parts.get("txt", caption)), None, *refused)
         if "txt" in parts:
@@ -627,23 +710,28 @@ class ImageDataset:
                 continue
             source = pq.ParquetFile(readable(path))
             names = source.schema_arrow.names
-            wanted = [name for name in ("key", "url", "caption", "txt", "status", "jpg") if name in names]
+            known = ("key", "url", "caption", "txt", "status", "jpg", self.user)
+            wanted = [name for name in dict.fromkeys(known) if name in names]
             number = 0
             for batch in source.iter_batches(batch_size=_BATCH_ROWS, columns=wanted):
                 for row in batch.to_pylist():
                     key = str(row["key"]) if row.get("key") is not None else f"{path.stem}:{number}"
                     number += 1
-                    url = _text(row.get("url"))
-                    caption = row.get("txt") if row.get("txt") is not None else row.get("caption")
-                    if row.get("jpg") is None:
-                        listed = row.get("status") == "success"  # downloaded, says the row, yet no bytes
-                        skip, why = ("missing_image", f"{path}: sample {key}: no image") if listed else (None, None)
-                        yield _Sample(key, url, _quiet_caption(caption), None, skip or "not_downloaded", why)
-                    elif len(row["jpg"]) > self.max_member:  # a parquet cell is read whole: the verdict is the same
-                        why = self._too_large(f"{path}: sample {key}", len(row["jpg"]))
-                        yield _Sample(key, url, _quiet_caption(caption), None, "too_large", why)
-                    else:
-                        yield self._with_caption(key, url, caption, row["jpg"], f"{path}: sample {key}")
+                    user = _user(row.get(self.user)) if self.user else None
+                    yield self._parquet_sample(path, key, row)._replace(user=user)
+
+    def _parquet_sample(self, path: Path, key: str, row: dict) -> _Sample:
+        """A row of a parquet shard as a sample, before its user."""
+        url = _text(row.get("url"))
+        caption = row.get("txt") if row.get("txt") is not None else row.get("caption")
+        if row.get("jpg") is None:
+            listed = row.get("status") == "success"  # downloaded, says the row, yet no bytes
+            skip, why = ("missing_image", f"{path}: sample {key}: no image") if listed else (None, None)
+            return _Sample(key, url, _quiet_caption(caption), None, skip or "not_downloaded", why)
+        if len(row["jpg"]) > self.max_member:  # a parquet cell is read whole: the verdict is the same
+            why = self._too_large(f"{path}: sample {key}", len(row["jpg"]))
+            return _Sample(key, url, _quiet_caption(caption), None, "too_large", why)
+        return self._with_caption(key, url, caption, row["jpg"], f"{path}: sample {key}")
 
     def _samples(self, shards: list[Path]) -> Iterator[_Sample]:
         return {"files": self._files, "webdataset": self._webdataset, "parquet": self._parquet}[self.layout](shards)
@@ -764,7 +852,7 @@ class ImageDataset:
             image = None
             if sample.skip is None and (sample.caption or check_uncaptioned):
                 image = self._check(sample.data)  # type: ignore[arg-type]
-            yield SampleRead(sample.key, sample.url or "", sample.caption, sample.skip, image)
+            yield SampleRead(sample.key, sample.url or "", sample.caption, sample.skip, image, sample.user)
 
     def _record(
         self, key: str | None, url: str, caption: str | None, image: ImageFacts | str, source: str = "sample"
