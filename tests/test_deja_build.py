@@ -228,7 +228,7 @@ def test_a_dataset_with_pixels_real_coco(coco_build: Path) -> None:
     assert (record["parameters"]["equivalence"], "min_users" in record["parameters"]) == ("pixels", False)
     assert record["deja"]["captions"] == 0
     card = (coco_build / "README.md").read_text(encoding="utf-8")
-    assert "A dataset's rows name no user (Conceptual Captions, COCO), so the users rule does not apply" in card
+    assert "The users rule could not be applied: the dataset has no column of users" in card
     assert "image URLs 795 → 159 sets (636 merged)" in card
     assert "| 5 | Images ≥ 2 |" in card and "Users ≥" not in card
 

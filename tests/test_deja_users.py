@@ -151,8 +151,9 @@ def test_without_a_user_column_the_card_says_the_rule_could_not_be_applied(
     assert "deja_user_column" not in record["parameters"] and "min_users" not in record["parameters"]
     card = (out / "README.md").read_text(encoding="utf-8")
     assert (
-        "The rule could not be applied: the dataset has no column of users (`author`, `user_nsid`, `owner`, `user` "
-        "were looked for in its shards' metadata and caption TSV); name one with `--deja-user-column`."
+        "The users rule could not be applied: the dataset has no column of users (`author`, `user_nsid`, `owner`, "
+        "`user` were looked for in its shards' metadata and caption TSV); name one with `--deja-user-column` "
+        "(Conceptual Captions and COCO name no writer). A caption is kept when it is used for distinct images."
     ) in card
     assert "Users ≥" not in card
 

@@ -152,8 +152,8 @@ def _deja_note(record: dict) -> str:
         f"A user is the value of the dataset's `{column}` column (a sample without one counts for no user, so it "
         "cannot make a caption pass the users rule)."
         if parameters.get("dump_kind") == "dataset" and column
-        else "A dataset's rows name no user (Conceptual Captions, COCO), so the users rule does not apply: a caption "
-        f"is kept when it is used for distinct images. The rule could not be applied: {NO_USER_COLUMN}."
+        else f"The users rule could not be applied: {NO_USER_COLUMN} (Conceptual Captions and COCO name no "
+        "writer). A caption is kept when it is used for distinct images."
         if parameters.get("dump_kind") == "dataset"
         else "A user is a crawl's site (the registered domain of the page's URL)."
         if parameters.get("dump_kind") == "web"
