@@ -10,6 +10,7 @@ their real captions (``min_images=1``, since no caption of those images is writt
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 from pathlib import Path
 
@@ -364,3 +365,57 @@ def test_spark_gives_coco_s_pairs(spark, coco_files: Path, coco_build: Path, tmp
         assert record_of(out, name)["deja"] == record_of(coco_build, name)["deja"]
         assert record_of(out, name).get("dataset") == record_of(coco_build, name).get("dataset")
     assert record_of(out, "deja")["dataset"]["records"] == 795
+
+
+# ---- σ decides: a development set where the nearest single image misleads ------------------------------------------
+
+# three captions, each on two pictures of one grey (a level per picture, 3 apart per step): the wrong caption W has
+# one picture next to every query and one far away, the right ones two pictures a little further; the nearest image
+# (σ = 1) then picks W, the mean of the two nearest (σ = 2) the caption of the same scene
+ON_THE_STREET = "A red bus driving on the street."
+PARKED = "A red bus parked on the street."
+ON_A_SEAT = "A cat sleeping on a bus seat."
+GREYS = [(ON_THE_STREET, 0), (ON_THE_STREET, -2), (ON_A_SEAT, 1), (ON_A_SEAT, 50), (PARKED, 3), (PARKED, 4)]
+
+
+def write_greys(folder: Path) -> Path:
+    """An img2dataset ``files`` folder of ``GREYS``: each a 400 × 400 JPEG of one grey (100 + 3 × its step)."""
+    from PIL import Image
+
+    (folder / "00000").mkdir(parents=True)
+    metadata = []
+    for index, (caption, step) in enumerate(GREYS):
+        buffer = io.BytesIO()
+        Image.new("RGB", (400, 400), (100 + 3 * step,) * 3).save(buffer, "JPEG", quality=100)
+        key, data = f"00000{index:04d}", buffer.getvalue()
+        meta = {"caption": caption, "url": f"https://greys.test/{index}.jpg", "key": key, "status": "success"}
+        metadata.append(meta)
+        (folder / "00000" / f"{key}.jpg").write_bytes(data)
+        (folder / "00000" / f"{key}.txt").write_text(caption, encoding="utf-8")
+        (folder / "00000" / f"{key}.json").write_text(json.dumps(meta), encoding="utf-8")
+    pq.write_table(pa.Table.from_pylist(metadata), folder / "00000.parquet")
+    return folder
+
+
+def test_sigma_chosen_where_it_decides(tmp_path: Path, nltk_perceptron: None) -> None:
+    """Footnote 5's choice where σ changes the answer (issue 62, item 3): every picture is a development query;
+    σ = 1 captions four of six with the bus-seat caption of the one nearest picture (BLEU@1 0.5 against their own
+    captions), σ ≥ 2 with the other street caption (0.875), so the mean is 0.5 at σ = 1 and 0.75 from σ = 2 on, and
+    σ = 2 is chosen (ties: the smaller). The visual paraphrases then differ from σ = 1's, both as the reference
+    implementation derives them from the JPEGs."""
+    folder = write_greys(tmp_path / "greys")
+    fixed = dataclasses.replace(DEJA_PARAPHRASES, name="deja-paraphrases-one", deja_sigma=1)
+    out = tmp_path / "out"
+    build([folder], [DEJA, DEJA_PARAPHRASES, fixed], out, tagger="perceptron", show_progress=False)
+    chosen = record_of(out)["deja"]["pairs"]
+    bleu = {"1": 0.5, **{str(sigma): 0.75 for sigma in (2, 3, 4, 5, 7, 10, 15, 20, 30, 50)}, "all": 0.75}
+    assert (chosen["sigma"], chosen["development"]) == (2, {"images": 6, "scored": 6, "bleu1": bleu})
+    assert record_of(out, fixed.name)["deja"]["pairs"]["sigma"] == 1
+    edges, tiny = pairs_of(out, "deja"), coco_images(folder)
+    canonical = {edge["text"]: edge["canonical"] for edge in edges}
+    street, parked, seat = canonical[ON_THE_STREET], canonical[PARKED], canonical[ON_A_SEAT]
+    for name, sigma, picks in ((NAME, 2, (parked, street)), (fixed.name, 1, (seat, seat))):
+        found = found_pairs(pairs_of(out, name))
+        assert found == expected_pairs(edges, tiny, sigma)
+        assert {found[key][0] for key in found if key[0] == street} == {picks[0]}  # the street bus's paraphrase
+        assert {found[key][0] for key in found if key[0] == parked} == {picks[1]}  # the parked bus's

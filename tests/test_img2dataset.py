@@ -19,15 +19,9 @@ import pytest
 from PIL import Image, ImageDraw
 
 from builder.lang.text import preprocess_caption
+from builder.sources.captions import read_caption_tsv, sample_caption
 from builder.sources.images import ImageFacts
-from builder.sources.img2dataset import (
-    DATASET_SKIPS,
-    LAYOUTS,
-    ImageDataset,
-    dataset_layout,
-    read_caption_tsv,
-    sample_caption,
-)
+from builder.sources.img2dataset import DATASET_SKIPS, LAYOUTS, ImageDataset, dataset_layout
 
 REAL = Path(__file__).resolve().parent / "data" / "captions"  # img2dataset's own output of real rows: README.md
 REAL_TSV = REAL / "captions.tsv"
@@ -536,7 +530,7 @@ def test_a_tsv_read_in_parts_gives_the_rows_and_problems_of_a_whole_read(tmp_pat
     """Cut at any size (a part of one line, of several, the whole file), the parts give the whole read's rows in
     its order and its problems with its line numbers: the cuts fall after a line's \\n, and a part decodes alone."""
     from builder.extract.captiontsv import TsvPartTask, tsv_totals
-    from builder.sources.img2dataset import caption_tsv_parts, tsv_layout
+    from builder.sources.captions import caption_tsv_parts, tsv_layout
 
     tsv = tmp_path / "cc.tsv"
     tsv.write_bytes(tsv_bytes)

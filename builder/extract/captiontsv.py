@@ -29,7 +29,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 
 from builder.extract.web import write_task_files
-from builder.sources.img2dataset import MAX_PROBLEMS, TsvLayout, caption_tsv_parts, read_caption_tsv_part, tsv_layout
+from builder.sources.captions import MAX_PROBLEMS, TsvLayout, caption_tsv_parts, read_caption_tsv_part, tsv_layout
 from builder.storage import as_path, version
 
 __all__ = [

@@ -37,7 +37,8 @@ import pyarrow as pa
 
 from builder.extract.web import callable_name, write_task_files
 from builder.extract.webrefs import PAGE_STRIDE
-from builder.sources.img2dataset import DATASET_SKIPS, MAX_PROBLEMS, ImageDataset, in_place_order
+from builder.sources.captions import MAX_PROBLEMS
+from builder.sources.img2dataset import DATASET_SKIPS, ImageDataset, in_place_order
 from builder.storage import exists, identity, join, name_of
 
 __all__ = [
