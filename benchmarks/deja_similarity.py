@@ -7,8 +7,8 @@ two of them per row (seeded). Each round times, in DuckDB (the local engine's SQ
 
 - *per pair*: the former way, a scalar UDF on the vectors' base64 text, decoded through
   :func:`builder.sources.features.decode_vector`'s cache, one call a row;
-- *block*: the build's way (:func:`builder.sources.features.similarities`), an Arrow UDF on the raw bytes the
-  build keeps per image, one call per block of rows.
+- *block*: the build's way (:func:`builder.filters.situated.quantised_similarities`), an Arrow UDF on the raw
+  bytes the build keeps per image, one call per block of rows.
 
 With ``--spark`` the same two run as Spark SQL UDFs (a Python UDF and an Arrow UDF) in a ``local[2]`` session.
 Printed: core-µs per pair of each, their ratio, whether the two give the same numbers (they must, bit for bit), and
@@ -32,9 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
-from builder.sources.features import Describer, decode_vector, similarities, vector_bytes, vector_kind  # noqa: E402
+from benchmarks.deja_visual import COCO_IMAGES, enlarged  # noqa: E402
+from builder.filters.situated import quantised_similarities  # noqa: E402
+from builder.sources.features import Describer, decode_vector, vector_bytes, vector_kind  # noqa: E402
 
-COCO_IMAGES = Path(__file__).resolve().parent.parent / "tests" / "data" / "deja" / "images"
 DEJA_CAPTIONS = 176_780  # Déjà's corpus (§2): captions kept
 DEJA_IMAGES = 3_967_524  # and the images they caption
 QUERIES_PER_CAPTION, K, DEV_IMAGES = 2, 100, 300  # §5 (2), footnote 5
@@ -49,11 +50,6 @@ def per_pair(first: str | None, second: str | None) -> float | None:
     return round(value * 2.0**32) / 2.0**32
 
 
-def block(kind: str, first: pa.Array, second: pa.Array) -> pa.Array:
-    values = similarities(first, second, kind)
-    return pa.array(np.round(values * 2.0**32) / 2.0**32, mask=np.isnan(values))
-
-
 def coco_vectors(feature: str) -> list[str]:
     """The feature's encoded vector of each committed COCO picture, enlarged as the build's input is."""
     from PIL import Image
@@ -62,9 +58,7 @@ def coco_vectors(feature: str) -> list[str]:
     texts = []
     for path in sorted(COCO_IMAGES.glob("*.jpg")):
         with Image.open(path) as image:
-            scale = 400 / min(image.size)
-            size = (max(400, round(image.width * scale)), max(400, round(image.height * scale)))
-            text = describe(image.convert("RGB").resize(size, Image.Resampling.LANCZOS))
+            text = describe(enlarged(image))
         if text is not None:
             texts.append(text)
     return texts
@@ -94,7 +88,7 @@ def duckdb_times(tables: tuple[pa.Table, pa.Table], kind: str, rounds: int) -> t
     connection.register("drawn", tables[1])
     connection.execute(f"CREATE TABLE pairs AS {PAIRS}")
     connection.create_function("per_pair", per_pair, ["VARCHAR", "VARCHAR"], "DOUBLE", null_handling="special")
-    connection.create_function("block", partial(block, kind), ["BLOB", "BLOB"], "DOUBLE", type="arrow")
+    connection.create_function("block", partial(quantised_similarities, kind), ["BLOB", "BLOB"], "DOUBLE", type="arrow")
     best = {"per pair": float("inf"), "block": float("inf")}
     results = {}
     for _ in range(rounds):
@@ -122,7 +116,7 @@ def spark_times(tables: tuple[pa.Table, pa.Table], kind: str, rounds: int) -> tu
         slow = udf(per_pair, DoubleType())
 
         def fast(first: pa.Array, second: pa.Array) -> pa.Array:
-            return block(kind, first, second)
+            return quantised_similarities(kind, first, second)
 
         quick = arrow_udf(fast, DoubleType())
         best = {"per pair": float("inf"), "block": float("inf")}

@@ -22,14 +22,28 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
+if TYPE_CHECKING:
+    from PIL import Image
+
 COCO_IMAGES = Path(__file__).resolve().parent.parent / "tests" / "data" / "deja" / "images"
 SAMPLES_PER_SHARD = 400  # two shards: an image's five samples may lie in both, as a real download's do
+
+
+def enlarged(image: Image.Image) -> Image.Image:
+    """A committed COCO picture (shrunk to 256 pixels on its longer side) in RGB, enlarged with Pillow's LANCZOS to
+    400 pixels on its shorter side, the least §5.1.1 accepts."""
+    from PIL import Image
+
+    scale = 400 / min(image.size)
+    size = (max(400, round(image.width * scale)), max(400, round(image.height * scale)))
+    return image.convert("RGB").resize(size, Image.Resampling.LANCZOS)
 
 
 def write_coco_files(folder: Path) -> Path:
@@ -45,11 +59,10 @@ def write_coco_files(folder: Path) -> Path:
     pictures: dict[str, tuple[bytes, int, int]] = {}
     for name in sorted({row["file"] for row in captions}):
         with Image.open(COCO_IMAGES / name) as image:
-            scale = 400 / min(image.size)
-            size = (max(400, round(image.width * scale)), max(400, round(image.height * scale)))
-            buffer = io.BytesIO()
-            image.convert("RGB").resize(size, Image.Resampling.LANCZOS).save(buffer, "JPEG", quality=85)
-        pictures[name] = (buffer.getvalue(), *size)
+            picture = enlarged(image)
+        buffer = io.BytesIO()
+        picture.save(buffer, "JPEG", quality=85)
+        pictures[name] = (buffer.getvalue(), *picture.size)
     folder.mkdir(parents=True)
     for shard, start in enumerate(range(0, len(captions), SAMPLES_PER_SHARD)):
         rows = captions[start : start + SAMPLES_PER_SHARD]

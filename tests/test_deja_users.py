@@ -9,15 +9,16 @@ The folders are img2dataset's ``files`` layout over real COCO pictures (tests/da
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import io
 import json
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from test_deja_build import funnel, rows
+from test_img2dataset import write_img2dataset
 
+from benchmarks.deja_visual import enlarged
 from builder.config import DEJA
 from builder.engines.local import build
 from builder.sources.img2dataset import user_column
@@ -35,10 +36,8 @@ def _pictures(count: int) -> list[bytes]:
     pictures = []
     for path in sorted(IMAGES.glob("*.jpg"))[:count]:
         with Image.open(path) as image:
-            scale = 400 / min(image.size)
-            size = (max(400, round(image.width * scale)), max(400, round(image.height * scale)))
             buffer = io.BytesIO()
-            image.convert("RGB").resize(size, Image.Resampling.LANCZOS).save(buffer, "JPEG", quality=85)
+            enlarged(image).save(buffer, "JPEG", quality=85)
         pictures.append(buffer.getvalue())
     return pictures
 
@@ -47,20 +46,13 @@ def write_folder(folder: Path, samples: list[tuple[str, str | None]], column: st
     """An img2dataset ``files`` folder, one shard, a sample per ``(caption, user)`` on its own picture; the user in
     each sample's ``.json`` and in the shard's metadata parquet under ``column`` (img2dataset's
     ``--save_additional_columns``), none when ``column`` is None."""
+    url = "https://images.cocodataset.test/val2017/{}.jpg"
     pictures = _pictures(len(samples))
-    (folder / "00000").mkdir(parents=True)
-    metadata = []
-    for index, ((caption, user), data) in enumerate(zip(samples, pictures, strict=True)):
-        key = f"00000{index:04d}"
-        meta = {"caption": caption, "url": f"https://images.cocodataset.test/val2017/{index}.jpg", "key": key}
-        meta.update({"status": "success", "error_message": None, "sha256": hashlib.sha256(data).hexdigest()})
-        if column is not None:
-            meta[column] = user
-        metadata.append(meta)
-        (folder / "00000" / f"{key}.jpg").write_bytes(data)
-        (folder / "00000" / f"{key}.txt").write_text(caption, encoding="utf-8")
-        (folder / "00000" / f"{key}.json").write_text(json.dumps(meta), encoding="utf-8")
-    pq.write_table(pa.Table.from_pylist(metadata), folder / "00000.parquet")
+    written = [
+        (url.format(index), caption, data, "kept", {column: user} if column else {})
+        for index, ((caption, user), data) in enumerate(zip(samples, pictures, strict=True))
+    ]
+    write_img2dataset(folder, "files", written, per_shard=len(written))
     return folder
 
 
@@ -74,15 +66,6 @@ SAMPLES = [
     (SKIS, "worker-3"),
     (SKIS, " "),
 ]
-
-
-def funnel(out: Path) -> list[tuple]:
-    record = json.loads((out / "deja" / "funnel.json").read_text())
-    return [(row["name"], row["images"], row["references"], row["captions"], row["edges"]) for row in record["funnel"]]
-
-
-def rows(out: Path) -> list[dict]:
-    return pq.read_table(sorted((out / "deja").glob("*.parquet"))).to_pylist()
 
 
 @pytest.fixture(scope="module")
@@ -162,9 +145,11 @@ def test_a_column_the_dataset_lacks_is_refused_before_the_work(authored: Path, t
     config = dataclasses.replace(DEJA, deja_user_column="photographer")
     with pytest.raises(ValueError) as error:
         build([authored], [config], tmp_path / "out", tagger="perceptron", show_progress=False)
+    held = pq.read_schema(authored / "00000.parquet").names  # img2dataset's metadata and the author column
+    assert held[-1] == "author" and "photographer" not in held
     assert str(error.value) == (
         f"--deja-user-column photographer: {authored} has no column 'photographer' (its shards' metadata and "
-        "caption TSV have: caption, url, key, status, error_message, sha256, author)"
+        f"caption TSV have: {', '.join(held)})"
     )
     assert not (tmp_path / "out").exists()
 

@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from test_img2dataset import write_img2dataset
 
 from benchmarks.deja_visual import write_coco_files
 from builder.config import DEJA, DEJA_PARAPHRASES, ExtractionSettings, preset
@@ -387,18 +388,12 @@ def write_greys(folder: Path) -> Path:
     """An img2dataset ``files`` folder of ``GREYS``: each a 400 × 400 JPEG of one grey (100 + 3 × its step)."""
     from PIL import Image
 
-    (folder / "00000").mkdir(parents=True)
-    metadata = []
+    samples = []
     for index, (caption, step) in enumerate(GREYS):
         buffer = io.BytesIO()
         Image.new("RGB", (400, 400), (100 + 3 * step,) * 3).save(buffer, "JPEG", quality=100)
-        key, data = f"00000{index:04d}", buffer.getvalue()
-        meta = {"caption": caption, "url": f"https://greys.test/{index}.jpg", "key": key, "status": "success"}
-        metadata.append(meta)
-        (folder / "00000" / f"{key}.jpg").write_bytes(data)
-        (folder / "00000" / f"{key}.txt").write_text(caption, encoding="utf-8")
-        (folder / "00000" / f"{key}.json").write_text(json.dumps(meta), encoding="utf-8")
-    pq.write_table(pa.Table.from_pylist(metadata), folder / "00000.parquet")
+        samples.append((f"https://greys.test/{index}.jpg", caption, buffer.getvalue(), "kept"))
+    write_img2dataset(folder, "files", samples, per_shard=len(samples))
     return folder
 
 

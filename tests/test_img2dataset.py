@@ -96,14 +96,15 @@ def write_img2dataset(folder: Path, layout: str, samples: list[tuple] = SAMPLES,
 
     A caption given as bytes is written as they are in the ``.txt`` (decoded with U+FFFD where img2dataset
     holds a string: the ``.json`` and the parquet); a sample expected ``missing_image`` is listed as downloaded
-    (``status`` success) with its ``.txt`` and ``.json``, but its image is not in the shard."""
+    (``status`` success) with its ``.txt`` and ``.json``, but its image is not in the shard. A fifth element of a
+    sample, a dict, is more metadata (img2dataset's ``--save_additional_columns``: a RedCaps ``author``)."""
     folder.mkdir(parents=True, exist_ok=True)
     for shard, start in enumerate(range(0, len(samples), per_shard)):
         name = f"{shard:05d}"
         metas, images, texts = [], [], []
-        for index, (url, caption, data, expected) in enumerate(samples[start : start + per_shard]):
+        for index, (url, caption, data, expected, *more) in enumerate(samples[start : start + per_shard]):
             text = caption.decode("utf-8", "replace") if isinstance(caption, bytes) else caption
-            metas.append(metadata(shard, index, url, text, data))
+            metas.append({**metadata(shard, index, url, text, data), **(more[0] if more else {})})
             images.append(None if expected == "missing_image" else data)
             texts.append(caption if isinstance(caption, bytes) else str(caption).encode())
         if layout == "files":

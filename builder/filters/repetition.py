@@ -296,8 +296,8 @@ class DejaGraph:
 def _occurrences(config: PipelineConfig) -> str:
     """Every sentence of every text of the config's records, with its reference's provenance and user (a dataset's
     sample with an empty user has none)."""
-    if config.dataset:
-        writer = "nullif(trim(c.user), '')" if config.deja_users else "CAST(NULL AS STRING)"
+    if config.dataset:  # a sample's user, null for none (builder.sources.captions.user_value reads a blank so)
+        writer = "c.user" if config.deja_users else "CAST(NULL AS STRING)"
     else:
         writer = "u.writer" if config.web else "c.page"
     users = "LEFT JOIN deja_users u ON c.page = u.page" if config.web and not config.dataset else ""

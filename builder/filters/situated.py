@@ -38,7 +38,15 @@ from builder.filters.funnel import FunnelRow
 from builder.filters.repetition import NOUN_SEPARATOR, PARACAPTION_STEP, VECTOR_STEP, VISUAL_STEP, DejaTables
 from builder.sources.features import similarities, vector_bytes, vector_kind
 
-__all__ = ["DEV_IMAGES", "SituatedPairs", "deja_pairs", "paracaption", "paracaption_row", "visual_paraphrases"]
+__all__ = [
+    "DEV_IMAGES",
+    "SituatedPairs",
+    "deja_pairs",
+    "paracaption",
+    "paracaption_row",
+    "quantised_similarities",
+    "visual_paraphrases",
+]
 
 _EDGE = "canonical, image, text, page, source, kind, revision_id, file, nouns, images"
 DEV_IMAGES = 300  # footnote 5: σ chosen on a held-out development set of 300 images
@@ -141,7 +149,7 @@ def _vector(kind: str, facts: str | None, _: str | None = None) -> bytes | None:
     return vector_bytes(vector, kind) if isinstance(vector, str) else None
 
 
-def _similarity(kind: str, first: pa.Array, second: pa.Array) -> pa.Array:
+def quantised_similarities(kind: str, first: pa.Array, second: pa.Array) -> pa.Array:
     """φ's similarities of a block of rows, each on a grid of 2⁻³² (so that sums are exact in any order), null
     where an image has no vector."""
     values = similarities(first, second, kind)
@@ -163,7 +171,7 @@ def visual_paraphrases(config: PipelineConfig, tables: DejaTables) -> SituatedPa
 
     kind = vector_kind(config.deja_feature)
     tables.function("deja_vector", partial(_vector, kind), returns="binary")
-    tables.block_function("deja_similarity", partial(_similarity, kind))
+    tables.block_function("deja_similarity", partial(quantised_similarities, kind))
     tables.table(
         "deja_vectors",
         "SELECT image, vector FROM (SELECT r.image, deja_vector(r.facts, CAST(NULL AS STRING)) AS vector, "

@@ -109,31 +109,12 @@ class DatasetRecord(NamedTuple):
     source: str = "sample"
 
 
-def _columns_found(folder: str | Path, tsv: str | Path | None) -> list[str]:
-    """The columns a dataset's samples carry: its first shard's metadata parquet's (the shard itself in the parquet
-    layout; the ``.json`` of a sample holds the same), then its caption TSV header's."""
-    import pyarrow.parquet as pq
-
-    folder = as_path(folder)
-    reader = ImageDataset(folder)
-    shards = reader._all_shard_paths()
-    names: list[str] = []
-    if shards:
-        parquet = shards[0] if reader.layout == "parquet" else reader._metadata_parquet(shards[0])
-        if parquet.is_file() and not _leads_out(folder, parquet):
-            try:
-                names = list(pq.read_schema(readable(parquet)).names)
-            except (OSError, ValueError):
-                names = []
-    if tsv is not None:
-        names += [name for name in tsv_columns(tsv) if name not in names]
-    return names
-
-
 def user_column(folder: str | Path, tsv: str | Path | None = None, given: str = "") -> str:
     """The column of a dataset that names its samples' users: ``given`` (a ValueError naming it and the columns
     found when the dataset has no such column), else the first of :data:`USER_COLUMNS` it has; "" when none."""
-    found = _columns_found(folder, tsv)
+    found = ImageDataset(folder).metadata_columns()
+    if tsv is not None:
+        found += [name for name in tsv_columns(tsv) if name not in found]
     if given:
         if given not in found and given.lower() not in found:
             listed = ", ".join(found) or "none"
@@ -358,6 +339,22 @@ class ImageDataset:
         if self.layout == "files":
             return self.folder / f"{shard.name}.parquet"
         return shard.with_suffix(".parquet")
+
+    def metadata_columns(self) -> list[str]:
+        """The columns the samples carry, as the first shard's metadata parquet names them (the shard itself in the
+        parquet layout; a sample's ``.json`` holds the same); none when it has none or it cannot be read."""
+        import pyarrow.parquet as pq
+
+        shards = self._all_shard_paths()
+        if not shards:
+            return []
+        parquet = shards[0] if self.layout == "parquet" else self._metadata_parquet(shards[0])
+        if not parquet.is_file() or _leads_out(self.folder, parquet):
+            return []
+        try:
+            return list(pq.read_schema(readable(parquet)).names)
+        except (OSError, ValueError):
+            return []
 
     def _listed(self, shard: Path) -> dict[str, _Listed]:
         """A shard's metadata parquet, key by key: every sample img2dataset tried, failed downloads included
