@@ -349,13 +349,15 @@ def test_a_path_out_of_the_folder_in_a_record_stops_the_scorer(
 
 
 def test_a_scoring_killed_at_random_moments_leaves_the_old_or_the_new_scored_folder(
-    tmp_path: Path, perceptron_available: None
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], perceptron_available: None
 ) -> None:
-    """``kill -9`` at random moments, then a rerun: the scored folder is the old one or the new one, never a mix."""
+    """``kill -9`` at random moments, then a rerun: the scored folder is the old one or the new one, never a mix.
+    The scorings that are not killed run in this process (its models loaded once), but the one timed for the
+    moments: a killed scoring is a process of its own, and so is the scoring that times one."""
     built = built_folder(tmp_path, "built", PAGES)
     scored, pristine, reference = tmp_path / "scored", tmp_path / "pristine", tmp_path / "reference"
     command = [sys.executable, "-m", "metrics", "score", str(built), "--output", str(scored), "--no-progress"]
-    assert subprocess.run(command, cwd=REPO, capture_output=True, timeout=600).returncode == 0
+    assert run([str(built), "--output", str(scored)], capsys)[0] == 0
     (scored / "notes.txt").write_text("keep me\n")
     (scored / "gold" / "mine.parquet").write_bytes(b"mine")
     shutil.copytree(scored, pristine)
@@ -388,7 +390,7 @@ def test_a_scoring_killed_at_random_moments_leaves_the_old_or_the_new_scored_fol
         outcomes.append("old" if snapshot(scored) == old else "new")
         assert snapshot(scored) in (old, new)
         assert (outcomes[-1] == "new") == (view == card_view(reference))
-    assert subprocess.run(command, cwd=REPO, capture_output=True, timeout=600).returncode == 0
+    assert run([str(built), "--output", str(scored)], capsys)[0] == 0
     assert snapshot(scored) == new
 
 

@@ -298,7 +298,8 @@ def _running_arguments(run: argparse._ArgumentGroup) -> None:
         "--tagger",
         default="auto",
         choices=TAGGER_NAMES,
-        help="POS tagger (auto: corenlp if installed, else stanza if its models are, else perceptron)",
+        help="POS tagger (auto: the first installed of corenlp, stanza with its models, spacy with en_core_web_sm, "
+        "perceptron)",
     )
     run.add_argument(
         "--workers",

@@ -572,13 +572,9 @@ def stanza_models_installed(model_dir: str | None = None, language: str = "en") 
 
 
 def auto_backend() -> str:
-    """The backend ``auto`` means here: CoreNLP if installed, then stanza with its models, then the perceptron."""
-    home = corenlp_home()
-    if home is not None and importlib.util.find_spec("stanza") is not None and corenlp_version(home) is not None:
-        return "corenlp"
-    if stanza_models_installed():
-        return "stanza"
-    return "perceptron"
+    """The English backend ``auto`` means here: the first installed of :func:`tagger_coverage` (CoreNLP, stanza with
+    its models, spaCy's ``en_core_web_sm``, the perceptron), one list for the choice and for what the help says."""
+    return next(c.backend for c in tagger_coverage("en") if c.installed)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -604,7 +600,7 @@ def tagger_coverage(language: str) -> list[Coverage]:
         return [
             Coverage("corenlp", CORENLP_POS_MODEL, bool(corenlp), install_corenlp),
             Coverage("stanza", "en", stanza_models_installed(), "python -c \"import stanza; stanza.download('en')\""),
-            Coverage("spacy", "en_core_web_sm", _spacy_installed("en_core_web_sm"), _spacy_install("en")),
+            Coverage("spacy", SPACY_PIPELINES["en"], _spacy_installed(SPACY_PIPELINES["en"]), _spacy_install("en")),
             Coverage("perceptron", f"nltk:{NLTK_TAGGER}", True, "pip install -e ."),
         ]
     coverage = []

@@ -129,7 +129,8 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation(
         "POS tagger",
         "Stanford CoreNLP, `english-left3words-distsim`",
-        "CoreNLP when installed (`--tagger corenlp`), else stanza, else NLTK's perceptron; the card names it",
+        "CoreNLP when installed (`--tagger corenlp`), else stanza, else spaCy's `en_core_web_sm`, else NLTK's "
+        "perceptron; the card names it",
         "CoreNLP needs Java and a download; other taggers give other verdicts on some captions",
     ),
     Deviation(
