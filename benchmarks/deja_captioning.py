@@ -2,8 +2,11 @@
 nearest image (INSTANCE), §3–§4 of Chen et al. (NAACL 2015).
 
 Data: the real captioned images of ``tests/data/deja/images`` (``captions.tsv``: image file, caption; see its
-README). The association graph groups captions by a normalised form (lower case, punctuation to spaces, runs of
-whitespace to one space; ``normalise`` below): a caption's visual neighbourhood N_c is the set of images that
+README), or any folder laid out so, or as Flickr8k is commonly redistributed (``captions.txt`` and ``Images/``: the
+captions of the pictures present are read; docs/benchmarks.md names a public repository holding 1,000 of them).
+The association graph groups captions by a normalised form (lower case, punctuation to spaces, runs of whitespace to
+one space; ``normalise`` below), or with ``--group canonical`` by Déjà's canonical form of each sentence §2 keeps: a
+caption's visual neighbourhood N_c is the set of images that
 carry that form. The report says how many captions have two images or more: the paper's corpus has 22.4 images
 per caption on average; a small real sample has few repeats, and where a caption has one image, "w/ σ" and
 "w/ all" are the same and ASSOC with the candidate feature for reranking is INSTANCE.
@@ -22,7 +25,7 @@ INSTANCE by a two-tailed paired t-test over the test images (as Table 6) and a p
 pixels (CHANCE) shows how much of the score any caption of the pool gets. Usage::
 
     python benchmarks/deja_captioning.py [--data tests/data/deja/images] [--K 100] [--wordnet oewn|none]
-        [--dev-share 0.33] [--bootstrap 2000]
+        [--dev-share 0.33] [--bootstrap 2000] [--group normalised|canonical] [--tagger auto]
 
 Needs sacrebleu, scipy, Pillow and NLTK (``pip install sacrebleu``).
 """
@@ -82,29 +85,70 @@ class Corpus:
     queries: list[dict[str, np.ndarray]]  # per image: its features by name
 
 
-def load(folder: Path) -> Corpus:
-    """The image–caption records of ``captions.tsv`` and every image's features (``builder.sources.features``)."""
+def flickr8k_rows(folder: Path) -> tuple[Path, list[dict[str, str]]]:
+    """Flickr8k as it is commonly redistributed (``captions.txt``: ``image,caption`` rows; the pictures in
+    ``Images/``): the rows of the pictures present, as ``captions.tsv``'s columns (``file`` relative to ``folder``)."""
+    table, pictures = folder / "captions.txt", folder / "Images"
+    if not table.exists() or not pictures.is_dir():
+        raise SystemExit(f"{folder}: neither captions.tsv nor Flickr8k's captions.txt with an Images/ folder")
+    present = {path.name for path in pictures.iterdir()}
+    with table.open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle)
+        if reader.fieldnames != ["image", "caption"]:
+            raise SystemExit(f"{table}: the header is {reader.fieldnames}, not Flickr8k's image,caption")
+        rows = [
+            {"file": f"Images/{row['image']}", "caption": " ".join(row["caption"].split())}
+            for row in reader
+            if row["image"] in present
+        ]
+    if not rows:
+        raise SystemExit(f"{table}: no caption of a picture in {pictures}")
+    return table, rows
+
+
+def canonical_sentences(captions: Sequence[str], tagger: str) -> list[list[tuple[str, str]]]:
+    """Déjà's own grouping (§2): per caption, each sentence the three rules keep, as (canonical form, its text);
+    a caption none of whose sentences is kept joins no group (it stays a reference of its image)."""
+    from builder.filters.deja import analyse_texts
+    from builder.filters.tagging import get_tagger
+    from builder.lang.wordnet import load_wordnet
+
+    analysed = analyse_texts(captions, get_tagger(tagger, "en"), load_wordnet())
+    return [[(s.canonical, s.text) for s in sentences if s.verdict == "kept" and s.canonical] for sentences in analysed]
+
+
+def load(folder: Path, group: str = "normalised", tagger: str = "auto") -> Corpus:
+    """The image–caption records of ``captions.tsv`` and every image's features (``builder.sources.features``),
+    grouped by the normalised caption or (``group="canonical"``) by Déjà's canonical form of each kept sentence."""
     from builder.sources.features import FEATURES, combined, image_features
 
     table = folder / "captions.tsv"
-    with table.open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle, delimiter="\t"))
+    if table.exists():
+        with table.open(encoding="utf-8", newline="") as handle:
+            rows = list(csv.DictReader(handle, delimiter="\t"))
+    else:
+        table, rows = flickr8k_rows(folder)
     files = sorted({row["file"] for row in rows})
     row_of = {name: position for position, name in enumerate(files)}
     captions_of: list[list[str]] = [[] for _ in files]
     keys_of: list[set[str]] = [set() for _ in files]
     text: dict[str, str] = {}
     edges = []
-    for line, row in enumerate(rows, start=2):
-        caption = row["caption"].strip()
-        key = normalise(caption)
-        if not key:
+    captions = [row["caption"].strip() for row in rows]
+    for line, caption in enumerate(captions, start=2):
+        if not normalise(caption):
             raise ValueError(f"{table}:{line}: empty caption")
+    if group == "canonical":
+        grouped = canonical_sentences(captions, tagger)
+    else:
+        grouped = [[(normalise(caption), caption)] for caption in captions]
+    for row, caption, keys in zip(rows, captions, grouped, strict=True):
         image = row_of[row["file"]]
         captions_of[image].append(caption)
-        keys_of[image].add(key)
-        text.setdefault(key, caption)
-        edges.append((key, image))
+        for key, shown in keys:
+            keys_of[image].add(key)
+            text.setdefault(key, shown)
+            edges.append((key, image))
     queries = []
     for name in files:
         path = folder / name
@@ -176,14 +220,22 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--wordnet", default="oewn", help="oewn (builder.lang.wordnet), nltk, or none")
     parser.add_argument("--dev-share", type=float, default=1 / 3)
     parser.add_argument("--bootstrap", type=int, default=2000)
+    parser.add_argument(
+        "--group",
+        choices=("normalised", "canonical"),
+        default="normalised",
+        help="captions in repetition: the normalised caption, or Déjà's canonical form of each sentence §2 keeps",
+    )
+    parser.add_argument("--tagger", default="auto", help="the tagger of --group canonical (builder's --tagger)")
     args = parser.parse_args(argv)
     wordnet = wordnet_for(args.wordnet)  # a missing WordNet is said before the work, not after
 
-    corpus = load(args.data)
+    corpus = load(args.data, args.group, args.tagger)
     sizes = np.bincount(corpus.pool.edge_caption)
     print(f"data: {args.data} — {len(corpus.files)} images, {sum(map(len, corpus.captions_of))} caption records")
+    grouping = "normalised caption" if args.group == "normalised" else f"canonical form, tagger {args.tagger}"
     print(
-        f"association graph (grouping: normalised caption): {len(corpus.pool.captions)} captions, "
+        f"association graph (grouping: {grouping}): {len(corpus.pool.captions)} captions, "
         f"{int((sizes >= 2).sum())} with ≥ 2 images, at most {int(sizes.max())} images per caption, "
         f"mean {sizes.mean():.2f}"
     )

@@ -267,3 +267,44 @@ def test_bleu1_is_the_clipped_unigram_precision_counted_by_hand() -> None:
     corpus, per = bleu1(["a dog a dog plays", "a dog a dog plays"], [["A dog runs."], ["a cat", "a dog and a dog"]])
     assert per == [pytest.approx(2 / 5), pytest.approx(4 / 5)]
     assert corpus == pytest.approx((2 + 4) / (5 + 5))
+
+
+def test_the_benchmark_reads_flickr8k_s_layout_and_groups_by_canonical_form(
+    tmp_path: Path, nltk_perceptron: None
+) -> None:
+    """``benchmarks/deja_captioning.py`` on a folder laid out as Flickr8k is redistributed (``captions.txt``,
+    ``Images/``), three real pictures: a caption of a picture not present is not read, and the paper's two wordings
+    of one caption (§2) are one group of two images by canonical form, two groups by the normalised text."""
+    import shutil
+    import sys
+
+    sys.path.insert(0, str(IMAGES.parents[3]))
+    from benchmarks.deja_captioning import load
+
+    (tmp_path / "Images").mkdir()
+    pictures = sorted(IMAGES.glob("*.jpg"))[:3]
+    for picture in pictures:
+        shutil.copy(picture, tmp_path / "Images" / picture.name)
+    first, second, third = (picture.name for picture in pictures)
+    (tmp_path / "captions.txt").write_text(
+        "image,caption\n"
+        f"{first},The bird flies in blue sky\n"
+        f"{second},A bird flying into the blue sky .\n"
+        f'{third},"A dog runs, a cat sleeps ."\n'
+        f"{third},There is no image here to provide a caption for .\n"
+        "missing.jpg,A caption of a picture that is not there\n",
+        encoding="utf-8",
+    )
+    normalised = load(tmp_path)
+    assert normalised.files == [f"Images/{name}" for name in (first, second, third)]
+    assert [len(captions) for captions in normalised.captions_of] == [1, 1, 2]
+    assert len(normalised.pool.captions) == 4
+    canonical = load(tmp_path, "canonical", "perceptron")
+    assert canonical.captions_of == normalised.captions_of  # the references are the captions as written
+    assert canonical.keys_of[0] == canonical.keys_of[1] == {"bird fly IN blue sky"}
+    assert canonical.keys_of[2] == {"dog run cat sleep", "be image here provide caption IN"}
+    assert canonical.text["bird fly IN blue sky"] == "The bird flies in blue sky"
+    sizes = dict(zip(canonical.pool.captions, np.bincount(canonical.pool.edge_caption).tolist(), strict=True))
+    assert sizes["bird fly IN blue sky"] == 2
+    with pytest.raises(SystemExit, match="neither captions.tsv nor Flickr8k's captions.txt"):
+        load(tmp_path / "Images")
