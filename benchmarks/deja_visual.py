@@ -8,6 +8,7 @@ side (§5.1.1 refuses a side under 400). Prints the funnel's last steps, σ and 
 writes the pairs as a TSV that ``benchmarks/compare.py --corpus deja-visual=FILE`` takes::
 
     python benchmarks/deja_visual.py --output comparison/deja-visual.tsv
+    python benchmarks/deja_visual.py --data sic_translator/data   # 1,000 real Flickr8k pictures (docs/deja.md)
 """
 
 from __future__ import annotations
@@ -47,22 +48,46 @@ def enlarged(image: Image.Image) -> Image.Image:
 
 
 def write_coco_files(folder: Path) -> Path:
-    """tests/data/deja/images as img2dataset's ``files`` layout: one sample per caption row (each image five times,
-    one per COCO writer, each under its own URL, so that only its pixels make its samples one image), in the order
-    of captions.tsv. The images are enlarged (Pillow, LANCZOS) to 400 pixels on their shorter side, since the
-    committed copies were shrunk to 256 on their longer side and §5.1.1 refuses a side under 400; the five samples
-    of an image hold the same bytes."""
-    from PIL import Image
-
+    """tests/data/deja/images as img2dataset's ``files`` layout (:func:`write_files`), each sample under a URL of its
+    COCO split, image and caption ids."""
     with (COCO_IMAGES / "captions.tsv").open(encoding="utf-8", newline="") as handle:
         captions = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
-    pictures: dict[str, tuple[bytes, int, int]] = {}
+    for row in captions:
+        row["url"] = f"https://images.cocodataset.test/{row['split']}/{row['image_id']}/{row['caption_id']}.jpg"
+    return write_files(folder, COCO_IMAGES, captions)
+
+
+def folder_captions(data: Path) -> list[dict[str, str]]:
+    """The caption rows of a folder of captioned pictures as ``benchmarks/deja_captioning.py`` reads it (its
+    ``captions.tsv``, or Flickr8k's ``captions.txt`` with ``Images/``), each with a URL of its own."""
+    from benchmarks.deja_captioning import flickr8k_rows
+
+    table = data / "captions.tsv"
+    if table.exists():
+        with table.open(encoding="utf-8", newline="") as handle:
+            rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+    else:
+        rows = flickr8k_rows(data)[1]
+    for number, row in enumerate(rows):
+        row["url"] = f"https://pictures.test/{row['file']}/{number}"
+    return rows
+
+
+def write_files(folder: Path, pictures: Path, captions: list[dict[str, str]]) -> Path:
+    """Captioned pictures as img2dataset's ``files`` layout: one sample per caption row (each picture once per
+    caption, under the row's own ``url``, so that only its pixels make its samples one image), in the rows' order.
+    The pictures are enlarged (Pillow, LANCZOS) to 400 pixels on their shorter side, since §5.1.1 refuses a side
+    under 400 (the committed COCO copies were shrunk to 256 on their longer side, Flickr8k's are about 500 × 375); the
+    samples of a picture hold the same bytes."""
+    from PIL import Image
+
+    encoded: dict[str, tuple[bytes, int, int]] = {}
     for name in sorted({row["file"] for row in captions}):
-        with Image.open(COCO_IMAGES / name) as image:
+        with Image.open(pictures / name) as image:
             picture = enlarged(image)
         buffer = io.BytesIO()
         picture.save(buffer, "JPEG", quality=85)
-        pictures[name] = (buffer.getvalue(), *picture.size)
+        encoded[name] = (buffer.getvalue(), *picture.size)
     folder.mkdir(parents=True)
     for shard, start in enumerate(range(0, len(captions), SAMPLES_PER_SHARD)):
         rows = captions[start : start + SAMPLES_PER_SHARD]
@@ -70,10 +95,10 @@ def write_coco_files(folder: Path) -> Path:
         metadata = []
         for index, row in enumerate(rows):
             key = f"{shard:05d}{index:04d}"
-            data, width, height = pictures[row["file"]]
+            data, width, height = encoded[row["file"]]
             meta = {
                 "caption": row["caption"],
-                "url": f"https://images.cocodataset.test/{row['split']}/{row['image_id']}/{row['caption_id']}.jpg",
+                "url": row["url"],
                 "key": key,
                 "status": "success",
                 "error_message": None,
@@ -102,11 +127,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--output", type=Path, default=Path("comparison") / "deja-visual.tsv")
     parser.add_argument("--feature", default="tiny", choices=("tiny", "gist", "gist+tiny"))
+    parser.add_argument("--data", type=Path, help="another folder of captioned pictures (captions.tsv, or Flickr8k's "
+                        "captions.txt and Images/; benchmarks/deja_captioning.py reads the same), instead of COCO's")
+    parser.add_argument("--min-images", type=int, default=1, help="the images a caption needs (Déjà: 3; 1 keeps all)")
     arguments = parser.parse_args(argv)
-    configs = [dataclasses.replace(DEJA, min_images=1),
-               dataclasses.replace(DEJA_PARAPHRASES, min_images=1, deja_feature=arguments.feature)]  # fmt: skip
+    configs = [dataclasses.replace(DEJA, min_images=arguments.min_images),
+               dataclasses.replace(DEJA_PARAPHRASES, min_images=arguments.min_images,
+                                   deja_feature=arguments.feature)]  # fmt: skip
     with tempfile.TemporaryDirectory() as work:
-        folder = write_coco_files(Path(work) / "images")
+        if arguments.data:
+            folder = write_files(Path(work) / "images", arguments.data, folder_captions(arguments.data))
+        else:
+            folder = write_coco_files(Path(work) / "images")
         started = time.perf_counter()
         build([folder], configs, Path(work) / "out", tagger="perceptron", show_progress=False)
         seconds = time.perf_counter() - started
