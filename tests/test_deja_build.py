@@ -244,20 +244,6 @@ def same_deja(local: Path, remote: Path) -> None:
     assert records[1]["deja"] == records[0]["deja"]
 
 
-def test_spark_crawl(spark, deja_crawl: Path, crawl_build: Path, tmp_path: Path) -> None:
-    """A crawl: sites as users (the registered domain, a Python function called from Spark SQL)."""
-    out = tmp_path / "spark"
-    report = build_spark([deja_crawl], [DEJA, DEJA_PARACAPTION], out, tagger="perceptron", workers=2, spark=spark)
-    assert report.rows == {"deja": 4, "deja-paracaption": 2}
-    same_deja(crawl_build, out)
-    local = tmp_path / "local"
-    build([deja_crawl], [DEJA_PARACAPTION], local, tagger="perceptron", show_progress=False)
-    read = [
-        pq.read_table(sorted((folder / "deja-paracaption").glob("*.parquet"))).to_pylist() for folder in (local, out)
-    ]
-    assert read[0] == read[1] and len(read[0]) == 2
-
-
 def test_spark_real_enwiki_excerpt(spark, enwiki_build: Path, tmp_path: Path) -> None:
     """gensim's real excerpt, with gold beside it: pages as users, titles as images."""
     report = build_spark([EXCERPT], [DEJA, GOLD], tmp_path / "spark", tagger="perceptron", workers=2, spark=spark)

@@ -22,7 +22,7 @@ import pytest
 from test_img2dataset import write_img2dataset
 
 from benchmarks.deja_visual import write_coco_files
-from builder.config import DEJA, DEJA_PARAPHRASES, ExtractionSettings, preset
+from builder.config import DEJA, DEJA_PARACAPTION, DEJA_PARAPHRASES, ExtractionSettings, preset
 from builder.engines.local import build
 from builder.engines.spark import build_spark
 from builder.extract.webrefs import PixelInspector
@@ -267,12 +267,19 @@ def test_a_given_sigma_feature_and_query_image_through_the_command_line(
 
 
 def test_spark_gives_the_crawl_s_pairs(spark, deja_crawl: Path, crawl_build: Path, tmp_path: Path) -> None:
+    """The crawl's three Déjà configs in one Spark build (sites as users: the registered domain, a Python function
+    called from Spark SQL): the local engine's edges, funnels, statistics and pairs."""
     out = tmp_path / "spark"
-    report = build_spark([deja_crawl], [DEJA, DEJA_PARAPHRASES], out, tagger="perceptron", workers=2, spark=spark)
-    assert report.rows == {"deja": 4, NAME: 4}
-    assert pairs_of(out) == pairs_of(crawl_build)
-    assert record_of(out)["funnel"] == record_of(crawl_build)["funnel"]
-    assert record_of(out)["deja"] == record_of(crawl_build)["deja"]
+    configs = [DEJA, DEJA_PARACAPTION, DEJA_PARAPHRASES]
+    report = build_spark([deja_crawl], configs, out, tagger="perceptron", workers=2, spark=spark)
+    assert report.rows == {"deja": 4, "deja-paracaption": 2, NAME: 4}
+    local = tmp_path / "local"
+    build([deja_crawl], [DEJA_PARACAPTION], local, tagger="perceptron", show_progress=False)
+    for name, built in (("deja", crawl_build), (NAME, crawl_build), ("deja-paracaption", local)):
+        assert pairs_of(out, name) == pairs_of(built, name), name
+        assert record_of(out, name)["funnel"] == record_of(built, name)["funnel"], name
+        assert record_of(out, name)["deja"] == record_of(built, name)["deja"], name
+    assert len(pairs_of(local, "deja-paracaption")) == 2
 
 
 # ---- COCO's real images and their real captions ----------------------------------------------------------------
