@@ -1,7 +1,9 @@
 """Déjà §2 on caption text: canonical forms, physical nouns, Table 5's kinds and the three rules, on real captions.
 
 Tagged with NLTK's perceptron (its own model, through NLTK_DATA): the verdicts are the tagger's, mistakes too
-("Home/NNP sweet/NN home/NN" has no adjective; "Sun/NNP is going to bed/VB" names no common noun).
+("Home/NNP sweet/NN home/NN" has no adjective; "Sun/NNP is going to bed/VB" names no common noun). The last test
+reads the same captions with spaCy's en_core_web_sm, which ``--tagger auto`` takes before the perceptron where it is
+installed.
 """
 
 from __future__ import annotations
