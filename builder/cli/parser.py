@@ -293,7 +293,8 @@ def _language_arguments(run: argparse._ArgumentGroup) -> None:
 
 
 def _running_arguments(run: argparse._ArgumentGroup) -> None:
-    """How the build runs: none of these changes a row."""
+    """How the build runs: none of these changes a row but the tagger, whose verdicts the caption rules read (the
+    card names it)."""
     run.add_argument(
         "--tagger",
         default="auto",
