@@ -85,9 +85,15 @@ class Corpus:
     queries: list[dict[str, np.ndarray]]  # per image: its features by name
 
 
-def flickr8k_rows(folder: Path) -> tuple[Path, list[dict[str, str]]]:
-    """Flickr8k as it is commonly redistributed (``captions.txt``: ``image,caption`` rows; the pictures in
-    ``Images/``): the rows of the pictures present, as ``captions.tsv``'s columns (``file`` relative to ``folder``)."""
+def caption_rows(folder: Path) -> tuple[Path, list[dict[str, str]]]:
+    """A folder's captioned pictures: the rows of its ``captions.tsv`` (``file``, ``caption``; tab-separated, no
+    quoting), else Flickr8k's as it is commonly redistributed (``captions.txt``: ``image,caption`` rows, the pictures
+    in ``Images/``: the rows of the pictures present, ``file`` relative to ``folder``); each with its ``line``."""
+    table = folder / "captions.tsv"
+    if table.exists():
+        with table.open(encoding="utf-8", newline="") as handle:
+            reader = csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+            return table, [{**row, "line": str(reader.line_num)} for row in reader]
     table, pictures = folder / "captions.txt", folder / "Images"
     if not table.exists() or not pictures.is_dir():
         raise SystemExit(f"{folder}: neither captions.tsv nor Flickr8k's captions.txt with an Images/ folder")
@@ -97,8 +103,8 @@ def flickr8k_rows(folder: Path) -> tuple[Path, list[dict[str, str]]]:
         if reader.fieldnames != ["image", "caption"]:
             raise SystemExit(f"{table}: the header is {reader.fieldnames}, not Flickr8k's image,caption")
         rows = [
-            {"file": f"Images/{row['image']}", "caption": " ".join(row["caption"].split())}
-            for row in reader
+            {"file": f"Images/{row['image']}", "caption": " ".join(row["caption"].split()), "line": str(number)}
+            for number, row in enumerate(reader, start=2)
             if row["image"] in present
         ]
     if not rows:
@@ -122,12 +128,7 @@ def load(folder: Path, group: str = "normalised", tagger: str = "auto") -> Corpu
     grouped by the normalised caption or (``group="canonical"``) by Déjà's canonical form of each kept sentence."""
     from builder.sources.features import FEATURES, combined, image_features
 
-    table = folder / "captions.tsv"
-    if table.exists():
-        with table.open(encoding="utf-8", newline="") as handle:
-            rows = list(csv.DictReader(handle, delimiter="\t"))
-    else:
-        table, rows = flickr8k_rows(folder)
+    table, rows = caption_rows(folder)
     files = sorted({row["file"] for row in rows})
     row_of = {name: position for position, name in enumerate(files)}
     captions_of: list[list[str]] = [[] for _ in files]
@@ -135,9 +136,9 @@ def load(folder: Path, group: str = "normalised", tagger: str = "auto") -> Corpu
     text: dict[str, str] = {}
     edges = []
     captions = [row["caption"].strip() for row in rows]
-    for line, caption in enumerate(captions, start=2):
+    for row, caption in zip(rows, captions, strict=True):
         if not normalise(caption):
-            raise ValueError(f"{table}:{line}: empty caption")
+            raise ValueError(f"{table}:{row['line']}: empty caption")
     if group == "canonical":
         grouped = canonical_sentences(captions, tagger)
     else:

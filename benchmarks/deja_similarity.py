@@ -10,7 +10,8 @@ two of them per row (seeded). Each round times, in DuckDB (the local engine's SQ
 - *block*: the build's way (:func:`builder.filters.situated.quantised_similarities`), an Arrow UDF on the raw
   bytes the build keeps per image, one call per block of rows.
 
-With ``--spark`` the same two run as Spark SQL UDFs (a Python UDF and an Arrow UDF) in a ``local[2]`` session.
+With ``--spark`` the same two run as Spark SQL UDFs (a Python UDF and an Arrow UDF) in the engine's own
+``local[2]`` session (``builder.engines.spark.session.spark_session``).
 Printed: core-µs per pair of each, their ratio, whether the two give the same numbers (they must, bit for bit), and
 the projection for Déjà's corpus (176,780 captions over 3,967,524 images, §2) on ``--cores`` cores: the
 similarities the visual step computes there (two query images per caption × K = 100 candidates × a candidate's
@@ -34,7 +35,7 @@ import pyarrow as pa  # noqa: E402
 
 from benchmarks.deja_visual import COCO_IMAGES, enlarged  # noqa: E402
 from builder.filters.situated import quantised_similarities  # noqa: E402
-from builder.sources.features import Describer, decode_vector, vector_bytes, vector_kind  # noqa: E402
+from builder.sources.features import VECTOR_KINDS, Describer, decode_vector, vector_bytes, vector_kind  # noqa: E402
 
 DEJA_CAPTIONS = 176_780  # Déjà's corpus (§2): captions kept
 DEJA_IMAGES = 3_967_524  # and the images they caption
@@ -102,12 +103,12 @@ def duckdb_times(tables: tuple[pa.Table, pa.Table], kind: str, rounds: int) -> t
 
 
 def spark_times(tables: tuple[pa.Table, pa.Table], kind: str, rounds: int) -> tuple[float, float, bool]:
-    from pyspark.sql import SparkSession
     from pyspark.sql.functions import arrow_udf, udf
     from pyspark.sql.types import DoubleType
 
-    builder = SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
-    session = builder.config("spark.driver.memory", "4g").getOrCreate()
+    from builder.engines.spark.session import spark_session
+
+    session = spark_session(SPARK_CORES, {"spark.driver.memory": "4g"})  # the engine's own local session
     try:
         session.createDataFrame(tables[0].to_pandas()).createOrReplaceTempView("vectors")
         session.createDataFrame(tables[1].to_pandas()).createOrReplaceTempView("drawn")
@@ -157,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         kind = vector_kind(feature)
         texts = coco_vectors(feature)
         tables = pair_tables(texts, kind, args.pairs)
-        size = len(vector_bytes(texts[0], kind)) // (1 if kind == "u1" else 4)
+        size = len(vector_bytes(texts[0], kind)) // VECTOR_KINDS[kind].itemsize
         engines = [("DuckDB", duckdb_times)] + ([("Spark local[2]", spark_times)] if args.spark else [])
         for engine, timer in engines:
             slow, fast, same = timer(tables, kind, args.rounds)

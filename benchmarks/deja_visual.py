@@ -47,11 +47,24 @@ def enlarged(image: Image.Image) -> Image.Image:
     return image.convert("RGB").resize(size, Image.Resampling.LANCZOS)
 
 
+def enlarged_jpeg(path: Path) -> tuple[bytes, int, int]:
+    """A picture file :func:`enlarged` and saved as JPEG (quality 85), as a dataset sample holds it: its bytes, width
+    and height."""
+    from PIL import Image
+
+    with Image.open(path) as image:
+        picture = enlarged(image)
+    buffer = io.BytesIO()
+    picture.save(buffer, "JPEG", quality=85)
+    return buffer.getvalue(), *picture.size
+
+
 def write_coco_files(folder: Path) -> Path:
     """tests/data/deja/images as img2dataset's ``files`` layout (:func:`write_files`), each sample under a URL of its
     COCO split, image and caption ids."""
-    with (COCO_IMAGES / "captions.tsv").open(encoding="utf-8", newline="") as handle:
-        captions = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+    from benchmarks.deja_captioning import caption_rows
+
+    captions = caption_rows(COCO_IMAGES)[1]
     for row in captions:
         row["url"] = f"https://images.cocodataset.test/{row['split']}/{row['image_id']}/{row['caption_id']}.jpg"
     return write_files(folder, COCO_IMAGES, captions)
@@ -60,14 +73,9 @@ def write_coco_files(folder: Path) -> Path:
 def folder_captions(data: Path) -> list[dict[str, str]]:
     """The caption rows of a folder of captioned pictures as ``benchmarks/deja_captioning.py`` reads it (its
     ``captions.tsv``, or Flickr8k's ``captions.txt`` with ``Images/``), each with a URL of its own."""
-    from benchmarks.deja_captioning import flickr8k_rows
+    from benchmarks.deja_captioning import caption_rows
 
-    table = data / "captions.tsv"
-    if table.exists():
-        with table.open(encoding="utf-8", newline="") as handle:
-            rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
-    else:
-        rows = flickr8k_rows(data)[1]
+    rows = caption_rows(data)[1]
     for number, row in enumerate(rows):
         row["url"] = f"https://pictures.test/{row['file']}/{number}"
     return rows
@@ -79,15 +87,7 @@ def write_files(folder: Path, pictures: Path, captions: list[dict[str, str]]) ->
     The pictures are enlarged (Pillow, LANCZOS) to 400 pixels on their shorter side, since §5.1.1 refuses a side
     under 400 (the committed COCO copies were shrunk to 256 on their longer side, Flickr8k's are about 500 × 375); the
     samples of a picture hold the same bytes."""
-    from PIL import Image
-
-    encoded: dict[str, tuple[bytes, int, int]] = {}
-    for name in sorted({row["file"] for row in captions}):
-        with Image.open(pictures / name) as image:
-            picture = enlarged(image)
-        buffer = io.BytesIO()
-        picture.save(buffer, "JPEG", quality=85)
-        encoded[name] = (buffer.getvalue(), *picture.size)
+    encoded = {name: enlarged_jpeg(pictures / name) for name in sorted({row["file"] for row in captions})}
     folder.mkdir(parents=True)
     for shard, start in enumerate(range(0, len(captions), SAMPLES_PER_SHARD)):
         rows = captions[start : start + SAMPLES_PER_SHARD]

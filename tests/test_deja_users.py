@@ -9,7 +9,6 @@ The folders are img2dataset's ``files`` layout over real COCO pictures (tests/da
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import pytest
 from test_deja_build import funnel, rows
 from test_img2dataset import write_img2dataset
 
-from benchmarks.deja_visual import enlarged
+from benchmarks.deja_visual import enlarged_jpeg
 from builder.config import DEJA
 from builder.engines.local import build
 from builder.sources.img2dataset import user_column
@@ -31,15 +30,7 @@ SKIS = "A man riding skis down a snow covered slope."  # COCO: written for 5 ima
 
 def _pictures(count: int) -> list[bytes]:
     """``count`` distinct real COCO pictures, enlarged to 400 pixels on their shorter side as §5.1.1 asks."""
-    from PIL import Image
-
-    pictures = []
-    for path in sorted(IMAGES.glob("*.jpg"))[:count]:
-        with Image.open(path) as image:
-            buffer = io.BytesIO()
-            enlarged(image).save(buffer, "JPEG", quality=85)
-        pictures.append(buffer.getvalue())
-    return pictures
+    return [enlarged_jpeg(path)[0] for path in sorted(IMAGES.glob("*.jpg"))[:count]]
 
 
 def write_folder(folder: Path, samples: list[tuple[str, str | None]], column: str | None = "author") -> Path:

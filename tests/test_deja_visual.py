@@ -146,6 +146,11 @@ def test_a_block_of_real_vectors_gives_each_pair_s_own_distance_bit_for_bit(feat
         assert part.tolist() == expected[start:stop]
     chunked = pa.chunked_array([first.slice(0, 100), first.slice(100)])
     assert similarities(chunked, second.cast(pa.large_binary()), kind).tolist() == expected
+    holes = pa.array([None if row % 7 == 0 else value for row, value in enumerate(firsts)], pa.binary())
+    gaps = similarities(holes, second, kind)  # images without a vector among them: NaN there, the rest unchanged
+    assert np.isnan(gaps[::7]).all() and [v for row, v in enumerate(gaps.tolist()) if row % 7] == [
+        v for row, v in enumerate(expected) if row % 7
+    ]
 
 
 def test_an_image_keeps_a_vector_only_when_the_build_asks() -> None:

@@ -344,9 +344,10 @@ def _rows(column: pa.Array | pa.ChunkedArray, kind: str) -> tuple[np.ndarray, np
         matrix = data[offsets[0] : offsets[-1]].view(dtype)
         return matrix.reshape(len(column), -1), valid
     size = int(widths[0])
-    matrix = np.zeros((len(column), size // dtype.itemsize), dtype=dtype)
-    for row in np.flatnonzero(valid):
-        matrix[row] = data[offsets[row] : offsets[row] + size].view(dtype)
+    starts = offsets[:-1]
+    starts = np.where(valid, starts, starts[valid][0])  # a null row reads a vector's bytes, zeroed below
+    matrix = data[starts[:, None] + np.arange(size)].view(dtype)  # one gather for the block, not a loop per row
+    matrix[~valid] = 0
     return matrix, valid
 
 

@@ -356,6 +356,11 @@ class ImageDataset:
         except (OSError, ValueError):
             return []
 
+    def _user(self, fields: Mapping[str, object]) -> str | None:
+        """A sample's user from its metadata (a ``.json``, a metadata or shard row): the build's user column's
+        value; None when the build reads none or the sample names none."""
+        return user_value(fields.get(self.user)) if self.user else None
+
     def _listed(self, shard: Path) -> dict[str, _Listed]:
         """A shard's metadata parquet, key by key: every sample img2dataset tried, failed downloads included
         (files and webdataset layouts); empty when there is none or it cannot be read (counted and named)."""
@@ -373,7 +378,7 @@ class ImageDataset:
             listed = {}
             for batch in source.iter_batches(batch_size=_LISTING_ROWS, columns=columns):
                 for row in batch.to_pylist():
-                    user = user_value(row.get(self.user)) if self.user else None
+                    user = self._user(row)
                     listed[str(row["key"])] = _Listed(
                         field_text(row.get("url")), row.get("caption"), row.get("status"), user
                     )
@@ -393,7 +398,7 @@ class ImageDataset:
                 raise ValueError("not a JSON object")
         except ValueError as error:
             return None, None, f"{place}: unreadable metadata ({error})", None
-        user = user_value(meta.get(self.user)) if self.user else None
+        user = self._user(meta)
         return field_text(meta.get("url")), meta.get("caption"), None, user
 
     def _sample(
@@ -536,7 +541,7 @@ class ImageDataset:
                 for row in batch.to_pylist():
                     key = str(row["key"]) if row.get("key") is not None else f"{path.stem}:{number}"
                     number += 1
-                    user = user_value(row.get(self.user)) if self.user else None
+                    user = self._user(row)
                     yield self._parquet_sample(path, key, row)._replace(user=user)
 
     def _parquet_sample(self, path: Path, key: str, row: dict) -> _Sample:
