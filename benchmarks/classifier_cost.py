@@ -4,11 +4,12 @@ Real pairs (STS-B's test split and MSRPC's, 3,104 pairs) are scored, alternating
 loaded and warm, by
 
 * the metric alone: ``score_pairs`` (profile ``minilm``), what any Δsem,syn scoring costs;
-* the metric and the default classifier's probability (:mod:`metrics.crossencoder`), as ``metrics score`` does.
+* the metric and the default classifier's probability (:mod:`metrics.crossencoder`), as ``metrics score`` does, with
+  the network in float32 and in bfloat16 (the default where the CPU has native bfloat16).
 
 The best of ``--rounds`` runs of each is compared; the goal is a ratio ≤ 1.5. Then one pair of two 100 KB texts is
-scored by ``python -m metrics score`` in a child process, whose peak resident memory is read from the kernel
-(goal: under 1 GB)::
+scored by ``python -m metrics score`` in a child process, in each precision, whose peak resident memory is read from
+the kernel (goal: under 1 GB)::
 
     python benchmarks/classifier_cost.py [--rounds 3] [--size 100000]
 """
@@ -28,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.paraphrase_crossencoder import msrpc, stsb  # noqa: E402
-from metrics.crossencoder import load  # noqa: E402
+from metrics.crossencoder import PRECISION_VARIABLE, PRECISIONS, load, precision  # noqa: E402
 from metrics.scoring import score_pairs  # noqa: E402
 
 
@@ -53,9 +54,10 @@ _MEASURE = (
 )
 
 
-def peak_of_scoring(size: int) -> float:
-    """Peak resident MB of ``python -m metrics score`` on one pair of two ``size``-character texts: that child's own
-    peak, read by a small process that starts it (not this one, whose size a forked child would start from)."""
+def peak_of_scoring(size: int, kind: str) -> float:
+    """Peak resident MB of ``python -m metrics score`` on one pair of two ``size``-character texts, the network in
+    ``kind``: that child's own peak, read by a small process that starts it (not this one, whose size a forked child
+    would start from)."""
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "long.jsonl"
         first, second = long_pair(size)
@@ -64,7 +66,7 @@ def peak_of_scoring(size: int) -> float:
         # shrinks as a text grows (9,110 distinct words of MSRPC give 1%), so it refuses 100 KB of English
         command = [sys.executable, "-m", "metrics", "score", str(path), "--no-progress", "--no-language-check"]
         done = subprocess.run([sys.executable, "-c", _MEASURE, *command], cwd=ROOT, capture_output=True, text=True,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+                              env={**os.environ, "PYTHONPATH": str(ROOT), PRECISION_VARIABLE: kind})  # fmt: skip
         if done.returncode:
             raise SystemExit(f"scoring the long pair failed: {done.stderr}")
         return int(done.stdout.split()[-1]) / 1024
@@ -80,24 +82,30 @@ def main(argv: list[str] | None = None) -> int:
     second = [text for part in parts for text in part[1]]
     model = load()
     score_pairs(first[:64], second[:64], profile="minilm")  # models loaded and warm before either is timed
-    model.probability(first[:64], second[:64])
-    alone, both = [], []
+    for kind in PRECISIONS:
+        model.probability(first[:64], second[:64], kind=kind)
+    timed: dict[str, list[float]] = {"alone": [], **{kind: [] for kind in PRECISIONS}}
     for round_ in range(options.rounds):
         started = time.perf_counter()
         score_pairs(first, second, profile="minilm")
-        alone.append(time.perf_counter() - started)
-        started = time.perf_counter()
-        score_pairs(first, second, profile="minilm")
-        model.probability(first, second)
-        both.append(time.perf_counter() - started)
-        print(f"round {round_ + 1}: metric {alone[-1]:.1f} s, metric + probability {both[-1]:.1f} s", flush=True)
-    pairs = len(first)
-    print("| pairs | metric alone s | metric + probability s | ratio | pairs/s alone | pairs/s with probability |")
-    print("|---:|---:|---:|---:|---:|---:|")
-    print(f"| {pairs:,} | {min(alone):.1f} | {min(both):.1f} | {min(both) / min(alone):.2f} | "
-          f"{pairs / min(alone):.0f} | {pairs / min(both):.0f} |")  # fmt: skip
-    print(f"peak resident memory of `metrics score` on one pair of two {options.size:,}-character texts: "
-          f"{peak_of_scoring(options.size):,.0f} MB")  # fmt: skip
+        timed["alone"].append(time.perf_counter() - started)
+        for kind in PRECISIONS:
+            started = time.perf_counter()
+            score_pairs(first, second, profile="minilm")
+            model.probability(first, second, kind=kind)
+            timed[kind].append(time.perf_counter() - started)
+        print(f"round {round_ + 1}: " + ", ".join(f"{name} {seconds[-1]:.1f} s" for name, seconds in timed.items()),
+              flush=True)  # fmt: skip
+    pairs, alone = len(first), min(timed["alone"])
+    print(f"this machine scores in {precision()} by default")
+    print("| network | pairs | metric alone s | metric + probability s | ratio | pairs/s alone "
+          "| pairs/s with probability | peak MB, one pair of two long texts |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for kind in PRECISIONS:
+        both = min(timed[kind])
+        print(f"| {kind} | {pairs:,} | {alone:.1f} | {both:.1f} | {both / alone:.2f} | {pairs / alone:.0f} | "
+              f"{pairs / both:.0f} | {peak_of_scoring(options.size, kind):,.0f} |")  # fmt: skip
+    print(f"(the long pair: two texts of {options.size:,} characters)")
     return 0
 
 

@@ -74,7 +74,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     features = {}
     for split in ("calibration", "cut"):
         a, b, labels = data[split]
-        features[split] = (np.column_stack([card.logits(a, b), cosines(tuned, a, b), cosines(base, a, b)]), labels)
+        logits = card.logits(a, b, kind="float32")  # the precision its figures were measured in
+        features[split] = (np.column_stack([logits, cosines(tuned, a, b), cosines(base, a, b)]), labels)
     (calibration, c_labels), (dev, d_labels) = features["calibration"], features["cut"]
     print(f"trained on {len(scores):,} pairs ({options.corpora}, {options.epochs} epochs) in {minutes:.1f} min")
     print("| model | dev main-captions AUC | calibration pairs AUC |")

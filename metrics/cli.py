@@ -56,7 +56,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from builder.storage import local_path
-from metrics.crossencoder import CrossEncoderClassifier
+from metrics.crossencoder import PRECISION_VARIABLE, CrossEncoderClassifier, asked_precision
+from metrics.crossencoder import precision as crossencoder_precision
 from metrics.paraphrase import (
     DEFAULT_MODEL,
     META,
@@ -496,6 +497,7 @@ def check_scoring(profile: str) -> None:
     """
     from metrics.profiles import ensure_gensim_vectors, ensure_hub_model, get_profile
 
+    asked_precision()
     missing = [name for name in METRIC_MODULES if importlib.util.find_spec(name) is None]
     if missing:
         raise ModelUnavailable(
@@ -621,9 +623,15 @@ def _crossencoder_intro(classifier: CrossEncoderClassifier) -> str:
         f"Platt-calibrated on {trained['calibration']['pairs']:,} more ({trained['calibration']['corpora']}); the "
         "SHA-256 of every file is in its card (`metrics/data/paraphrase_crossencoder.json`)."
     )
+    kind = crossencoder_precision()
+    key = "crossencoder" if kind == "float32" else f"crossencoder_{kind}"
+    text += (
+        f" The network ran in {kind} on this machine (bfloat16 where the CPU multiplies it natively, float32 "
+        f"elsewhere; `{PRECISION_VARIABLE}=float32` or `bfloat16` fixes one); the figures below are of that precision."
+    )
     captions, msrpc = evaluation.get("stsb_test_captions"), evaluation.get("msrpc_test")
     if captions:
-        model, cosine = captions["crossencoder"], captions["cosine"]
+        model, cosine = captions.get(key, captions["crossencoder"]), captions["cosine"]
         low, high = model["intervals"]["auc"]
         text += (
             f" On the STS Benchmark's `main-captions` test split ({model['pairs']} caption pairs, "
@@ -633,7 +641,7 @@ def _crossencoder_intro(classifier: CrossEncoderClassifier) -> str:
             f"precision {cosine['precision_at_recall_0.80']:.2f} at recall ≥ 0.80."
         )
     if msrpc:
-        figures = msrpc["crossencoder"]
+        figures = msrpc.get(key, msrpc["crossencoder"])
         text += f" On MSRPC's test split at p ≥ 0.5: accuracy {figures['accuracy']:.3f}, F1 {figures['f1']:.3f}."
     return text + " `python benchmarks/paraphrase_crossencoder.py` recomputes them.\n"
 
@@ -826,7 +834,8 @@ def parser() -> argparse.ArgumentParser:
         type=classifier_name,
         metavar="{" + ",".join(MODELS) + "}",
         help="the shipped model giving paraphrase_probability: 'crossencoder' (default: all-MiniLM-L6-v2 fine-tuned "
-        "on STS-B, MSRPC and PAWS-Wiki, English), 'seed' (Brockett & Dolan's SVM on MSRPC, as the seed trained it) "
+        f"on STS-B, MSRPC and PAWS-Wiki, English; in bfloat16 where the CPU has it natively, {PRECISION_VARIABLE}"
+        "=float32 fixes float32), 'seed' (Brockett & Dolan's SVM on MSRPC, as the seed trained it) "
         "or 'measures' (over the Δsem,syn measures and a build's meta-information: built folders, profile minilm)",
     )
     score.add_argument(
@@ -880,6 +889,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = parser().parse_args(argv)
     source: Path = arguments.input
     try:
+        asked_precision()  # the network's precision, if one is asked, is a known one: said before the work
         if source.is_dir():
             output = arguments.output or source.with_name(source.name + "-scored")
             for name, results in score_folder(source, output, arguments).items():

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -34,6 +35,37 @@ WEIGHTS = DATA / "paraphrase_crossencoder.safetensors"
 FROZEN = ("bert.embeddings.word_embeddings.weight",)  # read from the base model, never shipped
 BATCH = 32
 _SPACE = re.compile(r"\s")
+# The arithmetic of the network's matrix products: bfloat16 where the CPU multiplies it natively (AMX or AVX-512
+# BF16: 2.7 times faster here, logits within 0.1 of float32's, the same figures to the third decimal), float32
+# elsewhere (emulated bfloat16 is slower than float32). The variable fixes one for every machine.
+PRECISION_VARIABLE = "WIKIPEDIA_IPC_CROSSENCODER_PRECISION"
+PRECISIONS = ("float32", "bfloat16")
+
+
+def native_bfloat16() -> bool:
+    """Whether this CPU multiplies bfloat16 matrices in hardware (PyTorch's own probe; False where it has none)."""
+    import torch
+
+    probes = ("_is_amx_tile_supported", "_is_avx512_bf16_supported")
+    return any(bool(getattr(torch.cpu, probe, lambda: False)()) for probe in probes)
+
+
+def asked_precision() -> str:
+    """:data:`PRECISION_VARIABLE` as set (``auto`` when unset): checked before any work, so a misspelling is said
+    before the scoring, not after it."""
+    asked = os.environ.get(PRECISION_VARIABLE, "auto").strip().lower() or "auto"
+    if asked not in ("auto", *PRECISIONS):
+        raise ValueError(f"{PRECISION_VARIABLE}={asked!r}: choose auto, float32 or bfloat16")
+    return asked
+
+
+def precision() -> str:
+    """The precision the network runs in here: :data:`PRECISION_VARIABLE` if set to ``float32`` or ``bfloat16``,
+    else bfloat16 where the CPU has it natively, float32 elsewhere."""
+    asked = asked_precision()
+    if asked != "auto":
+        return asked
+    return "bfloat16" if native_bfloat16() else "float32"
 
 
 def file_sha256(path: Path) -> str:
@@ -78,20 +110,32 @@ class CrossEncoderClassifier:
     def to_json(self) -> str:
         return json.dumps({"kind": "cross-encoder", **dataclasses.asdict(self)}, indent=1, ensure_ascii=False) + "\n"
 
-    def logits(self, first: Sequence[str], second: Sequence[str], progress: Callable | None = None) -> np.ndarray:
-        """The network's raw logit per pair, batched by length (short pairs are not padded to long ones)."""
-        return network(self).logits(first, second, progress)
+    def logits(
+        self, first: Sequence[str], second: Sequence[str], progress: Callable | None = None, kind: str | None = None
+    ) -> np.ndarray:
+        """The network's raw logit per pair, batched by length (short pairs are not padded to long ones), in
+        precision ``kind`` (default: :func:`precision`)."""
+        return network(self).logits(first, second, progress, kind or precision())
 
     def calibrate(self, logits: np.ndarray) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-(self.calibration["a"] * logits + self.calibration["c"])))
 
-    def probability(self, first: Sequence[str], second: Sequence[str], progress: Callable | None = None) -> np.ndarray:
-        """P(paraphrase) per pair."""
+    def probability(
+        self, first: Sequence[str], second: Sequence[str], progress: Callable | None = None, kind: str | None = None
+    ) -> np.ndarray:
+        """P(paraphrase) per pair, in precision ``kind`` (default: :func:`precision`)."""
         if len(first) != len(second):
             raise ValueError(f"{len(first)} first texts for {len(second)} second texts")
         if not len(first):
             return np.zeros(0)
-        return self.calibrate(self.logits(first, second, progress))
+        return self.calibrate(self.logits(first, second, progress, kind))
+
+    def labelled_probability(self, kind: str | None = None) -> list[float]:
+        """The cut pairs' probabilities as the network gives them in ``kind`` (default: :func:`precision`): a cut
+        by precision is chosen on the numbers the scoring will compute."""
+        kind = kind or precision()
+        key = "probability" if kind == "float32" else f"probability_{kind}"
+        return list(self.labelled.get(key) or self.labelled.get("probability", []))
 
 
 class _Network:
@@ -151,11 +195,16 @@ class _Network:
             cut.append(text[: space.start()] if space else text)
         return cut
 
-    def logits(self, first: Sequence[str], second: Sequence[str], progress: Callable | None = None) -> np.ndarray:
+    def logits(
+        self, first: Sequence[str], second: Sequence[str], progress: Callable | None = None, kind: str = "float32"
+    ) -> np.ndarray:
+        if kind not in PRECISIONS:
+            raise ValueError(f"precision {kind!r}: choose one of {', '.join(PRECISIONS)}")
         first, second = self.prefix(list(first)), self.prefix(list(second))
         order = sorted(range(len(first)), key=lambda i: len(first[i]) + len(second[i]))
         out = np.empty(len(first), dtype=np.float64)
-        with self.torch.inference_mode():
+        torch = self.torch
+        with torch.inference_mode():
             for start in range(0, len(order), BATCH):
                 chunk = order[start : start + BATCH]
                 encoded = self.tokenizer(
@@ -166,7 +215,10 @@ class _Network:
                     padding=True,
                     return_tensors="pt",
                 )
-                out[chunk] = self.model(**encoded).logits[:, 0].double().numpy()
+                # the encoder in ``kind``; the one-logit head in float32, so the logit is not rounded to bfloat16
+                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=kind == "bfloat16"):
+                    pooled = self.model.bert(**encoded).pooler_output
+                out[chunk] = self.model.classifier(pooled.float())[:, 0].double().numpy()
                 if progress is not None:
                     progress(len(chunk))
         return out

@@ -241,6 +241,10 @@ class Classifier:
             logits = self.calibration["a"] * logits + self.calibration["c"]
         return 1.0 / (1.0 + np.exp(-logits))
 
+    def labelled_probability(self) -> list[float]:
+        """The labelled sample's probabilities a cut by precision is chosen on."""
+        return list(self.labelled.get("probability", []))
+
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), indent=1, ensure_ascii=False) + "\n"
 
@@ -343,7 +347,7 @@ def cut_for_precision(model: AnyClassifier, min_precision: float) -> Cut:
     """
     if not 0 < min_precision <= 1:
         raise ValueError(f"--min-precision must be in (0, 1], not {min_precision}")
-    probabilities = np.asarray(model.labelled.get("probability", []), dtype=np.float64)
+    probabilities = np.asarray(model.labelled_probability(), dtype=np.float64)  # as this machine's scoring computes
     labels = np.asarray(model.labelled.get("label", []), dtype=np.int64)
     if not len(probabilities):
         raise ValueError(f"classifier {model.version} holds no labelled sample to choose a cut on")

@@ -155,7 +155,7 @@ def _build_and_score(arguments: argparse.Namespace, runs: Sequence[tuple[list[st
         return 2
     try:
         check_scoring(arguments.score)
-    except ModelUnavailable as error:
+    except (ModelUnavailable, ValueError) as error:
         print(f"error: --score {arguments.score}: {error}", file=sys.stderr)
         return 2
     output = Path(arguments.output)
