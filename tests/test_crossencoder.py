@@ -272,3 +272,18 @@ def test_long_texts_are_cut_to_the_word_pieces_the_pair_keeps(model: CrossEncode
                             max_length=model.max_length)["input_ids"]  # fmt: skip
         assert cut == whole
     assert len(net.prefix([long_a])[0]) < len(long_a) // 5
+
+
+@pytest.mark.parametrize("kind", PRECISIONS)
+def test_a_scored_card_names_the_precision_and_gives_its_figures(
+    model: CrossEncoderClassifier, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    from metrics.cli import _crossencoder_intro
+
+    monkeypatch.setenv(PRECISION_VARIABLE, kind)
+    text = _crossencoder_intro(model)
+    figures = model.evaluation["msrpc_test"][key(kind)]
+    assert f"The network ran in {kind} on this machine" in text
+    assert f"accuracy {figures['accuracy']:.3f}, F1 {figures['f1']:.3f}" in text
+    captions = model.evaluation["stsb_test_captions"][key(kind)]
+    assert f"expected calibration error {captions['ece']:.3f}" in text
