@@ -615,7 +615,6 @@ def _trained_on(trained: dict[str, object]) -> str:
 def _crossencoder_intro(classifier: CrossEncoderClassifier) -> str:
     """What the cross-encoder is, what it learnt from, and its figures on test splits it never saw."""
     trained: dict = classifier.trained_on  # type: ignore[assignment]
-    evaluation: dict = classifier.evaluation  # type: ignore[assignment]
     text = (
         f"`{PROBABILITY}` is the probability that a pair is a paraphrase (the same message), from classifier "
         f"`{classifier.version}` (`--classifier`): {classifier.base.get('name')} fine-tuned as a cross-encoder on "
@@ -624,15 +623,13 @@ def _crossencoder_intro(classifier: CrossEncoderClassifier) -> str:
         "SHA-256 of every file is in its card (`metrics/data/paraphrase_crossencoder.json`)."
     )
     kind = crossencoder_precision()
-    key = "crossencoder" if kind == "float32" else f"crossencoder_{kind}"
     text += (
         f" The network ran in {kind} on this machine (bfloat16 where the CPU multiplies it natively, float32 "
         f"elsewhere; `{PRECISION_VARIABLE}=float32` or `bfloat16` fixes one); the figures below are of that precision."
     )
-    captions, msrpc = evaluation.get("stsb_test_captions"), evaluation.get("msrpc_test")
-    if captions:
-        model, cosine = captions.get(key, captions["crossencoder"]), captions["cosine"]
-        low, high = model["intervals"]["auc"]
+    model, msrpc = classifier.figures("stsb_test_captions", kind), classifier.figures("msrpc_test", kind)
+    if model:
+        cosine, (low, high) = classifier.evaluation["stsb_test_captions"]["cosine"], model["intervals"]["auc"]
         text += (
             f" On the STS Benchmark's `main-captions` test split ({model['pairs']} caption pairs, "
             f"paraphrase = people's score ≥ 4, never seen in training): ROC AUC {model['auc']:.3f} [{low:.3f}, "
@@ -641,8 +638,7 @@ def _crossencoder_intro(classifier: CrossEncoderClassifier) -> str:
             f"precision {cosine['precision_at_recall_0.80']:.2f} at recall ≥ 0.80."
         )
     if msrpc:
-        figures = msrpc.get(key, msrpc["crossencoder"])
-        text += f" On MSRPC's test split at p ≥ 0.5: accuracy {figures['accuracy']:.3f}, F1 {figures['f1']:.3f}."
+        text += f" On MSRPC's test split at p ≥ 0.5: accuracy {msrpc['accuracy']:.3f}, F1 {msrpc['f1']:.3f}."
     return text + " `python benchmarks/paraphrase_crossencoder.py` recomputes them.\n"
 
 
@@ -653,14 +649,8 @@ def classifier_section(
     (and, with a cut chosen by precision, keeps). Where the model does not beat the ST rule on the labelled sample
     (``evaluation.against_rule``), the rule ``st > rule`` is the default cut the card shows, with the evidence."""
     if isinstance(classifier, CrossEncoderClassifier):
-        return _section_lines(
-            classifier,
-            _crossencoder_intro(classifier),
-            shares,
-            cut,
-            None,
-            f"{classifier.labelled.get('corpus')}, pairs people labelled that the network never trained on",
-        )
+        sample = f"{classifier.labelled.get('corpus')}, pairs people labelled that the network never trained on"
+        return _section_lines(classifier, _crossencoder_intro(classifier), shares, cut, None, sample)
     evaluation = classifier.evaluation
     figures: dict[str, object] = evaluation.get("at_recall_cut", {})  # type: ignore[assignment]
     baselines: dict[str, dict[str, float]] = evaluation.get("baselines", {})  # type: ignore[assignment]

@@ -130,6 +130,13 @@ class CrossEncoderClassifier:
             return np.zeros(0)
         return self.calibrate(self.logits(first, second, progress, kind))
 
+    def figures(self, corpus: str, kind: str | None = None) -> dict | None:
+        """The card's figures of the network on ``corpus`` in precision ``kind`` (default: :func:`precision`)."""
+        kind, stated = kind or precision(), self.evaluation.get(corpus)
+        if not isinstance(stated, dict):
+            return None
+        return stated.get("crossencoder" if kind == "float32" else f"crossencoder_{kind}", stated["crossencoder"])
+
     def labelled_probability(self, kind: str | None = None) -> list[float]:
         """The cut pairs' probabilities as the network gives them in ``kind`` (default: :func:`precision`): a cut
         by precision is chosen on the numbers the scoring will compute."""

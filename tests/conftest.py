@@ -33,24 +33,33 @@ os.environ.setdefault("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1")
 
 # The suite runs in two processes (pytest-xdist, ``-n 2 --dist loadfile`` in pyproject.toml: each test file in one
 # of them, its module fixtures made once). The longest files are handed out first, so that neither process is left
-# with a long one at the end while the other waits (docs/testing.md lists what each takes).
-LONGEST_FIRST = (  # by their seconds in the newest run with --durations=0 (2026-12-06), the longest first
-    "test_spark.py",  # 182
-    "test_deja_visual.py",  # 78
-    "test_object_store.py",  # 76
-    "test_metrics_cli.py",  # 66
-    "test_web_scale.py",  # 64
-    "test_output.py",  # 60
-    "test_paraphrase.py",  # 59
+# with a long one at the end while the other waits (docs/testing.md lists what each takes); pyproject.toml's
+# ``--no-loadscope-reorder`` keeps this order (xdist re-sorts files by their number of tests otherwise).
+LONGEST_FIRST = (  # by their seconds in the newest run (2026-12-06, two processes), the longest first
+    "test_spark.py",  # 157
+    "test_object_store.py",  # 91
+    "test_deja_visual.py",  # 89
+    "test_output.py",  # 56
+    "test_paraphrase.py",  # 56
+    "test_web_scale.py",  # 56
+    "test_metrics_cli.py",  # 52
     "test_spark_cluster.py",  # 51
-    "test_deja_build.py",  # 46
-    "test_captions_build.py",  # 38
-    "test_crossencoder.py",  # 38
-    "test_sparksmall.py",  # 34
-    "test_first_hour.py",  # 32
-    "test_dump_faults.py",  # 30
-    "test_compare_inputs.py",  # 27
-    "test_deja_users.py",  # 26
+    "test_captions_build.py",  # 44
+    "test_deja_build.py",  # 38
+    "test_compare_inputs.py",  # 32
+    "test_dump_faults.py",  # 31
+    "test_sparksmall.py",  # 30
+    "test_first_hour.py",  # 27
+    "test_cli_options.py",  # 24
+    "test_worker_lifetime.py",  # 22
+    "test_compare.py",  # 22
+    "test_crossencoder.py",  # 22
+    "test_copies.py",  # 19
+    "test_html_captions.py",  # 18
+    "test_incremental.py",  # 17
+    "test_progress.py",  # 17
+    "test_french_build.py",  # 16
+    "test_web_build.py",  # 15
 )
 
 
