@@ -20,6 +20,7 @@ downloaded: the base weights come from the installed package.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -42,8 +43,10 @@ PRECISION_VARIABLE = "WIKIPEDIA_IPC_CROSSENCODER_PRECISION"
 PRECISIONS = ("float32", "bfloat16")
 
 
+@functools.cache
 def native_bfloat16() -> bool:
-    """Whether this CPU multiplies bfloat16 matrices in hardware (PyTorch's own probe; False where it has none)."""
+    """Whether this CPU multiplies bfloat16 matrices in hardware (PyTorch's own probe, asked once; False where it has
+    none)."""
     import torch
 
     probes = ("_is_amx_tile_supported", "_is_avx512_bf16_supported")
