@@ -44,10 +44,6 @@ def captions(model: CrossEncoderClassifier) -> tuple[dict[str, np.ndarray], np.n
     return {kind: model.probability(first, second, kind=kind) for kind in PRECISIONS}, labels
 
 
-def key(kind: str) -> str:
-    """The card's name of the network's figures in precision ``kind``."""
-    return "crossencoder" if kind == "float32" else f"crossencoder_{kind}"
-
 
 def test_the_stsb_reader_gives_the_releases_counts() -> None:
     counts = {}
@@ -128,9 +124,10 @@ def test_the_shipped_figures_on_stsb_captions_are_recomputed_from_the_shipped_fi
     probabilities, labels = captions
     stated = model.evaluation["stsb_test_captions"]
     for kind, probability in probabilities.items():
-        figures = bench.figures(probability, labels)
+        figures, card = bench.figures(probability, labels), model.figures("stsb_test_captions", kind)
+        assert card is not (stated["crossencoder"] if kind == "bfloat16" else stated["crossencoder_bfloat16"])
         for name in ("auc", "precision_at_recall_0.80", "ece", "accuracy", "f1", "kept_share", "kept_mean_p"):
-            assert figures[name] == pytest.approx(stated[key(kind)][name], abs=2e-3), (kind, name)
+            assert figures[name] == pytest.approx(card[name], abs=2e-3), (kind, name)
     first, second, _ = bench.stsb("test", "main-captions")
     calibration = model.evaluation["cosine_platt"]
     cosine = 1 / (1 + np.exp(-(calibration["a"] * bench.cosine(first, second) + calibration["c"])))
@@ -187,7 +184,7 @@ def test_the_shipped_figures_on_msrpc_test_are_recomputed_from_the_shipped_files
     """In the precision this machine scores in (the card holds both; the caption test re-derives both)."""
     first, second, labels = bench.msrpc("test")
     figures = bench.figures(model.probability(first, second), labels)
-    stated = model.evaluation["msrpc_test"][key(precision())]
+    stated = model.figures("msrpc_test", precision())
     for name in ("auc", "accuracy", "f1", "ece"):
         assert figures[name] == pytest.approx(stated[name], abs=2e-3), name
 
@@ -282,8 +279,8 @@ def test_a_scored_card_names_the_precision_and_gives_its_figures(
 
     monkeypatch.setenv(PRECISION_VARIABLE, kind)
     text = _crossencoder_intro(model)
-    figures = model.evaluation["msrpc_test"][key(kind)]
+    figures = model.figures("msrpc_test", kind)
     assert f"The network ran in {kind} on this machine" in text
     assert f"accuracy {figures['accuracy']:.3f}, F1 {figures['f1']:.3f}" in text
-    captions = model.evaluation["stsb_test_captions"][key(kind)]
+    captions = model.figures("stsb_test_captions", kind)
     assert f"expected calibration error {captions['ece']:.3f}" in text
