@@ -131,12 +131,10 @@ def without(pairs: Pairs, reported: set[tuple[str, str]], name: str, dropped: di
     return take(pairs, np.flatnonzero(keep))
 
 
-NAMED = {"stsb": "STS-B train (score / 5 or score >= 4, as the recipe says)",
-         "msrpc": "MSRPC train less a seeded tenth", "paws": "PAWS-Wiki dev"}
-TRAINING_CORPORA = {  # name: (its file, its training pairs)
-    "stsb": ("stsb/sts-train.csv.gz", "STS-B train"),
-    "msrpc": ("msrpc/msr_paraphrase_train.txt.gz", "MSRPC train"),
-    "paws": ("paws/dev.tsv.gz", "PAWS-Wiki dev"),
+TRAINING_CORPORA = {  # name: (its file, its training pairs, what the card says of them)
+    "stsb": ("stsb/sts-train.csv.gz", "STS-B train", "STS-B train (score / 5 or score >= 4, as the recipe says)"),
+    "msrpc": ("msrpc/msr_paraphrase_train.txt.gz", "MSRPC train", "MSRPC train less a seeded tenth"),
+    "paws": ("paws/dev.tsv.gz", "PAWS-Wiki dev", "PAWS-Wiki dev"),
 }
 CORPORA = ("stsb", "msrpc", "paws")  # the shipped model's
 
@@ -311,7 +309,7 @@ def write_model(recipe: Recipe) -> None:
         calibration={"a": 1.0, "c": 0.0},
         evaluation={},
         trained_on={
-            "train": {"corpora": ", ".join(NAMED[name] for name in recipe.corpora)
+            "train": {"corpora": ", ".join(TRAINING_CORPORA[name][2] for name in recipe.corpora)
                       + (", each pair in both orders" if recipe.both_orders else ""),
                       "pairs": len(data["train"][2]), "paraphrases": int((data["train"][2] >= 0.8).sum()),
                       "files": data["files"]["train"]},
