@@ -132,7 +132,7 @@ def without(pairs: Pairs, reported: set[tuple[str, str]], name: str, dropped: di
 
 
 TRAINING_CORPORA = {  # name: (its file, its training pairs, what the card says of them)
-    "stsb": ("stsb/sts-train.csv.gz", "STS-B train", "STS-B train (score / 5 or score >= 4, as the recipe says)"),
+    "stsb": ("stsb/sts-train.csv.gz", "STS-B train", "STS-B train ({targets})"),
     "msrpc": ("msrpc/msr_paraphrase_train.txt.gz", "MSRPC train", "MSRPC train less a seeded tenth"),
     "paws": ("paws/dev.tsv.gz", "PAWS-Wiki dev", "PAWS-Wiki dev"),
 }
@@ -290,6 +290,7 @@ def write_model(recipe: Recipe) -> None:
     from metrics.profiles import minilm_path
 
     started = time.monotonic()
+    targets = "score / 5" if recipe.soft else "score >= 4"
     data = splits(recipe.soft, recipe.corpora)
     with tempfile.TemporaryDirectory() as out:
         state, epoch, history = train(data, recipe, Path(out))
@@ -309,7 +310,7 @@ def write_model(recipe: Recipe) -> None:
         calibration={"a": 1.0, "c": 0.0},
         evaluation={},
         trained_on={
-            "train": {"corpora": ", ".join(TRAINING_CORPORA[name][2] for name in recipe.corpora)
+            "train": {"corpora": ", ".join(TRAINING_CORPORA[name][2] for name in recipe.corpora).format(targets=targets)
                       + (", each pair in both orders" if recipe.both_orders else ""),
                       "pairs": len(data["train"][2]), "paraphrases": int((data["train"][2] >= 0.8).sum()),
                       "files": data["files"]["train"]},
@@ -322,7 +323,7 @@ def write_model(recipe: Recipe) -> None:
                        "epochs": recipe.epochs, "epoch_kept": epoch, "batch": recipe.batch,
                        "learning_rate": recipe.learning_rate, "both_orders": recipe.both_orders,
                        "autocast": "bfloat16" if recipe.bfloat16 and native_bfloat16() else "float32",
-                       "warmup": 0.1, "sts_targets": "score / 5" if recipe.soft else "score >= 4",
+                       "warmup": 0.1, "sts_targets": targets,
                        "weight_decay": 0.01, "seed": SEED, "frozen": list(FROZEN), "stored": "float16",
                        "history": history, "seconds": round(trained, 1)},
             "sts_paraphrase": STS_PARAPHRASE,
