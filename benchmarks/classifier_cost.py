@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.paraphrase_crossencoder import msrpc, stsb  # noqa: E402
-from metrics.crossencoder import PRECISION_VARIABLE, PRECISIONS, load, precision  # noqa: E402
+from metrics.crossencoder import PRECISION_VARIABLE, PRECISIONS, load, precision, scored_cosine  # noqa: E402
 from metrics.scoring import score_pairs  # noqa: E402
 
 
@@ -91,8 +91,9 @@ def main(argv: list[str] | None = None) -> int:
         timed["alone"].append(time.perf_counter() - started)
         for kind in PRECISIONS:
             started = time.perf_counter()
-            score_pairs(first, second, profile="minilm")
-            model.probability(first, second, kind=kind)
+            scores = score_pairs(first, second, profile="minilm")
+            # as ``metrics score`` does: a calibration that weighs the cosine takes the scores' own
+            model.probability(first, second, kind=kind, cosine=scored_cosine(scores))
             timed[kind].append(time.perf_counter() - started)
         print(f"round {round_ + 1}: " + ", ".join(f"{name} {seconds[-1]:.1f} s" for name, seconds in timed.items()),
               flush=True)  # fmt: skip

