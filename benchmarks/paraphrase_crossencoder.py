@@ -292,14 +292,13 @@ def train(
     return state, int(best["epoch"]), history  # type: ignore[arg-type]
 
 
-def fit_calibration(
-    card: CrossEncoderClassifier, pairs: Pairs, terms: Sequence[str], cosine: np.ndarray | None = None
-) -> dict[str, float]:
-    """Platt's map over the shipped (float16) network's logit on ``pairs`` and ``terms`` besides it (the
-    sentence model's cosine of ``pairs`` computed here unless given)."""
+def fit_calibration(card: CrossEncoderClassifier, pairs: Pairs, terms: Sequence[str]) -> dict[str, float]:
+    """Platt's map over the shipped (float16) network's logit on ``pairs`` and ``terms`` besides it, with the
+    lengths it was fitted on (a length beyond them is taken as the nearest)."""
     first, second, labels = pairs
     logits = card.logits(first, second, kind="float32")
-    if any(term.startswith("cosine") for term in terms) and cosine is None:
+    cosine = None
+    if any(term.startswith("cosine") for term in terms):
         cosine = np.asarray(minilm_cosine(first, second), dtype=np.float64)
     words = pair_words(first, second)
     values = calibration_terms(logits, cosine, words)
