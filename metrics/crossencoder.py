@@ -26,7 +26,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +51,16 @@ TERMS = ("cosine", "log_words", "logit_log_words", "cosine_log_words")
 # a length outside the calibration pairs' is taken as the nearest one they hold (``words_low``, ``words_high`` in the
 # card): the terms' weights were fitted there, and a product with the length grows without bound beyond it
 LENGTH_RANGE = ("words_low", "words_high")
+
+
+def weighs_cosine(terms: Iterable[str]) -> bool:
+    """Whether a calibration of ``terms`` needs the pairs' cosine."""
+    return any(term.startswith("cosine") for term in terms)
+
+
+def weighs_length(terms: Iterable[str]) -> bool:
+    """Whether a calibration of ``terms`` needs the pairs' length in words."""
+    return any(term.endswith("log_words") for term in terms)
 
 
 @functools.cache
@@ -117,7 +127,7 @@ class CrossEncoderClassifier:
     @property
     def takes_cosine(self) -> bool:
         """Whether its calibration weighs the sentence model's cosine (:func:`minilm_cosine`)."""
-        return any(term.startswith("cosine") for term in self.calibration)
+        return weighs_cosine(self.calibration)
 
     @classmethod
     def from_json(cls, text: str, where: str = "classifier") -> CrossEncoderClassifier:
@@ -136,7 +146,7 @@ class CrossEncoderClassifier:
     def calibration_said(self) -> str:
         """How its probability is calibrated, in words (for a scored folder's card)."""
         weighed = " and the untuned sentence model's cosine" if self.takes_cosine else ""
-        if any(term.endswith("log_words") for term in self.calibration):
+        if weighs_length(self.calibration):
             weighed += ", each weighed by the pair's length in words"
         return f"Platt-calibrated over its logit{weighed}," if weighed else "Platt-calibrated"
 
@@ -155,8 +165,9 @@ class CrossEncoderClassifier:
         probability)."""
         if words is not None and "words_low" in self.calibration:
             words = np.clip(words, self.calibration["words_low"], self.calibration["words_high"])
-        terms = calibration_terms(np.asarray(logits, dtype=np.float64), cosine, words)
-        z = self.calibration["a"] * np.asarray(logits, dtype=np.float64) + self.calibration["c"]
+        logits = np.asarray(logits, dtype=np.float64)
+        terms = calibration_terms(logits, cosine, words)
+        z = self.calibration["a"] * logits + self.calibration["c"]
         for name in TERMS:
             if name in self.calibration:
                 if terms[name] is None:

@@ -316,13 +316,23 @@ def test_a_calibration_weighs_its_terms_by_hand(model: CrossEncoderClassifier) -
 
 
 def test_platt_over_one_column_is_platt(model: CrossEncoderClassifier) -> None:
-    """The calibration's fit over several terms is Platt's own where there is only the logit."""
+    """The calibration's fit over several terms is Platt's own where there is only the logit, and over several it
+    minimises the log loss of Platt's smoothed targets: the gradient is zero in every column (the cut pairs' real
+    margins and lengths)."""
     from benchmarks.paraphrase_study import platt, platt_terms
 
     probability = np.asarray(model.labelled["probability"])
     labels = np.asarray(model.labelled["label"])
     margins = np.log(probability / (1 - probability))
     assert platt_terms(margins[:, None], labels) == platt(margins, labels)
+    first, second, _ = bench.splits()["cut"]
+    log_words = np.log(pair_words(first, second))
+    design = np.column_stack([margins, log_words, margins * log_words])
+    *weights, intercept = platt_terms(design, labels)
+    positives, negatives = labels.sum(), len(labels) - labels.sum()
+    targets = np.where(labels == 1, (positives + 1) / (positives + 2), 1 / (negatives + 2))
+    residual = 1 / (1 + np.exp(-(design @ np.array(weights) + intercept))) - targets
+    assert np.abs(np.column_stack([design, np.ones(len(labels))]).T @ residual).max() < 1e-6
 
 
 def test_the_scores_cosine_is_reused_only_where_it_is_the_minilm_profiles() -> None:
