@@ -2,12 +2,14 @@
 
 The cross-encoder (:mod:`benchmarks.paraphrase_crossencoder`) trails the plain cosine of the sentence model on the
 STS Benchmark's caption pairs. This script asks whether the sentence model itself, fine-tuned with
-sentence-transformers' ``CoSENTLoss`` on pairs people scored, would do better, and whether stacking it with the
-cross-encoder would. It chooses nothing on a test split: every figure is on the STS-B dev ``main-captions`` pairs
-(the ones ``--min-precision`` cuts on) and on the calibration pairs, as the module docstring of
-:mod:`benchmarks.paraphrase_crossencoder` splits them::
+sentence-transformers' ``CoSENTLoss`` on pairs people scored, would do better, and whether its cosine would do
+better than the untuned one in the shipped calibration (the logit, the cosine and the length terms). It chooses
+nothing on a test split: every figure is out of fold over the calibration pairs, read on STS-B dev's
+``main-captions`` pairs among them (the ones ``--min-precision`` cuts on) and on MSRPC train's held-out tenth, as
+the module docstring of :mod:`benchmarks.paraphrase_crossencoder` splits them::
 
     python benchmarks/paraphrase_biencoder.py [--corpora sts|all] [--epochs 3]   # ~12 min (sts) or ~40 min (all)
+    python benchmarks/paraphrase_biencoder.py --tuned FOLDER   # a model kept by --save FOLDER, measured again
 
 ``sts`` trains on STS-B train alone (scores / 5, 5,234 pairs once the reporting splits' pairs are left out), ``all``
 on the cross-encoder's training pairs (STS-B as scores / 5, MSRPC and PAWS-Wiki as 0/1).
@@ -27,7 +29,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.paraphrase_crossencoder import SEED, reported_pairs, splits, stsb, without  # noqa: E402
+from benchmarks.paraphrase_crossencoder import (  # noqa: E402
+    SEED,
+    design,
+    dev_table,
+    reported_pairs,
+    splits,
+    stsb,
+    without,
+)
 
 
 def cosines(model, first: Sequence[str], second: Sequence[str]) -> np.ndarray:  # noqa: ANN001 - a SentenceTransformer
@@ -42,55 +52,54 @@ def main(argv: Sequence[str] | None = None) -> int:
     from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
     from sentence_transformers import SentenceTransformerTrainingArguments as Arguments
     from sentence_transformers.losses import CoSENTLoss
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import roc_auc_score
 
-    from metrics.crossencoder import load
+    from metrics.crossencoder import TERMS, load, minilm_cosine, pair_words
     from metrics.profiles import minilm_path
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpora", choices=("sts", "all"), default="sts")
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--learning-rate", type=float, default=2e-5)
+    parser.add_argument("--save", type=Path, help="keep the fine-tuned model in this folder")
+    parser.add_argument("--tuned", type=Path, help="measure this fine-tuned model (a --save folder), not train one")
     options = parser.parse_args(argv)
     torch.manual_seed(SEED)
     data = splits(soft=True)
-    first, second, scores = (
-        without(stsb("train", soft=True), reported_pairs(), "STS-B train", {})
-        if options.corpora == "sts"
-        else data["train"]
-    )
-    base = SentenceTransformer(minilm_path(), device="cpu")
-    tuned = SentenceTransformer(minilm_path(), device="cpu")
-    started = time.monotonic()
-    with tempfile.TemporaryDirectory() as out:
-        arguments = Arguments(output_dir=out, num_train_epochs=options.epochs, per_device_train_batch_size=32,
-                              learning_rate=options.learning_rate, warmup_ratio=0.1, seed=SEED, data_seed=SEED,
-                              save_strategy="no", report_to="none", use_cpu=True, disable_tqdm=True)  # fmt: skip
-        pairs = Dataset.from_dict({"s1": list(first), "s2": list(second), "score": scores.astype(np.float32)})
-        SentenceTransformerTrainer(model=tuned, args=arguments, train_dataset=pairs, loss=CoSENTLoss(tuned)).train()
-    minutes = (time.monotonic() - started) / 60
+    if options.tuned:
+        tuned = SentenceTransformer(str(options.tuned), device="cpu")
+        print(f"measuring {options.tuned}, not trained here")
+    else:
+        first, second, scores = (
+            without(stsb("train", soft=True), reported_pairs(), "STS-B train", {})
+            if options.corpora == "sts"
+            else data["train"]
+        )
+        tuned = SentenceTransformer(minilm_path(), device="cpu")
+        started = time.monotonic()
+        with tempfile.TemporaryDirectory() as out:
+            arguments = Arguments(output_dir=out, num_train_epochs=options.epochs, per_device_train_batch_size=32,
+                                  learning_rate=options.learning_rate, warmup_ratio=0.1, seed=SEED, data_seed=SEED,
+                                  save_strategy="no", report_to="none", use_cpu=True, disable_tqdm=True)  # fmt: skip
+            pairs = Dataset.from_dict({"s1": list(first), "s2": list(second), "score": scores.astype(np.float32)})
+            SentenceTransformerTrainer(model=tuned, args=arguments, train_dataset=pairs, loss=CoSENTLoss(tuned)).train()
+        minutes = (time.monotonic() - started) / 60
+        print(f"trained on {len(scores):,} pairs ({options.corpora}, {options.epochs} epochs) in {minutes:.1f} min")
+        if options.save:
+            tuned.save(str(options.save))
     card = load()
-    features = {}
-    for split in ("calibration", "cut"):
-        a, b, labels = data[split]
-        logits = card.logits(a, b, kind="float32")  # the precision its figures were measured in
-        features[split] = (np.column_stack([logits, cosines(tuned, a, b), cosines(base, a, b)]), labels)
-    (calibration, c_labels), (dev, d_labels) = features["calibration"], features["cut"]
-    print(f"trained on {len(scores):,} pairs ({options.corpora}, {options.epochs} epochs) in {minutes:.1f} min")
-    print("| model | dev main-captions AUC | calibration pairs AUC |")
-    print("|---|---:|---:|")
-    for columns, name in (([2], "cosine, all-MiniLM-L6-v2"), ([0], "cross-encoder (shipped)"),
-                          ([1], "cosine, fine-tuned bi-encoder"), ([0, 1], "stack: cross-encoder + fine-tuned"),
-                          ([0, 2], "stack: cross-encoder + cosine")):  # fmt: skip
-        if len(columns) == 1:
-            dev_score, calibration_score = dev[:, columns[0]], calibration[:, columns[0]]
-        else:  # logistic regression fitted on the calibration pairs, as Platt is
-            stack = LogisticRegression().fit(calibration[:, columns], c_labels >= 0.5)
-            dev_score = stack.predict_proba(dev[:, columns])[:, 1]
-            calibration_score = stack.predict_proba(calibration[:, columns])[:, 1]
-        print(f"| {name} | {roc_auc_score(d_labels >= 0.5, dev_score):.3f} | "
-              f"{roc_auc_score(c_labels >= 0.5, calibration_score):.3f} |")  # fmt: skip
+    a, b, labels = data["calibration"]
+    logits = card.logits(a, b, kind="float32")  # the precision the card's figures were measured in
+    untuned = np.asarray(minilm_cosine(a, b), dtype=np.float64)  # as the shipped calibration weighs it
+    fine_tuned, words = cosines(tuned, a, b), pair_words(a, b)
+    print("Out of fold (five folds over the calibration pairs); the cut pairs are STS-B dev's captions among them.")
+    print(dev_table({
+        "the cosine alone, all-MiniLM-L6-v2": untuned[:, None],
+        "the cosine alone, fine-tuned": fine_tuned[:, None],
+        "shipped: logit, cosine and length terms": design(logits, untuned, words, TERMS),
+        "the same, the fine-tuned cosine in its place": design(logits, fine_tuned, words, TERMS),
+        "the same, both cosines": np.column_stack([design(logits, untuned, words, TERMS), fine_tuned,
+                                                   fine_tuned * np.log(words)]),
+    }, data))  # fmt: skip
     return 0
 
 

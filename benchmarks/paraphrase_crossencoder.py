@@ -23,6 +23,11 @@ p ≥ 0.5, each with a 95% bootstrap interval over pairs::
     python benchmarks/paraphrase_crossencoder.py --write-model  # train it again (seeded), write it, then the figures
     python benchmarks/paraphrase_crossencoder.py --write-figures  # the figures into the card, not trained again
 
+How a calibration or a network is chosen, on the calibration pairs out of fold (no test split read)::
+
+    python benchmarks/paraphrase_crossencoder.py --dev          # the calibrations the shipped one was chosen among
+    python benchmarks/paraphrase_crossencoder.py --base FOLDER  # another model as the cross-encoder, and its cost
+
 Other recipes are measured with the same command and flags (``--soft-sts --both-orders --corpora stsb msrpc
 --batch 16 --bfloat16``; docs/paraphrases.md gives what each did); a model of any recipe but the default is named
 apart (:meth:`Recipe.version`), and each epoch logs the cut pairs' ROC AUC beside the calibration pairs' log loss.
@@ -62,7 +67,6 @@ from metrics.crossencoder import (  # noqa: E402
     load,
     minilm_cosine,
     pair_words,
-    weighs_cosine,
     weighs_length,
 )
 
@@ -168,14 +172,18 @@ def splits(soft: bool = False, corpora: Sequence[str] = CORPORA) -> dict[str, ob
     read = {"stsb": lambda: stsb("train", soft=soft), "msrpc": lambda: take(train_msrpc, kept),
             "paws": lambda: paws("dev")}  # fmt: skip
     train = join(*(without(read[name](), reported, TRAINING_CORPORA[name][1], dropped) for name in corpora))
-    calibration = join(
-        without(stsb("dev"), reported, "STS-B dev", dropped),
-        without(take(train_msrpc, np.sort(held)), reported, "MSRPC train, held out", dropped),
-    )
+    sts_dev = without(stsb("dev"), reported, "STS-B dev", dropped)
+    msrpc_held = without(take(train_msrpc, np.sort(held)), reported, "MSRPC train, held out", dropped)
+    cut = without(stsb("dev", "main-captions"), reported, "STS-B dev main-captions", {})
+    rows: dict[tuple[str, str], list[int]] = {}  # a pair STS-B dev holds twice is two rows
+    for i, pair in enumerate(zip(sts_dev[0], sts_dev[1], strict=True)):
+        rows.setdefault(pair, []).append(i)
     return {
         "train": train,
-        "calibration": calibration,
-        "cut": without(stsb("dev", "main-captions"), reported, "STS-B dev main-captions", {}),
+        "calibration": join(sts_dev, msrpc_held),
+        "cut": cut,
+        "cut_rows": np.array([rows[pair].pop(0) for pair in zip(cut[0], cut[1], strict=True)]),  # in "calibration"
+        "msrpc_rows": np.arange(len(sts_dev[2]), len(sts_dev[2]) + len(msrpc_held[2])),  # in "calibration"
         "files": files,
         "msrpc_held": [int(i) for i in np.sort(held)],
         "dropped": dropped,
@@ -229,10 +237,11 @@ class Recipe:
 
 
 def train(
-    data: dict[str, object], recipe: Recipe, out: Path
+    data: dict[str, object], recipe: Recipe, out: Path, base: str | None = None
 ) -> tuple[dict[str, np.ndarray], int, list[dict]]:
-    """Fine-tune; after each epoch, the calibration pairs' log loss (the epoch kept) and, for the log only, the cut
-    pairs' ROC AUC. Returns the best epoch's changed tensors."""
+    """Fine-tune ``base`` (by default the ``minilm`` profile's all-MiniLM-L6-v2); after each epoch, the calibration
+    pairs' log loss (the epoch kept) and, for the log only, the cut pairs' ROC AUC. Returns the best epoch's changed
+    tensors."""
     import torch
     from datasets import Dataset
     from sentence_transformers.cross_encoder import CrossEncoder, CrossEncoderTrainer, CrossEncoderTrainingArguments
@@ -243,7 +252,7 @@ def train(
     from metrics.profiles import minilm_path
 
     torch.manual_seed(SEED)
-    model = CrossEncoder(minilm_path(), num_labels=1, max_length=MAX_LENGTH)
+    model = CrossEncoder(base or minilm_path(), num_labels=1, max_length=MAX_LENGTH, device="cpu")
     for name, parameter in model.model.named_parameters():
         if name in FROZEN:
             parameter.requires_grad_(False)
@@ -306,19 +315,120 @@ def train(
     return state, int(best["epoch"]), history  # type: ignore[arg-type]
 
 
-def fit_calibration(card: CrossEncoderClassifier, pairs: Pairs, terms: Sequence[str]) -> dict[str, float]:
-    """Platt's map over the shipped (float16) network's logit on ``pairs`` and ``terms`` besides it, with the
-    lengths it was fitted on (a length beyond them is taken as the nearest)."""
-    first, second, labels = pairs
-    logits = card.logits(first, second, kind="float32")
-    cosine = np.asarray(minilm_cosine(first, second), dtype=np.float64) if weighs_cosine(terms) else None
-    words = pair_words(first, second)
+def design(logits: np.ndarray, cosine: np.ndarray | None, words: np.ndarray, terms: Sequence[str]) -> np.ndarray:
+    """The columns Platt's map weighs: the logit, then each of ``terms``."""
     values = calibration_terms(logits, cosine, words)
-    weights = platt_terms(np.column_stack([logits, *(values[term] for term in terms)]), labels)
+    return np.column_stack([logits, *(values[term] for term in terms)])
+
+
+def calibration_columns(card: CrossEncoderClassifier, pairs: Pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What a calibration weighs on ``pairs``: the shipped (float16) network's logit, the untuned sentence model's
+    cosine and each pair's length in words."""
+    first, second, _ = pairs
+    cosine = np.asarray(minilm_cosine(first, second), dtype=np.float64)
+    return card.logits(first, second, kind="float32"), cosine, pair_words(first, second)
+
+
+def fit_calibration(
+    columns: tuple[np.ndarray, np.ndarray, np.ndarray], labels: np.ndarray, terms: Sequence[str]
+) -> dict[str, float]:
+    """Platt's map over the logit and ``terms`` besides it (:func:`calibration_columns`), with the lengths it was
+    fitted on (a length beyond them is taken as the nearest)."""
+    logits, cosine, words = columns
+    weights = platt_terms(design(logits, cosine, words, terms), labels)
     fitted = {"a": weights[0], **dict(zip(terms, weights[1:-1], strict=True)), "c": weights[-1]}
     if weighs_length(terms):  # the lengths it was fitted on
         fitted.update(words_low=float(words.min()), words_high=float(words.max()))
     return fitted
+
+
+def out_of_fold(design: np.ndarray, labels: np.ndarray, folds: int = 5) -> np.ndarray:
+    """Each pair's probability by Platt's map over ``design``'s columns fitted on the other folds (seeded,
+    stratified by label): how calibration terms are compared on the calibration pairs, which have no split of
+    their own to test on."""
+    from sklearn.model_selection import StratifiedKFold
+
+    probability = np.empty(len(labels))
+    for fitted, held in StratifiedKFold(folds, shuffle=True, random_state=SEED).split(design, labels):
+        *weights, intercept = platt_terms(design[fitted], labels[fitted])
+        probability[held] = 1 / (1 + np.exp(-(design[held] @ np.asarray(weights) + intercept)))
+    return probability
+
+
+def dev_figures(probability: np.ndarray, data: dict[str, object]) -> dict[str, float]:
+    """What a calibration or a network is chosen by, from its probabilities on the calibration pairs: the cut
+    pairs' (STS-B dev's captions) :func:`figures` and the held-out tenth of MSRPC train's accuracy at p ≥ 0.5."""
+    labels = np.asarray(data["calibration"][2])  # type: ignore[index]
+    cut, msrpc_rows = data["cut_rows"], data["msrpc_rows"]
+    held = (probability[msrpc_rows] >= 0.5) == (labels[msrpc_rows] == 1)  # type: ignore[index]
+    return {**figures(probability[cut], labels[cut]), "msrpc_held_accuracy": float(held.mean())}  # type: ignore[index]
+
+
+def measure_base(base: Path, recipe: Recipe) -> None:
+    """Another model (a local folder) trained as a cross-encoder by ``recipe`` and measured on dev pairs only, beside
+    the shipped network: nothing is written, and no test split is read. The ratio of the two networks' pairs per
+    second says what it would cost."""
+    import tempfile
+
+    import torch
+    from sentence_transformers.cross_encoder import CrossEncoder
+
+    if not (base / "config.json").is_file():
+        raise SystemExit(f"--base {base}: no config.json there; give the folder of a model saved by transformers")
+    data = splits(recipe.soft, recipe.corpora)
+    with tempfile.TemporaryDirectory() as out:
+        state, epoch, _ = train(data, recipe, Path(out), base=str(base))
+    model = CrossEncoder(str(base), num_labels=1, max_length=MAX_LENGTH, device="cpu")
+    loaded = model.model.load_state_dict({name: torch.from_numpy(value) for name, value in state.items()}, strict=False)
+    if loaded.unexpected_keys:
+        raise SystemExit(f"--base {base}: the trained tensors do not fit the model: {loaded.unexpected_keys[:3]}")
+    first, second, labels = data["calibration"]  # type: ignore[misc]
+    shipped, words = load(), pair_words(first, second)
+    cosine_ = np.asarray(minilm_cosine(first, second), dtype=np.float64)
+    logits, rates = {}, {}
+    order = np.argsort([len(a) + len(b) for a, b in zip(first, second, strict=True)], kind="stable")  # as shipped
+    for name in ("shipped", "base"):
+        started = time.monotonic()
+        if name == "base":
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                ordered = model.predict([(first[i], second[i]) for i in order], activation_fn=torch.nn.Identity(),
+                                        batch_size=64, show_progress_bar=False)  # fmt: skip
+            logits[name] = np.empty(len(order))
+            logits[name][order] = np.asarray(ordered, dtype=np.float64)
+        else:
+            logits[name] = shipped.logits(first, second, kind="bfloat16")
+        rates[name] = len(labels) / (time.monotonic() - started)
+    print(f"{base.name}, epoch {epoch} kept: {rates['base']:.0f} pairs/s against the shipped network's "
+          f"{rates['shipped']:.0f} in bfloat16 ({rates['shipped'] / rates['base']:.1f} times its cost)")  # fmt: skip
+    print(dev_table({f"{name} network, {said}": design(logits[name], cosine_, words, terms)
+                     for name in ("shipped", "base")
+                     for said, terms in (("Platt over the logit", ()), ("with the cosine and length terms", TERMS))},
+                    data))  # fmt: skip
+
+
+def dev_table(rows: dict[str, np.ndarray], data: dict[str, object]) -> str:
+    """Each row's :func:`dev_figures` for Platt's map over its columns, out of fold, as a markdown table."""
+    lines = ["| calibration | cut AUC | precision at recall 0.80 | ECE | share / mean p at p >= 0.5 | MSRPC held acc |",
+             "|---|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for name, columns in rows.items():
+        f = dev_figures(out_of_fold(columns, data["calibration"][2]), data)  # type: ignore[index]
+        lines.append(f"| {name} | {f['auc']:.4f} | {f['precision_at_recall_0.80']:.3f} | {f['ece']:.3f} | "
+                     f"{f['kept_share']:.3f} / {f['kept_mean_p']:.3f} | {f['msrpc_held_accuracy']:.3f} |")  # fmt: skip
+    return "\n".join(lines)
+
+
+def dev_rows(card: CrossEncoderClassifier, data: dict[str, object]) -> dict[str, np.ndarray]:
+    """The calibrations the shipped one was chosen among, over its network: the columns of each."""
+    logits, cosine_, words = calibration_columns(card, data["calibration"])  # type: ignore[arg-type]
+    first, second, _ = data["calibration"]  # type: ignore[misc]
+    swapped = card.logits(second, first, kind="float32")
+    return {
+        "the cosine alone": cosine_[:, None],
+        "Platt over the logit alone": logits[:, None],
+        "shipped: the logit, the cosine and the length terms": design(logits, cosine_, words, TERMS),
+        "the same, the logit averaged over both orders (two passes)": design((logits + swapped) / 2, cosine_, words,
+                                                                            TERMS),
+    }  # fmt: skip
 
 
 def write_model(recipe: Recipe) -> None:
@@ -396,7 +506,8 @@ def write_card(
         weights=WEIGHTS.name,
         weights_sha256=file_sha256(WEIGHTS),
     )  # fmt: skip
-    card = dataclasses.replace(card, calibration=fit_calibration(card, data["calibration"], recipe.terms))
+    columns = calibration_columns(card, data["calibration"])
+    card = dataclasses.replace(card, calibration=fit_calibration(columns, data["calibration"][2], recipe.terms))
     first, second, labels = data["cut"]
     cut_probability = card.probability(first, second, kind="float32")
     card = dataclasses.replace(card, labelled={"probability": [round(float(p), 6) for p in cut_probability],
@@ -599,6 +710,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="what the calibration weighs beside the logit")  # fmt: skip
     parser.add_argument("--recalibrate", action="store_true",
                         help="fit the calibration of the shipped weights again (with --terms), not trained again")
+    parser.add_argument("--base", type=Path,
+                        help="train this local model as the cross-encoder instead and measure it on dev pairs only, "
+                             "beside the shipped one (nothing written; e.g. all-mpnet-base-v2's folder)")  # fmt: skip
+    parser.add_argument("--dev", action="store_true",
+                        help="the calibrations the shipped one was chosen among, out of fold on the calibration "
+                             "pairs (no test split read)")  # fmt: skip
     parser.add_argument("--only", nargs="*", choices=list(REPORTED), default=list(REPORTED),
                         help="the reporting corpora (default: all)")  # fmt: skip
     parser.add_argument("--json", type=Path, help="also write the figures here")
@@ -607,6 +724,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     recipe = Recipe(epochs=arguments.epochs, learning_rate=arguments.learning_rate, batch=arguments.batch,
                     soft=arguments.soft_sts, both_orders=arguments.both_orders, corpora=tuple(arguments.corpora),
                     bfloat16=arguments.bfloat16, terms=tuple(arguments.terms))  # fmt: skip
+    if arguments.base:
+        measure_base(arguments.base, recipe)
+        return 0
+    if arguments.dev:
+        data = splits()
+        print(dev_table(dev_rows(load(), data), data))
+        return 0
     if arguments.write_model:
         write_model(recipe)
     elif arguments.recalibrate:
