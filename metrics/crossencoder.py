@@ -321,10 +321,20 @@ MINILM_ST = "profile:minilm|st:all-MiniLM-L6-v2("
 
 
 def minilm_cosine(first: Sequence[str], second: Sequence[str]) -> list[float]:
-    """all-MiniLM-L6-v2's cosine of each pair, as the ``minilm`` profile's ``st`` measure computes it."""
+    """all-MiniLM-L6-v2's cosine of each pair, as the ``minilm`` profile's ``st`` measure computes it. What the
+    measure warns of (texts cut to the model's limit, pairs without a score) is said again as the classifier's:
+    whoever asked for a probability did not ask for ``st``."""
+    import warnings
+
     from metrics.scoring import score_pairs
 
-    return score_pairs(list(first), list(second), profile="minilm", measures=["st"], check_language=False)["st"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cosine = score_pairs(list(first), list(second), profile="minilm", measures=["st"], check_language=False)["st"]
+    for said in caught:
+        warnings.warn(f"paraphrase_probability's cosine (all-MiniLM-L6-v2, as the minilm profile's st): "
+                      f"{said.message}", said.category, stacklevel=2)  # fmt: skip
+    return cosine
 
 
 def scored_cosine(scores: Mapping[str, object] | None) -> list[float] | None:

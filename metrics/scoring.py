@@ -501,7 +501,8 @@ def _warn(result: dict[str, object], total: int, reasons: dict[str, int], limits
         cut = [f"{measure} {count:,} (to {limits[measure]})" for measure, count in by_measure.items() if count]
         whole = [measure for measure, count in by_measure.items() if not count]
         warnings.warn(
-            f"{result['truncated']:,} texts were cut to the models' limit; texts cut per measure: {', '.join(cut)}"
+            (f"{result['truncated']:,} texts were" if result["truncated"] != 1 else "1 text was")
+            + f" cut to the models' limit; texts cut per measure: {', '.join(cut)}"
             + (f"; {', '.join(whole)} read every text whole" if whole else ""),
             stacklevel=3,
         )

@@ -275,6 +275,15 @@ def test_long_texts_are_cut_to_the_word_pieces_the_pair_keeps(model: CrossEncode
     assert len(net.prefix([long_a])[0]) < len(long_a) // 5
 
 
+def test_a_text_cut_for_the_classifiers_own_cosine_is_said_as_the_classifiers(model: CrossEncoderClassifier) -> None:
+    """A bare call computes the cosine its calibration weighs; a text cut there is said as the probability's, not
+    as a Δsem,syn measure nobody asked for."""
+    long = " ".join(bench.msrpc("train")[0][:40])  # 40 real sentences: past MiniLM's 512 word pieces
+    with pytest.warns(UserWarning, match=r"^paraphrase_probability's cosine \(all-MiniLM-L6-v2.*: 1 text was cut"):
+        probability = model.probability([long], ["Amrozi accused his brother of deliberately distorting evidence."])
+    assert 0 <= probability[0] <= 1
+
+
 @pytest.mark.parametrize("kind", PRECISIONS)
 def test_a_scored_card_names_the_precision_and_gives_its_figures(
     model: CrossEncoderClassifier, monkeypatch: pytest.MonkeyPatch, kind: str
