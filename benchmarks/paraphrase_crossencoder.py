@@ -342,16 +342,16 @@ def fit_calibration(
     return fitted
 
 
-def out_of_fold(design: np.ndarray, labels: np.ndarray, folds: int = 5) -> np.ndarray:
-    """Each pair's probability by Platt's map over ``design``'s columns fitted on the other folds (seeded,
+def out_of_fold(columns: np.ndarray, labels: np.ndarray, folds: int = 5) -> np.ndarray:
+    """Each pair's probability by Platt's map over ``columns`` fitted on the other folds (seeded,
     stratified by label): how calibration terms are compared on the calibration pairs, which have no split of
     their own to test on."""
     from sklearn.model_selection import StratifiedKFold
 
     probability = np.empty(len(labels))
-    for fitted, held in StratifiedKFold(folds, shuffle=True, random_state=SEED).split(design, labels):
-        *weights, intercept = platt_terms(design[fitted], labels[fitted])
-        probability[held] = 1 / (1 + np.exp(-(design[held] @ np.asarray(weights) + intercept)))
+    for fitted, held in StratifiedKFold(folds, shuffle=True, random_state=SEED).split(columns, labels):
+        *weights, intercept = platt_terms(columns[fitted], labels[fitted])
+        probability[held] = 1 / (1 + np.exp(-(columns[held] @ np.asarray(weights) + intercept)))
     return probability
 
 
