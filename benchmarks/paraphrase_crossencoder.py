@@ -53,11 +53,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.paraphrase_study import platt, platt_terms  # noqa: E402
+from benchmarks.paraphrase_study import platt, platt_terms, sigmoid  # noqa: E402
 from metrics.corpora import STS_PARAPHRASE, ReadReport, read_msrpc, read_paws, read_stsb  # noqa: E402
 from metrics.crossencoder import (  # noqa: E402
     CARD,
     FROZEN,
+    LENGTH_RANGE,
     TERMS,
     WEIGHTS,
     CrossEncoderClassifier,
@@ -338,7 +339,7 @@ def fit_calibration(
     weights = platt_terms(design(logits, cosine, words, terms), labels)
     fitted = {"a": weights[0], **dict(zip(terms, weights[1:-1], strict=True)), "c": weights[-1]}
     if weighs_length(terms):  # the lengths it was fitted on
-        fitted.update(words_low=float(words.min()), words_high=float(words.max()))
+        fitted.update(zip(LENGTH_RANGE, (float(words.min()), float(words.max())), strict=True))
     return fitted
 
 
@@ -351,7 +352,7 @@ def out_of_fold(columns: np.ndarray, labels: np.ndarray, folds: int = 5) -> np.n
     probability = np.empty(len(labels))
     for fitted, held in StratifiedKFold(folds, shuffle=True, random_state=SEED).split(columns, labels):
         *weights, intercept = platt_terms(columns[fitted], labels[fitted])
-        probability[held] = 1 / (1 + np.exp(-(columns[held] @ np.asarray(weights) + intercept)))
+        probability[held] = sigmoid(columns[held] @ np.asarray(weights) + intercept)
     return probability
 
 
@@ -359,9 +360,9 @@ def dev_figures(probability: np.ndarray, data: dict[str, object]) -> dict[str, f
     """What a calibration or a network is chosen by, from its probabilities on the calibration pairs: the cut
     pairs' (STS-B dev's captions) :func:`figures` and the held-out tenth of MSRPC train's accuracy at p ≥ 0.5."""
     labels = np.asarray(data["calibration"][2])  # type: ignore[index]
-    cut, msrpc_rows = data["cut_rows"], data["msrpc_rows"]
-    held = (probability[msrpc_rows] >= 0.5) == (labels[msrpc_rows] == 1)  # type: ignore[index]
-    return {**figures(probability[cut], labels[cut]), "msrpc_held_accuracy": float(held.mean())}  # type: ignore[index]
+    cut, held = data["cut_rows"], data["msrpc_rows"]
+    accuracy = figures(probability[held], labels[held])["accuracy"]  # type: ignore[index]
+    return {**figures(probability[cut], labels[cut]), "msrpc_held_accuracy": accuracy}  # type: ignore[index]
 
 
 def measure_base(base: Path, recipe: Recipe) -> None:

@@ -163,8 +163,9 @@ class CrossEncoderClassifier:
         """The logistic map of the logit and the calibration's terms (``cosine`` and ``words``, the pairs' mean
         length in words, taken into the calibrated range, where it weighs them; a NaN cosine gives a NaN
         probability)."""
-        if words is not None and "words_low" in self.calibration:
-            words = np.clip(words, self.calibration["words_low"], self.calibration["words_high"])
+        low, high = LENGTH_RANGE
+        if words is not None and low in self.calibration:
+            words = np.clip(words, self.calibration[low], self.calibration[high])
         logits = np.asarray(logits, dtype=np.float64)
         terms = calibration_terms(logits, cosine, words)
         z = self.calibration["a"] * logits + self.calibration["c"]
