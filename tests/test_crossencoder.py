@@ -101,8 +101,10 @@ def test_the_weights_are_float16_safetensors_without_the_frozen_embeddings(model
     with safe_open(str(WEIGHTS), "np") as handle:
         names = list(handle.keys())
         dtypes = {str(handle.get_tensor(name).dtype) for name in names}
+        head = handle.get_tensor("classifier.weight")
     assert dtypes == {"float16"} and not set(FROZEN) & set(names)
-    assert "classifier.weight" in names and sum(name.startswith("bert.encoder.layer.") for name in names) == 6 * 16
+    assert sum(name.startswith("bert.encoder.layer.") for name in names) == 6 * 16
+    assert head.shape == (len(model.heads), 384)  # a logit per head the card names
     assert WEIGHTS.stat().st_size < 25_000_000
     assert model.weights_sha256 == hashlib.sha256(WEIGHTS.read_bytes()).hexdigest()
 
@@ -304,8 +306,9 @@ def test_a_calibration_weighs_its_terms_by_hand(model: CrossEncoderClassifier) -
     from the cosine and the pair's mean length in words."""
     import dataclasses
 
-    card = dataclasses.replace(model, calibration={"a": 2.0, "c": -1.0, "cosine": 3.0, "log_words": 0.5,
-                                                   "logit_log_words": -1.0, "cosine_log_words": 0.25})  # fmt: skip
+    card = dataclasses.replace(model, heads=("paraphrase",),
+                               calibration={"a": 2.0, "c": -1.0, "cosine": 3.0, "log_words": 0.5,
+                                            "logit_log_words": -1.0, "cosine_log_words": 0.25})  # fmt: skip
     logits, cosine = np.array([0.5, -1.0]), np.array([0.8, 0.1])
     words = pair_words(["A man is cycling.", "one"], ["A man rides a bike today.", "two three four"])
     assert words.tolist() == [5.0, 2.0]
@@ -324,13 +327,36 @@ def test_a_calibration_weighs_its_terms_by_hand(model: CrossEncoderClassifier) -
         dataclasses.replace(model, calibration={"a": 1.0, "c": 0.0, "length": 1.0})
 
 
+def test_a_calibration_weighs_each_further_head_by_hand(model: CrossEncoderClassifier) -> None:
+    """With a logit per training corpus, the first head's is ``a``'s and each further head adds its logit and its
+    logit times the log length, named after it; a row of the wrong width is refused."""
+    import dataclasses
+
+    card = dataclasses.replace(model, heads=("stsb", "msrpc"),
+                               calibration={"a": 2.0, "c": -1.0, "log_words": 0.5, "logit_log_words": -1.0,
+                                            "msrpc_logit": 0.7, "msrpc_logit_log_words": -0.2})  # fmt: skip
+    logits = np.array([[0.5, 2.0], [-1.0, -3.0]])
+    words = np.array([5.0, 2.0])
+    lw = np.log(words)
+    z = 2.0 * logits[:, 0] - 1.0 + 0.5 * lw - logits[:, 0] * lw + 0.7 * logits[:, 1] - 0.2 * logits[:, 1] * lw
+    assert card.calibrate(logits, None, words) == pytest.approx(1 / (1 + np.exp(-z)))
+    assert "its 2 logits (stsb, msrpc)" in card.calibration_said()
+    with pytest.raises(ValueError, match=r"1 logits per pair for heads \('stsb', 'msrpc'\)"):
+        card.calibrate(logits[:, 0], None, words)
+    with pytest.raises(ValueError, match="a calibration holds a, c and any of"):
+        dataclasses.replace(card, calibration={"a": 1.0, "c": 0.0, "paws_logit": 1.0})
+    with pytest.raises(ValueError, match="are not distinct names"):
+        dataclasses.replace(card, heads=("stsb", "stsb"))
+
+
 def test_platt_over_one_column_is_platt(model: CrossEncoderClassifier) -> None:
     """The calibration's fit over several terms is Platt's own where there is only the logit, and over several it
     minimises the log loss of Platt's smoothed targets: the gradient is zero in every column (the cut pairs' real
     margins and lengths)."""
     from benchmarks.paraphrase_study import platt, platt_terms
 
-    probability = np.asarray(model.labelled["probability"])
+    # the card rounds them to six decimals: a 0 there is a probability below 5e-7
+    probability = np.clip(np.asarray(model.labelled["probability"]), 1e-7, 1 - 1e-7)
     labels = np.asarray(model.labelled["label"])
     margins = np.log(probability / (1 - probability))
     assert platt_terms(margins[:, None], labels) == platt(margins, labels)
@@ -364,35 +390,37 @@ def test_the_scores_cosine_is_reused_only_where_it_is_the_minilm_profiles() -> N
 
 
 def test_the_calibration_is_refitted_from_the_shipped_files(model: CrossEncoderClassifier) -> None:
-    """The card's calibration is Platt's map over the shipped network's logit and its terms, fitted on the
+    """The card's calibration is Platt's map over the shipped network's logits and its terms, fitted on the
     calibration pairs the card names (STS-B dev and the held-out tenth of MSRPC train), within what the CPU's float
     kernels move; and the reason it was chosen holds when recomputed: out of fold, it ranks STS-B dev's captions
-    as the cosine alone does, far better than Platt over the logit alone, and is better calibrated than either
-    (docs/paraphrases.md gives these figures, ``python benchmarks/paraphrase_crossencoder.py --dev`` prints them)."""
+    as the cosine alone does and above Platt over the logits alone, is better calibrated than either, and more
+    accurate on MSRPC's tenth than the logits alone (docs/paraphrases.md gives these figures,
+    ``python benchmarks/paraphrase_crossencoder.py --dev`` prints them)."""
     data = bench.splits()
     labels = data["calibration"][2]
     assert model.trained_on["calibration"]["terms"] == list(bench.Recipe().terms)
     columns = bench.calibration_columns(model, data["calibration"])
-    refitted = bench.fit_calibration(columns, labels, bench.Recipe().terms)
+    refitted = bench.fit_calibration(columns, labels, bench.Recipe().terms, model.heads)
     assert refitted.keys() == model.calibration.keys()
     for name, value in model.calibration.items():
         assert refitted[name] == pytest.approx(value, rel=1e-3, abs=1e-4), name
     logits, cosine, words = columns
     assert (model.calibration["words_low"], model.calibration["words_high"]) == (words.min(), words.max())
     chosen = {
-        name: bench.dev_figures(bench.out_of_fold(bench.design(logits, cosine, words, terms), labels), data)
+        name: bench.dev_figures(bench.out_of_fold(bench.design(logits, cosine, words, terms, model.heads), labels),
+                                data)
         for name, terms in (("shipped", bench.TERMS), ("platt", ()))
     }
     alone = bench.dev_figures(bench.out_of_fold(cosine[:, None], labels), data)
     shipped, platt = chosen["shipped"], chosen["platt"]
-    assert shipped["auc"] == pytest.approx(0.9558, abs=5e-4)
-    # on these dev captions it ranks as the cosine does (0.956; precision 0.759 against 0.764) and far better than
-    # Platt over the logit alone; it is better calibrated than either
-    assert shipped["auc"] > platt["auc"] + 0.01 and shipped["auc"] >= alone["auc"] - 1e-3
-    assert shipped["precision_at_recall_0.80"] > platt["precision_at_recall_0.80"] + 0.05
+    assert shipped["auc"] == pytest.approx(0.9562, abs=5e-4)
+    # on these dev captions it ranks as the cosine does (0.956; precision 0.775 against 0.764) and above Platt over
+    # the logits alone (0.950); it is better calibrated than either, and on MSRPC's tenth more accurate
+    assert shipped["auc"] > platt["auc"] + 0.003 and shipped["auc"] >= alone["auc"] - 1e-3
+    assert shipped["precision_at_recall_0.80"] > alone["precision_at_recall_0.80"]
     assert shipped["ece"] < min(platt["ece"], alone["ece"], 0.05)
     assert abs(shipped["kept_share"] - shipped["kept_mean_p"]) <= 0.05
-    assert shipped["msrpc_held_accuracy"] >= platt["msrpc_held_accuracy"] - 0.01
+    assert shipped["msrpc_held_accuracy"] >= platt["msrpc_held_accuracy"] + 0.01
 
 
 def test_the_cut_rows_are_the_cut_pairs_among_the_calibration_pairs(model: CrossEncoderClassifier) -> None:
