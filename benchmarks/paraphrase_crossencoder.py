@@ -72,6 +72,7 @@ from metrics.crossencoder import (  # noqa: E402
     file_sha256,
     head_terms,
     load,
+    logit_columns,
     minilm_cosine,
     pair_words,
     weighs_length,
@@ -284,25 +285,21 @@ def train(
         loss = {name: head_loss(model, head) for head, name in enumerate(recipe.heads)}
     else:
         train_set, loss = dataset(data["train"]), BinaryCrossEntropyLoss(model)  # type: ignore[arg-type]
-    cut_first, cut_second, cut_labels = data["cut"]  # type: ignore[misc]
+    cut_labels, cut_rows = data["cut"][2], data["cut_rows"]  # type: ignore[index]
     c_first, c_second, c_labels = data["calibration"]  # type: ignore[misc]
     history: list[dict] = []
     best: dict[str, object] = {"loss": math.inf}
 
     class EachEpoch(TrainerCallback):
         def on_epoch_end(self, args, state, control, **kwargs):  # noqa: ANN001, ANN003 - transformers' signature
-            logits = np.asarray(
-                model.predict(list(zip(c_first, c_second, strict=True)), activation_fn=torch.nn.Identity(),
-                              batch_size=64, show_progress_bar=False),
-                dtype=np.float64,
-            ).reshape(len(c_labels), -1)  # fmt: skip
+            logits = logit_columns(model.predict(list(zip(c_first, c_second, strict=True)),
+                                                 activation_fn=torch.nn.Identity(), batch_size=64,
+                                                 show_progress_bar=False))  # fmt: skip
             *weights, intercept = platt_terms(logits, c_labels)
             p = sigmoid(logits @ np.asarray(weights) + intercept)
             loss = float(-np.mean(c_labels * np.log(p + 1e-12) + (1 - c_labels) * np.log(1 - p + 1e-12)))
             epoch = round(state.epoch or 0)
-            cut = model.predict(list(zip(cut_first, cut_second, strict=True)), activation_fn=torch.nn.Identity(),
-                                batch_size=64, show_progress_bar=False)  # fmt: skip
-            auc = float(roc_auc_score(cut_labels, np.asarray(cut, dtype=np.float64).reshape(len(cut_labels), -1)[:, 0]))
+            auc = float(roc_auc_score(cut_labels, logits[cut_rows, 0]))  # the cut pairs are calibration pairs
             history.append({"epoch": epoch, "calibration_log_loss": loss, "cut_auc": round(auc, 4),
                             "seconds": time.monotonic() - start})  # fmt: skip
             print(f"epoch {epoch}: calibration log loss {loss:.4f}, the cut pairs' AUC {auc:.4f} "
@@ -346,12 +343,12 @@ def design(
     heads = heads or _heads(logits)
     values = calibration_terms(logits, cosine, words, heads)
     names = calibration_names(terms, heads)[1:]
-    return np.column_stack([np.asarray(logits).reshape(len(words), -1)[:, 0], *(values[name] for name in names)])
+    return np.column_stack([logit_columns(logits)[:, 0], *(values[name] for name in names)])
 
 
 def _heads(logits: np.ndarray) -> tuple[str, ...]:
     """Names for the columns of ``logits`` where nobody named them (a network measured, not shipped)."""
-    width = np.asarray(logits).reshape(len(logits), -1).shape[1]
+    width = logit_columns(logits).shape[1]
     return (*ONE_HEAD, *(f"head{column}" for column in range(1, width)))
 
 
@@ -456,7 +453,7 @@ def measure_base(base: Path, recipe: Recipe) -> None:
                 ordered = model.predict([(first[i], second[i]) for i in order], activation_fn=torch.nn.Identity(),
                                         batch_size=64, show_progress_bar=False)  # fmt: skip
             logits[name] = np.empty((len(order), len(recipe.heads)))
-            logits[name][order] = np.asarray(ordered, dtype=np.float64).reshape(len(order), -1)
+            logits[name][order] = logit_columns(ordered)
         else:
             logits[name] = shipped.logits(first, second, kind="bfloat16")
         rates[name] = len(labels) / (time.monotonic() - started)
@@ -484,13 +481,13 @@ def dev_rows(card: CrossEncoderClassifier, data: dict[str, object]) -> dict[str,
     logits, cosine_, words = calibration_columns(card, data["calibration"])  # type: ignore[arg-type]
     first, second, _ = data["calibration"]  # type: ignore[misc]
     swapped = card.logits(second, first, kind="float32")
-    heads, logits = card.heads, logits.reshape(len(words), -1)
+    heads = card.heads
     return {
         "the cosine alone": cosine_[:, None],
         "Platt over the logits alone": logits,
         "shipped: the logits, the cosine and the length terms": design(logits, cosine_, words, TERMS, heads),
-        "the same, the logits averaged over both orders (two passes)": design((logits + swapped.reshape(logits.shape))
-                                                                             / 2, cosine_, words, TERMS, heads),
+        "the same, the logits averaged over both orders (two passes)": design((logits + swapped) / 2, cosine_, words,
+                                                                             TERMS, heads),
     }  # fmt: skip
 
 

@@ -60,6 +60,13 @@ HEAD_TERMS = ("logit", "logit_log_words")
 ONE_HEAD = ("paraphrase",)  # the heads of a card that names none: one logit over every training corpus
 
 
+def logit_columns(logits: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Logits as a row per pair and a column per head: a one-head network's may come as a vector (as
+    sentence-transformers' ``predict`` gives them)."""
+    logits = np.asarray(logits, dtype=np.float64)
+    return logits.reshape(len(logits), -1)
+
+
 def head_terms(heads: Sequence[str]) -> tuple[str, ...]:
     """The calibration terms of every head but the first (``msrpc_logit``, ``msrpc_logit_log_words``, ...)."""
     return tuple(f"{head}_{term}" for head in heads[1:] for term in HEAD_TERMS)
@@ -184,7 +191,7 @@ class CrossEncoderClassifier:
         low, high = LENGTH_RANGE
         if words is not None and low in self.calibration:
             words = np.clip(words, self.calibration[low], self.calibration[high])
-        logits = np.asarray(logits, dtype=np.float64).reshape(len(logits), -1)
+        logits = logit_columns(logits)
         if logits.shape[1] != len(self.heads):
             raise ValueError(f"classifier {self.version}: {logits.shape[1]} logits per pair for heads {self.heads}")
         terms = calibration_terms(logits, cosine, words, self.heads)
@@ -329,7 +336,7 @@ def calibration_terms(
 ) -> dict[str, np.ndarray | None]:
     """The values of :data:`TERMS` and of :func:`head_terms` per pair (None where what it needs was not given);
     ``logits`` a column per head of ``heads`` (one head's may be a vector)."""
-    logits = np.asarray(logits, dtype=np.float64).reshape(len(logits), -1)
+    logits = logit_columns(logits)
     log_words = None if words is None else np.log(np.asarray(words, dtype=np.float64))
     values: dict[str, np.ndarray | None] = {
         "cosine": cosine,
